@@ -1,0 +1,351 @@
+// Package dynop is a host for runtime-loaded compute plugins.
+//
+// A [Host] knows a set of plugins by their [plugin.Info] and starts none of
+// them when it opens. Asking for an interface of a plugin ([Host.Acquire],
+// or the typed [Acquire]) starts that plugin, and the plugins it acquires
+// from its Register, first. Every acquisition returns a [Ref]; when the last
+// reference to a plugin's interfaces is released, the host stops the
+// plugin, and then whatever it alone kept alive. [Host.Close] stops what is
+// left, dependents before what they depend on, and reports references the
+// program never released.
+//
+// The model follows NVIDIA's NVIGI plugin manager (typed, versioned
+// interfaces; start on first request; reference counting) with three
+// differences: every method is safe for concurrent use, the requested
+// minimum interface version is honoured ([iface.Compatible]), and
+// dependency cycles are reported with the cycle spelled out ([ErrCycle])
+// instead of deadlocking. From Omniverse's Execution Framework it takes
+// clear-callbacks ([Host.OnUnload]): before a plugin stops, those who point
+// into it without a reference are told to let go.
+//
+// The host never calls into a plugin while holding its lock, so a plugin may
+// acquire other plugins from its Register. A panic in a plugin's lifecycle
+// methods becomes an error wrapping [ErrPanic]; the host carries on.
+package dynop
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/internal/suggest"
+	"github.com/dynop/dynop/plugin"
+)
+
+// Sentinel errors; test for them with [errors.Is]. Messages name the
+// plugin, the interface and what was expected.
+var (
+	// ErrNotFound: no such plugin, or the plugin provides no such interface.
+	ErrNotFound = errors.New("not found")
+	// ErrVersion: the provided version does not satisfy the requested one.
+	ErrVersion = iface.ErrVersion
+	// ErrType: the implementation is not of the Go type the caller expects.
+	ErrType = iface.ErrType
+	// ErrInvalid: plugin information breaks the rules of [plugin.Info].
+	ErrInvalid = plugin.ErrInvalid
+	// ErrCycle: plugins acquire each other while starting.
+	ErrCycle = errors.New("dependency cycle")
+	// ErrDuplicate: a plugin ID, or an interface of a plugin, given twice.
+	ErrDuplicate = errors.New("duplicate")
+	// ErrClosed: the host is closed.
+	ErrClosed = errors.New("host is closed")
+	// ErrReleased: the reference was already released.
+	ErrReleased = errors.New("reference already released")
+	// ErrPanic: a plugin panicked; the panic was recovered.
+	ErrPanic = errors.New("plugin panicked")
+	// ErrState: the call is not allowed in the plugin's current state.
+	ErrState = errors.New("not allowed in this plugin state")
+	// ErrLeaked: Close found references the program never released.
+	ErrLeaked = errors.New("interfaces still referenced at close (leaked)")
+)
+
+// Ref is a counted reference to an acquired interface; see [plugin.Ref].
+type Ref = plugin.Ref
+
+// Options configures a Host.
+type Options struct {
+	// Plugins are Go plugins this host knows in addition to those
+	// registered with plugin.Register.
+	Plugins []plugin.Plugin
+	// NoRegistered leaves out the plugins registered with plugin.Register,
+	// so the host knows only Plugins.
+	NoRegistered bool
+	// Logger receives the host's log: lifecycle at debug level, problems at
+	// warn and error. Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Host owns a set of plugins and the references to their interfaces. All
+// its methods are safe for concurrent use.
+type Host struct {
+	log *slog.Logger
+
+	mu       sync.Mutex
+	idle     *sync.Cond // signalled when a clear-callback returns
+	closed   bool
+	plugins  map[string]*record
+	sorted   []*record // by ID
+	appRefs  slotList  // references the host program holds
+	slots    []*slot   // every slot, by index
+	free     *slot
+	refusals int // started plugins with no references that refused to unload
+	watchers []*watcher
+	startSeq uint64
+}
+
+// record is the host's state for one plugin. Fields other than id, p, info
+// and unusable are guarded by Host.mu.
+type record struct {
+	id       string
+	p        plugin.Plugin
+	info     plugin.Info
+	unusable error
+
+	state     State
+	done      chan struct{} // closed when the running transition ends
+	attempt   uint64        // start attempts so far
+	lastErr   error         // why the last start failed
+	waitingOn *record       // while starting: the plugin whose start or stop it awaits
+	live      []*entry      // interfaces added by Register
+	refs      int           // references held to live
+	refused   bool          // started, no references, CanUnload said false
+	held      slotList      // references this plugin holds to others
+	handle    *handle       // the Host the plugin sees in this start
+	seq       uint64        // order in which it finished starting
+	starts    int
+	stops     int
+}
+
+// Open returns a host that knows the registered Go plugins and
+// opts.Plugins. It starts no plugin. A plugin whose Info is invalid or
+// built for an incompatible plugin API is kept as [StateUnusable], with the
+// reason logged and returned by any attempt to use it; a nil plugin or an ID
+// given twice is an error.
+func Open(ctx context.Context, opts Options) (*Host, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	h := &Host{log: opts.Logger, plugins: make(map[string]*record)}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	h.idle = sync.NewCond(&h.mu)
+	var list []plugin.Plugin
+	if !opts.NoRegistered {
+		list = plugin.Registered()
+	}
+	list = append(list, opts.Plugins...)
+	for i, p := range list {
+		if p == nil {
+			return nil, fmt.Errorf("dynop: open: Options.Plugins[%d] is nil", i-(len(list)-len(opts.Plugins)))
+		}
+		rec := &record{p: p}
+		rec.info, rec.unusable = readInfo(p)
+		rec.id = rec.info.ID
+		if _, dup := h.plugins[rec.id]; dup {
+			return nil, fmt.Errorf("dynop: open: %w plugin id %q: two plugins have it", ErrDuplicate, rec.id)
+		}
+		if rec.unusable != nil {
+			rec.state = StateUnusable
+			h.log.Warn("plugin unusable", "plugin", rec.id, "err", rec.unusable)
+		}
+		h.plugins[rec.id] = rec
+		h.sorted = append(h.sorted, rec)
+	}
+	slices.SortFunc(h.sorted, func(a, b *record) int { return strings.Compare(a.id, b.id) })
+	for _, rec := range h.sorted {
+		for _, n := range rec.info.Needs {
+			if _, ok := h.plugins[n.Plugin]; !ok && rec.unusable == nil {
+				h.log.Warn("plugin needs a plugin this host does not know", "plugin", rec.id, "needs", n.Plugin, "interface", n.Interface.Name)
+			}
+		}
+	}
+	return h, nil
+}
+
+// readInfo calls p.Info, validates it and checks its API version.
+func readInfo(p plugin.Plugin) (info plugin.Info, err error) {
+	err = guard(fmt.Sprintf("%T", p), "Info", func() error { info = p.Info(); return nil })
+	if err != nil {
+		return info, err
+	}
+	if info.APIVersion.IsZero() {
+		info.APIVersion = plugin.APIVersion
+	}
+	var errs []error
+	if err := info.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := iface.CheckVersion("plugin API", plugin.APIVersion, info.APIVersion); err != nil {
+		errs = append(errs, fmt.Errorf("plugin %q was built for a plugin API this host does not implement: %w", info.ID, err))
+	}
+	return info, errors.Join(errs...)
+}
+
+// Plugins returns the status of every plugin the host knows, sorted by ID.
+// It works after Close too.
+func (h *Host) Plugins() []PluginStatus {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]PluginStatus, len(h.sorted))
+	for i, rec := range h.sorted {
+		out[i] = rec.status()
+	}
+	return out
+}
+
+// Plugin returns the status of plugin id; the error wraps [ErrNotFound] if
+// the host does not know it.
+func (h *Host) Plugin(id string) (PluginStatus, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	rec, ok := h.plugins[id]
+	if !ok {
+		return PluginStatus{}, h.notFound(id)
+	}
+	return rec.status(), nil
+}
+
+func (rec *record) status() PluginStatus {
+	st := PluginStatus{Info: rec.info, State: rec.state, Refs: rec.refs, Starts: rec.starts, Stops: rec.stops, Err: rec.unusable}
+	if st.Err == nil {
+		st.Err = rec.lastErr
+	}
+	return st
+}
+
+// notFound returns the error for an unknown plugin ID, with the closest
+// known ID as a suggestion. h.mu is held.
+func (h *Host) notFound(id string) error {
+	ids := make([]string, len(h.sorted))
+	for i, rec := range h.sorted {
+		ids[i] = rec.id
+	}
+	if near := suggest.Nearest(id, ids); near != "" {
+		return fmt.Errorf("dynop: plugin %q: %w (did you mean %q?)", id, ErrNotFound, near)
+	}
+	return fmt.Errorf("dynop: plugin %q: %w", id, ErrNotFound)
+}
+
+// Close stops every started plugin, dependents before the plugins they
+// depend on, and releases every reference still held. References the host
+// program never released are reported in the error, wrapping [ErrLeaked];
+// so are errors from stopping plugins. A plugin that refuses to unload is
+// stopped anyway. After Close, every method but Plugins and Plugin returns
+// an error wrapping [ErrClosed].
+func (h *Host) Close(ctx context.Context) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return fmt.Errorf("dynop: close: %w", ErrClosed)
+	}
+	h.closed = true
+	var errs []error
+	if err := h.dropLeaks(); err != nil {
+		errs = append(errs, err)
+	}
+	for {
+		next, busy := h.nextToClose()
+		if busy != nil {
+			h.mu.Unlock()
+			select {
+			case <-busy:
+			case <-ctx.Done():
+				return errors.Join(append(errs, fmt.Errorf("dynop: close: %w", ctx.Err()))...)
+			}
+			h.mu.Lock()
+			continue
+		}
+		if next == nil {
+			break
+		}
+		if next.refs > 0 {
+			// Only plugins hold references to it, and they are held by it
+			// in turn: a cycle of references. Break it here.
+			h.log.Warn("stopping plugin still referenced by other plugins (reference cycle)", "plugin", next.id, "refs", next.refs)
+			h.revokeRefsTo(next)
+		}
+		h.markStopping(next)
+		h.mu.Unlock()
+		if err := h.stop(ctx, next, true); err != nil {
+			errs = append(errs, err)
+		}
+		h.mu.Lock()
+	}
+	h.mu.Unlock()
+	return errors.Join(errs...)
+}
+
+// nextToClose picks the next plugin Close stops: a started one that no
+// other plugin references, the most recently started first; failing that,
+// any started one. If a plugin is in transition it returns the channel to
+// wait on instead. h.mu is held.
+func (h *Host) nextToClose() (next *record, busy chan struct{}) {
+	for _, rec := range h.sorted {
+		switch rec.state {
+		case StateStarting, StateStopping:
+			return nil, rec.done
+		case StateStarted:
+			if next == nil || closeBefore(rec, next) {
+				next = rec
+			}
+		}
+	}
+	return next, nil
+}
+
+// closeBefore reports whether Close should stop a before b: unreferenced
+// plugins first, then the most recently started.
+func closeBefore(a, b *record) bool {
+	if (a.refs == 0) != (b.refs == 0) {
+		return a.refs == 0
+	}
+	return a.seq > b.seq
+}
+
+// dropLeaks releases every reference the host program still holds and
+// returns an error naming them, or nil. It stops nothing. h.mu is held.
+func (h *Host) dropLeaks() error {
+	if h.appRefs.n == 0 {
+		return nil
+	}
+	counts := make(map[*entry]int)
+	var order []*entry
+	for s := h.appRefs.head; s != nil; s = s.next {
+		if counts[s.entry] == 0 {
+			order = append(order, s.entry)
+		}
+		counts[s.entry]++
+	}
+	for h.appRefs.head != nil {
+		h.unref(h.appRefs.head)
+	}
+	slices.SortFunc(order, func(a, b *entry) int {
+		return cmp.Or(strings.Compare(a.rec.id, b.rec.id), strings.Compare(a.desc.Name, b.desc.Name))
+	})
+	parts := make([]string, len(order))
+	for i, e := range order {
+		parts[i] = fmt.Sprintf("plugin %q interface %s (%d reference(s))", e.rec.id, e.desc, counts[e])
+	}
+	return fmt.Errorf("dynop: close: %w: %s", ErrLeaked, strings.Join(parts, "; "))
+}
+
+// revokeRefsTo drops every reference that plugins hold to rec. Only Close
+// does this, to break reference cycles. h.mu is held.
+func (h *Host) revokeRefsTo(rec *record) {
+	for _, holder := range h.sorted {
+		for s := holder.held.head; s != nil; {
+			next := s.next
+			if s.entry.rec == rec {
+				h.unref(s)
+			}
+			s = next
+		}
+	}
+}

@@ -1,0 +1,3 @@
+module github.com/dynop/dynop
+
+go 1.26

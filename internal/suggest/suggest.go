@@ -1,0 +1,42 @@
+// Package suggest finds the known name closest to a mistyped one, for
+// "did you mean" hints in error messages.
+package suggest
+
+// Nearest returns the name in known closest to name by edit distance, if
+// it is close enough to be a plausible typo (at most a third of the
+// longer name's length, and at most 3 edits), or "" if none is.
+func Nearest(name string, known []string) string {
+	best, bestDist := "", 0
+	for _, k := range known {
+		d := distance(name, k)
+		limit := min(3, max(1, max(len(name), len(k))/3))
+		if d > limit {
+			continue
+		}
+		if best == "" || d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	return best
+}
+
+// distance is the Levenshtein edit distance between a and b, in bytes.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

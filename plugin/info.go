@@ -1,0 +1,182 @@
+package plugin
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/dynop/dynop/iface"
+)
+
+// APIVersion is the version of the dynop plugin API that this module
+// implements. A plugin records the API version it was built against in
+// [Info.APIVersion]; the host refuses a plugin whose API version is not
+// [iface.Compatible] with its own, that is a plugin built for a newer API.
+var APIVersion = iface.V(0, 1, 0)
+
+// ErrInvalid reports plugin information that breaks the rules of [Info].
+var ErrInvalid = errors.New("invalid plugin info")
+
+// Info describes a plugin: who it is, which versions it has, what it
+// provides, what it needs and where it can run. A host reads Info when it
+// enumerates plugins, before any plugin starts, so Info must be cheap to
+// produce and must not change while the plugin is registered.
+type Info struct {
+	// ID names the plugin: vendor.plugin.name[.backend], see [ValidateID].
+	ID string `json:"id"`
+	// Version is the plugin's own version, bumped for any change to it.
+	Version iface.Version `json:"version"`
+	// APIVersion is the dynop plugin API the plugin was built against. The
+	// zero value means the API of the host it is compiled into, which is
+	// always right for Go plugins; loaders of native and WebAssembly
+	// plugins require it to be set.
+	APIVersion iface.Version `json:"api_version"`
+	// Description says in a sentence what the plugin does.
+	Description string `json:"description,omitempty"`
+	// Author names who made it.
+	Author string `json:"author,omitempty"`
+	// Build identifies the build, for example a VCS revision.
+	Build string `json:"build,omitempty"`
+	// Interfaces lists every interface the plugin provides, at the version
+	// it provides. Register must add exactly these.
+	Interfaces []iface.Desc `json:"interfaces"`
+	// Needs lists the interfaces the plugin acquires from other plugins.
+	Needs []Need `json:"needs,omitempty"`
+	// Requirements says which machines the plugin can run on.
+	Requirements Requirements `json:"requirements"`
+}
+
+// Need is an interface that a plugin acquires from another plugin.
+// Interface.Version is the minimum version it needs.
+type Need struct {
+	Plugin    string     `json:"plugin"`
+	Interface iface.Desc `json:"interface"`
+}
+
+// Requirements is what a machine must offer for a plugin to run. A zero
+// field means "no restriction". Checking requirements against the machine
+// is the host's job; the fields are data.
+type Requirements struct {
+	// OS lists the operating systems (GOOS values such as "linux") the
+	// plugin runs on.
+	OS []string `json:"os,omitempty"`
+	// MinOSVersion is the oldest operating system release it runs on.
+	MinOSVersion iface.Version `json:"min_os_version,omitzero"`
+	// Arch lists the CPU architectures (GOARCH values such as "amd64").
+	Arch []string `json:"arch,omitempty"`
+	// CPUFeatures lists the CPU features every code path of the plugin
+	// needs, in lower case as golang.org/x/sys/cpu names them ("avx2").
+	CPUFeatures []string `json:"cpu_features,omitempty"`
+	// GPU, if set, says which GPU the plugin needs.
+	GPU *GPURequirements `json:"gpu,omitempty"`
+}
+
+// GPURequirements is the GPU a plugin needs.
+type GPURequirements struct {
+	// Vendor is "nvidia", "amd" or "intel"; empty means any vendor.
+	Vendor string `json:"vendor,omitempty"`
+	// MinArch is the oldest GPU architecture supported, as a version; for
+	// NVIDIA it is the CUDA compute capability (8.6 for Ampere GA10x).
+	MinArch iface.Version `json:"min_arch,omitzero"`
+	// MinDriver is the oldest driver version supported.
+	MinDriver iface.Version `json:"min_driver,omitzero"`
+}
+
+// The GPU vendors that [GPURequirements.Vendor] may name.
+var gpuVendors = []string{"nvidia", "amd", "intel"}
+
+// idRule is quoted in every error about a malformed plugin ID.
+const idRule = `want vendor.plugin.name or vendor.plugin.name.backend: 3 or 4 dot-separated parts, ` +
+	`the second literally "plugin", each part lower-case letters, digits, '_' or '-', starting with a letter`
+
+// ValidateID reports whether id follows dynop's (and NVIGI's) naming
+// convention vendor.plugin.name[.backend], for example
+// "acme.plugin.blur" or "acme.plugin.blur.cuda". The error wraps
+// [ErrInvalid] and quotes the rule.
+func ValidateID(id string) error {
+	if problem := idProblem(id); problem != "" {
+		return fmt.Errorf("%w: plugin id %q %s: %s", ErrInvalid, id, problem, idRule)
+	}
+	return nil
+}
+
+// idProblem says what is wrong with id, or "" if nothing is.
+func idProblem(id string) string {
+	parts := strings.Split(id, ".")
+	if len(parts) < 3 || len(parts) > 4 {
+		return fmt.Sprintf("has %d part(s)", len(parts))
+	}
+	if parts[1] != "plugin" {
+		return fmt.Sprintf("has second part %q", parts[1])
+	}
+	for _, p := range parts {
+		if !validIDPart(p) {
+			return fmt.Sprintf("has part %q", p)
+		}
+	}
+	return ""
+}
+
+func validIDPart(p string) bool {
+	if p == "" || p[0] < 'a' || p[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(p); i++ {
+		c := p[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// Validate checks everything about info that can be checked without a
+// machine: the ID, interface descriptors (valid, no UID twice), needs
+// (valid plugin IDs and interfaces, not the plugin itself) and GPU vendor.
+// All problems are reported together; each wraps [ErrInvalid].
+func (info Info) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: plugin %q: "+format, append([]any{ErrInvalid, info.ID}, args...)...))
+	}
+	if err := ValidateID(info.ID); err != nil {
+		errs = append(errs, err)
+	}
+	seen := make(map[iface.UID]string, len(info.Interfaces))
+	for _, d := range info.Interfaces {
+		if err := d.Validate(); err != nil {
+			add("provides %v", err)
+			continue
+		}
+		if other, dup := seen[d.UID]; dup {
+			add("provides UID {%s} twice, as %q and %q", d.UID, other, d.Name)
+		}
+		seen[d.UID] = d.Name
+	}
+	for _, n := range info.Needs {
+		if n.Plugin == info.ID {
+			add("needs interface %q from itself", n.Interface.Name)
+		} else if problem := idProblem(n.Plugin); problem != "" {
+			add("needs plugin id %q, which %s: %s", n.Plugin, problem, idRule)
+		}
+		if err := n.Interface.Validate(); err != nil {
+			add("needs %v", err)
+		}
+	}
+	if g := info.Requirements.GPU; g != nil && g.Vendor != "" && !slices.Contains(gpuVendors, g.Vendor) {
+		add("GPU vendor %q is not one of %s", g.Vendor, strings.Join(gpuVendors, ", "))
+	}
+	return errors.Join(errs...)
+}
+
+// Provides returns the descriptor of the interface with the given UID that
+// info declares, and whether there is one.
+func (info Info) Provides(uid iface.UID) (iface.Desc, bool) {
+	for _, d := range info.Interfaces {
+		if d.UID == uid {
+			return d, true
+		}
+	}
+	return iface.Desc{}, false
+}

@@ -1,0 +1,136 @@
+// Package plugin is what a dynop plugin is made of: its [Info], the
+// lifecycle a host drives it through, and the [Host] it sees while it runs.
+//
+// # Lifecycle
+//
+// A host enumerates plugins by their Info and starts none of them. The first
+// request for one of a plugin's interfaces starts it: the host calls
+// [Plugin.Register], which adds the plugin's interfaces with
+// [Host.AddInterface] and may acquire other plugins' interfaces (starting
+// those first). If Register fails or panics, everything it added or
+// acquired is undone and the plugin stays not started. After a successful
+// Register the host calls Started, if the plugin has it.
+//
+// Interfaces are reference counted. When the last reference to the last
+// interface of a plugin is released, the host asks CanUnload; if the plugin
+// agrees (or lacks the method), the host calls the clear-callbacks that
+// others registered against it with [Host.OnUnload], then Deregister, then
+// Unload, and finally releases the references the plugin itself held, which
+// may stop the plugins it depended on. A plugin that answers CanUnload with
+// false stays started and is asked again on the next release and at close.
+//
+// The optional steps are found by type assertion, as database/sql finds a
+// driver's optional capabilities: [Deregisterer], [StartListener],
+// [UnloadChecker] and [Unloader].
+//
+// # Go plugins
+//
+// A Go plugin compiled into the host registers itself from an init function
+// with [Register], as database/sql drivers do:
+//
+//	func init() { plugin.Register(textPlugin{}) }
+package plugin
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/dynop/dynop/iface"
+)
+
+// Plugin is the one thing every plugin implements.
+type Plugin interface {
+	// Info describes the plugin. It is called when the host enumerates
+	// plugins and must be cheap, side-effect free and always return the
+	// same value.
+	Info() Info
+	// Register starts the plugin: it adds every interface that Info lists
+	// with h.AddInterface, and may acquire other plugins' interfaces
+	// through h. It should do no heavy lifting; interfaces do that.
+	// An error (or a panic) leaves the plugin not started: the host removes
+	// what it added and releases what it acquired.
+	Register(ctx context.Context, h Host) error
+}
+
+// Deregisterer is implemented by plugins that have work to do when they
+// stop. Deregister runs after the clear-callbacks and before Unload; the
+// host removes any interface the plugin did not remove itself.
+type Deregisterer interface {
+	Deregister(ctx context.Context) error
+}
+
+// StartListener is implemented by plugins that want to know when they are
+// fully started: Register succeeded and their interfaces are live.
+type StartListener interface {
+	Started(ctx context.Context)
+}
+
+// UnloadChecker is implemented by plugins that may not be ready to stop
+// when their last reference goes, for example while work they handed out
+// is still running. CanUnload false keeps the plugin started; the host asks
+// again on the next release and at close, where it stops the plugin anyway.
+type UnloadChecker interface {
+	CanUnload() bool
+}
+
+// Unloader is implemented by plugins with final clean-up to do. Unload is
+// the last call the host makes into a plugin before its code may go away.
+type Unloader interface {
+	Unload(ctx context.Context) error
+}
+
+// Acquirer hands out references to plugins' interfaces. Both the host
+// program's *dynop.Host and the [Host] a plugin sees implement it.
+type Acquirer interface {
+	// Acquire returns the implementation of interface uid of plugin
+	// pluginID, starting the plugin if it is not started, and a reference
+	// that must be released when the caller is done with it. The provided
+	// interface version must be [iface.Compatible] with min.
+	Acquire(ctx context.Context, pluginID string, uid iface.UID, min iface.Version) (any, Ref, error)
+}
+
+// Host is the host as a plugin sees it, from its Register until it stops.
+// It is safe for concurrent use. Calls on a Host after the plugin stopped
+// fail.
+type Host interface {
+	Acquirer
+
+	// AddInterface publishes impl as the plugin's implementation of desc.
+	// It is allowed only during Register; desc must be one that Info
+	// declares, with the same version.
+	AddInterface(desc iface.Desc, impl any) error
+
+	// RemoveInterface withdraws one of the plugin's interfaces. It is
+	// allowed only during Register and Deregister, when no reference to
+	// the interface can be held.
+	RemoveInterface(uid iface.UID) error
+
+	// OnUnload registers fn to be called before plugin pluginID stops,
+	// before its Deregister runs, so the caller can drop anything it holds
+	// that points into that plugin without holding a reference (a cached
+	// function, a registration). An empty pluginID means every plugin.
+	// fn receives the ID of the plugin that is stopping. The callback is
+	// removed by cancel, or when the plugin that registered it stops.
+	// Callbacks must not acquire interfaces.
+	OnUnload(pluginID string, fn func(pluginID string)) (cancel func(), err error)
+
+	// Logger returns the host's logger with the plugin's ID attached.
+	Logger() *slog.Logger
+}
+
+// Acquire acquires interface def of plugin pluginID through a and returns it
+// as a T. It asks for at least def.Version. If the implementation is not a
+// T, the reference is released and the error wraps [iface.ErrType].
+func Acquire[T any](ctx context.Context, a Acquirer, pluginID string, def iface.Def[T]) (T, Ref, error) {
+	impl, ref, err := a.Acquire(ctx, pluginID, def.UID, def.Version)
+	if err != nil {
+		var zero T
+		return zero, Ref{}, err
+	}
+	t, err := def.Cast(impl)
+	if err != nil {
+		_ = ref.Release()
+		return t, Ref{}, err
+	}
+	return t, ref, nil
+}

@@ -1,0 +1,45 @@
+package plugin
+
+import (
+	"slices"
+	"strings"
+	"sync"
+)
+
+var (
+	registryMu sync.RWMutex
+	registry   = make(map[string]Plugin)
+)
+
+// Register makes a Go plugin compiled into the program known to every host
+// the program opens. It is meant to be called from an init function.
+// Register panics if p is nil, if its ID is invalid (see [ValidateID]) or
+// if a plugin with the same ID is already registered, as
+// database/sql.Register does for drivers.
+func Register(p Plugin) {
+	if p == nil {
+		panic("plugin: Register plugin is nil")
+	}
+	id := p.Info().ID
+	if err := ValidateID(id); err != nil {
+		panic("plugin: Register: " + err.Error())
+	}
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[id]; dup {
+		panic("plugin: Register called twice for plugin " + id)
+	}
+	registry[id] = p
+}
+
+// Registered returns the plugins registered with [Register], sorted by ID.
+func Registered() []Plugin {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	list := make([]Plugin, 0, len(registry))
+	for _, p := range registry {
+		list = append(list, p)
+	}
+	slices.SortFunc(list, func(a, b Plugin) int { return strings.Compare(a.Info().ID, b.Info().ID) })
+	return list
+}

@@ -1,0 +1,73 @@
+// Package greeter is an example Go plugin, dynop.plugin.greeter, that
+// provides a greeting interface built on the text plugin's interface: it
+// acquires dynop.plugin.text from its Register, so starting the greeter
+// starts the text plugin first, and stopping the greeter lets the text
+// plugin stop after it.
+package greeter
+
+import (
+	"context"
+	"sync"
+
+	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/plugins/text"
+)
+
+// ID is the plugin's ID.
+const ID = "dynop.plugin.greeter"
+
+// Greeter greets.
+type Greeter interface {
+	// Greet returns a greeting for name.
+	Greet(name string) string
+}
+
+// Interface is the Greeter interface as the plugin provides it.
+var Interface = iface.Define[Greeter]("C6A1D7F2-41B3-4E0A-A5C8-7D2E9F1B3C64", "dynop.example.Greeter", iface.V(1, 0, 0))
+
+func init() { plugin.Register(&greeterPlugin{}) }
+
+// greeterPlugin holds what one start of the plugin acquired.
+type greeterPlugin struct {
+	mu   sync.Mutex
+	text text.Text
+}
+
+func (*greeterPlugin) Info() plugin.Info {
+	return plugin.Info{
+		ID:          ID,
+		Version:     iface.V(1, 0, 0),
+		Description: "Example plugin: greetings, shaped by dynop.plugin.text.",
+		Author:      "dynop",
+		Interfaces:  []iface.Desc{Interface.Desc},
+		Needs:       []plugin.Need{{Plugin: text.ID, Interface: text.Interface.Desc}},
+	}
+}
+
+func (p *greeterPlugin) Register(ctx context.Context, h plugin.Host) error {
+	h.Logger().Info("greeter: Register: acquiring " + text.Interface.Name + " from " + text.ID)
+	// The host releases this reference after the greeter stops.
+	t, _, err := plugin.Acquire(ctx, h, text.ID, text.Interface)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.text = t
+	p.mu.Unlock()
+	h.Logger().Info("greeter: Register: adding " + Interface.Name)
+	return Interface.Provide(h, greeter{t})
+}
+
+func (p *greeterPlugin) Unload(ctx context.Context) error {
+	p.mu.Lock()
+	p.text = nil // the text plugin may stop once we return
+	p.mu.Unlock()
+	return nil
+}
+
+type greeter struct{ text text.Text }
+
+func (g greeter) Greet(name string) string {
+	return "Hello, " + g.text.Title(name) + "!"
+}
