@@ -28,10 +28,17 @@ var counterDef = iface.Define[Counter]("0F5E6D7C-8B9A-4A3B-9C2D-1E0F2A3B4C5D", "
 type counter struct {
 	name  string
 	calls atomic.Int64
+	owner *fake // if set, calls while the owner is not started are counted as violations
 }
 
-func (c *counter) Name() string   { return c.name }
-func (c *counter) Calls() int64   { return c.calls.Add(1) }
+func (c *counter) Name() string { return c.name }
+
+func (c *counter) Calls() int64 {
+	if c.owner != nil && !c.owner.alive.Load() {
+		c.owner.violations.Add(1)
+	}
+	return c.calls.Add(1)
+}
 func (c *counter) String() string { return c.name }
 
 // events records lifecycle events across plugins, in order.
@@ -67,6 +74,10 @@ type fake struct {
 	onStop    func() // called from Deregister
 
 	host                             plugin.Host // the host of the latest start
+	alive                            atomic.Bool // between the end of Register and Deregister
+	violations                       atomic.Int64
+	depsMu                           sync.Mutex
+	depCounters                      []Counter // what the default Register acquired
 	registers, starteds, deregisters atomic.Int64
 	unloads, canUnloadCalls          atomic.Int64
 }
@@ -102,12 +113,23 @@ func (f *fake) Register(ctx context.Context, h plugin.Host) error {
 	if f.register != nil {
 		return f.register(ctx, h)
 	}
+	var deps []Counter
 	for _, d := range f.deps {
-		if _, _, err := plugin.Acquire(ctx, h, d, counterDef); err != nil {
+		c, _, err := plugin.Acquire(ctx, h, d, counterDef)
+		if err != nil {
 			return fmt.Errorf("%s needs %s: %w", f.short(), d, err)
 		}
+		c.Calls() // the dependency is alive while we start
+		deps = append(deps, c)
 	}
-	return counterDef.Provide(h, &counter{name: f.short()})
+	f.depsMu.Lock()
+	f.depCounters = deps
+	f.depsMu.Unlock()
+	if err := counterDef.Provide(h, &counter{name: f.short(), owner: f}); err != nil {
+		return err
+	}
+	f.alive.Store(true)
+	return nil
 }
 
 func (f *fake) Started(context.Context) {
@@ -127,6 +149,13 @@ func (f *fake) CanUnload() bool {
 
 func (f *fake) Deregister(context.Context) error {
 	f.deregisters.Add(1)
+	f.alive.Store(false)
+	f.depsMu.Lock()
+	for _, c := range f.depCounters {
+		c.Calls() // dependencies outlive their dependents
+	}
+	f.depCounters = nil
+	f.depsMu.Unlock()
 	if f.ev != nil {
 		f.ev.add("deregister %s", f.short())
 	}
