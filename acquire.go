@@ -91,9 +91,9 @@ func (h *Host) target(hd *handle, id string, uid iface.UID, min iface.Version) (
 	if !ok {
 		return nil, fmt.Errorf("dynop: plugin %q: interface {%s}: %w; it provides %s", id, uid, ErrNotFound, listDescs(rec.info.Interfaces))
 	}
-	what := fmt.Sprintf("plugin %q interface %q {%s}", id, declared.Name, uid)
-	if err := iface.CheckVersion(what, declared.Version, min); err != nil {
-		return nil, fmt.Errorf("dynop: %w", err)
+	if !iface.Compatible(declared.Version, min) {
+		what := fmt.Sprintf("plugin %q interface %q {%s}", id, declared.Name, uid)
+		return nil, fmt.Errorf("dynop: %w", iface.CheckVersion(what, declared.Version, min))
 	}
 	if owner == rec {
 		return nil, fmt.Errorf("dynop: plugin %q acquires its own interface %q: %w %s → %s", id, declared.Name, ErrCycle, id, id)

@@ -7,7 +7,8 @@ package greeter
 
 import (
 	"context"
-	"sync"
+	"fmt"
+	"log/slog"
 
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/plugin"
@@ -28,9 +29,10 @@ var Interface = iface.Define[Greeter]("C6A1D7F2-41B3-4E0A-A5C8-7D2E9F1B3C64", "d
 
 func init() { plugin.Register(&greeterPlugin{}) }
 
-// greeterPlugin holds what one start of the plugin acquired.
+// greeterPlugin holds what one start of the plugin acquired. The host never
+// runs two lifecycle steps of one plugin at once, so it needs no lock.
 type greeterPlugin struct {
-	mu   sync.Mutex
+	log  *slog.Logger
 	text text.Text
 }
 
@@ -46,23 +48,21 @@ func (*greeterPlugin) Info() plugin.Info {
 }
 
 func (p *greeterPlugin) Register(ctx context.Context, h plugin.Host) error {
-	h.Logger().Info("greeter: Register: acquiring " + text.Interface.Name + " from " + text.ID)
-	// The host releases this reference after the greeter stops.
+	p.log = h.Logger()
+	p.log.Debug("greeter: Register: acquiring " + text.Interface.Name + " from " + text.ID)
+	// The host releases this reference after the greeter has stopped.
 	t, _, err := plugin.Acquire(ctx, h, text.ID, text.Interface)
 	if err != nil {
-		return err
+		return fmt.Errorf("greeter needs %s: %w", text.ID, err)
 	}
-	p.mu.Lock()
 	p.text = t
-	p.mu.Unlock()
-	h.Logger().Info("greeter: Register: adding " + Interface.Name)
+	p.log.Debug("greeter: Register: adding " + Interface.Name)
 	return Interface.Provide(h, greeter{t})
 }
 
 func (p *greeterPlugin) Unload(ctx context.Context) error {
-	p.mu.Lock()
-	p.text = nil // the text plugin may stop once we return
-	p.mu.Unlock()
+	p.log.Debug("greeter: Unload: dropping " + text.Interface.Name + "; " + text.ID + " may stop once this returns")
+	p.text = nil
 	return nil
 }
 

@@ -8,6 +8,7 @@ package text
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"unicode"
 
@@ -30,11 +31,15 @@ type Text interface {
 // added Title to 1.0's Upper.
 var Interface = iface.Define[Text]("5B1E0C3A-2F64-4B7E-9D1A-8C3F2E6A4B10", "dynop.example.Text", iface.V(1, 1, 0))
 
-func init() { plugin.Register(textPlugin{}) }
+func init() { plugin.Register(&textPlugin{}) }
 
-type textPlugin struct{}
+// textPlugin keeps the logger of its current start; the host never runs
+// two lifecycle steps of one plugin at once, so it needs no lock.
+type textPlugin struct {
+	log *slog.Logger
+}
 
-func (textPlugin) Info() plugin.Info {
+func (*textPlugin) Info() plugin.Info {
 	return plugin.Info{
 		ID:          ID,
 		Version:     iface.V(1, 0, 0),
@@ -44,12 +49,14 @@ func (textPlugin) Info() plugin.Info {
 	}
 }
 
-func (textPlugin) Register(ctx context.Context, h plugin.Host) error {
-	h.Logger().Info("text: Register: adding " + Interface.Name)
+func (p *textPlugin) Register(ctx context.Context, h plugin.Host) error {
+	p.log = h.Logger()
+	p.log.Debug("text: Register: adding " + Interface.Name)
 	return Interface.Provide(h, shaper{})
 }
 
-func (textPlugin) Deregister(ctx context.Context) error {
+func (p *textPlugin) Deregister(ctx context.Context) error {
+	p.log.Debug("text: Deregister")
 	return nil
 }
 
