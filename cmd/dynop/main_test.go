@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/dynop/dynop/plugin"
+)
+
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := runCLI(t, "version")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"dynop ", "plugin API " + plugin.APIVersion.String(), runtime.Version()} {
+		if !strings.Contains(out, want) {
+			t.Errorf("version output %q lacks %q", out, want)
+		}
+	}
+}
+
+func TestListTable(t *testing.T) {
+	code, out, errOut := runCLI(t, "list")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if !strings.HasPrefix(lines[0], "PLUGIN") {
+		t.Errorf("no header: %q", lines[0])
+	}
+	for _, want := range []string{
+		"dynop.plugin.greeter  1.0.0    available  provides dynop.example.Greeter 1.0.0 {C6A1D7F2-41B3-4E0A-A5C8-7D2E9F1B3C64}",
+		"needs    dynop.example.Text from dynop.plugin.text, 1.1.0 or newer",
+		"dynop.plugin.text     1.0.0    available  provides dynop.example.Text 1.1.0",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("list output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestListJSON(t *testing.T) {
+	code, out, errOut := runCLI(t, "list", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got struct {
+		Schema  string `json:"schema"`
+		Plugins []struct {
+			ID         string `json:"id"`
+			Version    string `json:"version"`
+			APIVersion string `json:"api_version"`
+			State      string `json:"state"`
+			Interfaces []struct {
+				UID, Name, Version string
+			} `json:"interfaces"`
+			Needs []struct {
+				Plugin    string `json:"plugin"`
+				Interface struct{ Name, Version string }
+			} `json:"needs"`
+		} `json:"plugins"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if got.Schema != "dynop.list/v1" || len(got.Plugins) != 2 {
+		t.Fatalf("got %+v", got)
+	}
+	g := got.Plugins[0]
+	if g.ID != "dynop.plugin.greeter" || g.Version != "1.0.0" || g.APIVersion != plugin.APIVersion.String() || g.State != "available" ||
+		len(g.Interfaces) != 1 || g.Interfaces[0].Name != "dynop.example.Greeter" || g.Interfaces[0].UID != "C6A1D7F2-41B3-4E0A-A5C8-7D2E9F1B3C64" ||
+		len(g.Needs) != 1 || g.Needs[0].Plugin != "dynop.plugin.text" || g.Needs[0].Interface.Version != "1.1.0" {
+		t.Errorf("greeter entry = %+v", g)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "no command given"},
+		{[]string{"lsit"}, `unknown command "lsit"`},
+		{[]string{"list", "--yaml"}, "list: flag provided but not defined: -yaml"},
+		{[]string{"list", "extra"}, `list takes no arguments, got ["extra"]`},
+		{[]string{"version", "now"}, "version takes no arguments"},
+	} {
+		code, out, errOut := runCLI(t, tc.args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "Usage: dynop") {
+			t.Errorf("dynop %q: exit %d, stdout %q, stderr %q; want exit 2 and %q with usage", tc.args, code, out, errOut, tc.want)
+		}
+	}
+	if code, out, _ := runCLI(t, "help"); code != 0 || !strings.Contains(out, "Usage: dynop") {
+		t.Errorf("help: exit %d, %q", code, out)
+	}
+}
