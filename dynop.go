@@ -136,15 +136,16 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		h.log = slog.Default()
 	}
 	h.idle = sync.NewCond(&h.mu)
+	for i, p := range opts.Plugins {
+		if p == nil {
+			return nil, fmt.Errorf("dynop: open: Options.Plugins[%d] is nil", i)
+		}
+	}
 	var list []plugin.Plugin
 	if !opts.NoRegistered {
 		list = plugin.Registered()
 	}
-	list = append(list, opts.Plugins...)
-	for i, p := range list {
-		if p == nil {
-			return nil, fmt.Errorf("dynop: open: Options.Plugins[%d] is nil", i-(len(list)-len(opts.Plugins)))
-		}
+	for _, p := range append(list, opts.Plugins...) {
 		rec := &record{p: p}
 		rec.info, rec.unusable = readInfo(p)
 		rec.id = rec.info.ID
@@ -169,11 +170,12 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	return h, nil
 }
 
-// readInfo calls p.Info, validates it and checks its API version.
+// readInfo calls p.Info, validates it and checks its API version. If Info
+// panics, the plugin is known by its Go type.
 func readInfo(p plugin.Plugin) (info plugin.Info, err error) {
-	err = guard(fmt.Sprintf("%T", p), "Info", func() error { info = p.Info(); return nil })
-	if err != nil {
-		return info, err
+	typeName := fmt.Sprintf("%T", p)
+	if err := guard(typeName, "Info", func() error { info = p.Info(); return nil }); err != nil {
+		return plugin.Info{ID: typeName}, err
 	}
 	if info.APIVersion.IsZero() {
 		info.APIVersion = plugin.APIVersion

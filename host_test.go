@@ -150,6 +150,25 @@ func TestUnusablePlugins(t *testing.T) {
 	release(t, ref)
 }
 
+type panickyInfo struct{ infoPlugin }
+
+func (*panickyInfo) Info() plugin.Info { panic("Info exploded") }
+
+func TestPanickingInfoMakesPluginUnusable(t *testing.T) {
+	h := open(t, &panickyInfo{}, newFake(nil, "fine"))
+	defer h.Close(context.Background())
+	st, err := h.Plugin("*dynop_test.panickyInfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.State != dynop.StateUnusable {
+		t.Errorf("state %v, want unusable", st.State)
+	}
+	wantErr(t, st.Err, dynop.ErrPanic, "Info exploded")
+	_, ref := acquire(t, h, "fine")
+	release(t, ref)
+}
+
 // infoPlugin is a plugin with fixed Info that adds nothing.
 type infoPlugin struct {
 	info      plugin.Info
@@ -161,7 +180,7 @@ func (p *infoPlugin) Register(context.Context, plugin.Host) error { p.registers+
 
 func TestOpenErrors(t *testing.T) {
 	ctx := context.Background()
-	_, err := dynop.Open(ctx, dynop.Options{NoRegistered: true, Plugins: []plugin.Plugin{newFake(nil, "a"), nil}})
+	_, err := dynop.Open(ctx, dynop.Options{Plugins: []plugin.Plugin{newFake(nil, "a"), nil}})
 	wantErr(t, err, nil, "Options.Plugins[1] is nil")
 	_, err = dynop.Open(ctx, dynop.Options{NoRegistered: true, Plugins: []plugin.Plugin{newFake(nil, "a"), newFake(nil, "a")}})
 	wantErr(t, err, dynop.ErrDuplicate, `"test.plugin.a"`)

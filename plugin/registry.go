@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"slices"
-	"strings"
 	"sync"
 )
 
@@ -36,10 +35,14 @@ func Register(p Plugin) {
 func Registered() []Plugin {
 	registryMu.RLock()
 	defer registryMu.RUnlock()
-	list := make([]Plugin, 0, len(registry))
-	for _, p := range registry {
-		list = append(list, p)
+	ids := make([]string, 0, len(registry))
+	for id := range registry {
+		ids = append(ids, id)
 	}
-	slices.SortFunc(list, func(a, b Plugin) int { return strings.Compare(a.Info().ID, b.Info().ID) })
+	slices.Sort(ids)
+	list := make([]Plugin, len(ids))
+	for i, id := range ids {
+		list[i] = registry[id]
+	}
 	return list
 }
