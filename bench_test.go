@@ -35,17 +35,28 @@ func (adderPlugin) Register(ctx context.Context, h plugin.Host) error {
 
 var sink int
 
+// startedAdder opens a host over the adder plugin and acquires its
+// interface, which keeps it started until cleanup.
+func startedAdder(tb testing.TB) (*dynop.Host, Adder) {
+	tb.Helper()
+	ctx := context.Background()
+	h := open(tb, adderPlugin{})
+	a, ref, err := dynop.Acquire(ctx, h, "bench.plugin.adder", adderDef)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		ref.Release()
+		h.Close(ctx)
+	})
+	return h, a
+}
+
 // BenchmarkAcquireRelease measures acquiring and releasing a reference to
 // an interface of a started plugin (another reference keeps it started).
 func BenchmarkAcquireRelease(b *testing.B) {
 	ctx := context.Background()
-	h := open(b, adderPlugin{})
-	defer h.Close(ctx)
-	_, keep, err := dynop.Acquire(ctx, h, "bench.plugin.adder", adderDef)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer keep.Release()
+	h, _ := startedAdder(b)
 
 	b.Run("untyped", func(b *testing.B) {
 		b.ReportAllocs()
@@ -79,14 +90,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 // reports both, the ratio and the extra nanoseconds per call (target in
 // DESIGN.md: at most 20 ns more, no allocations). ns/op counts both loops.
 func BenchmarkCall(b *testing.B) {
-	ctx := context.Background()
-	h := open(b, adderPlugin{})
-	defer h.Close(ctx)
-	viaPlugin, ref, err := dynop.Acquire(ctx, h, "bench.plugin.adder", adderDef)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ref.Release()
+	_, viaPlugin := startedAdder(b)
 	var direct adder
 
 	b.ReportAllocs()
@@ -114,13 +118,7 @@ func BenchmarkCall(b *testing.B) {
 // through it, allocate nothing.
 func TestHotPathsDoNotAllocate(t *testing.T) {
 	ctx := context.Background()
-	h := open(t, adderPlugin{})
-	defer h.Close(ctx)
-	a, keep, err := dynop.Acquire(ctx, h, "bench.plugin.adder", adderDef)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer keep.Release()
+	h, a := startedAdder(t)
 	if n := testing.AllocsPerRun(1000, func() {
 		a2, ref, err := dynop.Acquire(ctx, h, "bench.plugin.adder", adderDef)
 		if err != nil {
