@@ -99,27 +99,29 @@ type Host struct {
 	startSeq uint64
 }
 
-// record is the host's state for one plugin. Fields other than id, p, info
-// and unusable are guarded by Host.mu.
+// record is the host's state for one plugin. Fields other than id, p,
+// info, unusable and log are guarded by Host.mu.
 type record struct {
 	id       string
 	p        plugin.Plugin
 	info     plugin.Info
 	unusable error
+	log      *slog.Logger // the host's logger with the plugin's ID
 
-	state     State
-	done      chan struct{} // closed when the running transition ends
-	attempt   uint64        // start attempts so far
-	lastErr   error         // why the last start failed
-	waitingOn *record       // while starting: the plugin whose start or stop it awaits
-	live      []*entry      // interfaces added by Register
-	refs      int           // references held to live
-	refused   bool          // started, no references, CanUnload said false
-	held      slotList      // references this plugin holds to others
-	handle    *handle       // the Host the plugin sees in this start
-	seq       uint64        // order in which it finished starting
-	starts    int
-	stops     int
+	state       State
+	done        chan struct{} // closed when the running transition ends
+	registering bool          // its Register is running: interfaces may be added
+	attempt     uint64        // start attempts so far
+	lastErr     error         // why the last start failed
+	waitingOn   []*record     // while starting: the plugins whose transitions its start awaits
+	live        []*entry      // interfaces added by Register
+	refs        int           // references held to live
+	refused     bool          // started, no references, CanUnload said false
+	held        slotList      // references this plugin holds to others
+	handle      *handle       // the Host the plugin sees in this start
+	seq         uint64        // order in which it finished starting
+	starts      int
+	stops       int
 }
 
 // Open returns a host that knows the registered Go plugins and
@@ -149,6 +151,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		rec := &record{p: p}
 		rec.info, rec.unusable = readInfo(p)
 		rec.id = rec.info.ID
+		rec.log = h.log.With("plugin", rec.id)
 		if _, dup := h.plugins[rec.id]; dup {
 			return nil, fmt.Errorf("dynop: open: %w plugin id %q: two plugins have it", ErrDuplicate, rec.id)
 		}
@@ -255,11 +258,14 @@ func (h *Host) Close(ctx context.Context) error {
 	for {
 		next, busy := h.nextToClose()
 		if busy != nil {
+			done, st := busy.done, busy.state
 			h.mu.Unlock()
 			select {
-			case <-busy:
+			case <-done:
 			case <-ctx.Done():
-				return errors.Join(append(errs, fmt.Errorf("dynop: close: %w", ctx.Err()))...)
+				// What is still starting or stopping finishes by itself: a
+				// start that completes on a closed host stops the plugin.
+				return errors.Join(append(errs, fmt.Errorf("dynop: close: waiting for plugin %q (%v): %w", busy.id, st, ctx.Err()))...)
 			}
 			h.mu.Lock()
 			continue
@@ -267,14 +273,17 @@ func (h *Host) Close(ctx context.Context) error {
 		if next == nil {
 			break
 		}
-		if next.refs > 0 {
+		cycle := next.refs > 0
+		if cycle {
 			// Only plugins hold references to it, and they are held by it
 			// in turn: a cycle of references. Break it here.
-			h.log.Warn("stopping plugin still referenced by other plugins (reference cycle)", "plugin", next.id, "refs", next.refs)
 			h.revokeRefsTo(next)
 		}
 		h.markStopping(next)
 		h.mu.Unlock()
+		if cycle {
+			h.log.Warn("stopping a plugin still referenced by other plugins (reference cycle)", "plugin", next.id)
+		}
 		if err := h.stop(ctx, next, true); err != nil {
 			errs = append(errs, err)
 		}
@@ -287,12 +296,12 @@ func (h *Host) Close(ctx context.Context) error {
 // nextToClose picks the next plugin Close stops: a started one that no
 // other plugin references, the most recently started first; failing that,
 // any started one. If a plugin is in transition it returns the channel to
-// wait on instead. h.mu is held.
-func (h *Host) nextToClose() (next *record, busy chan struct{}) {
+// wait for instead. h.mu is held.
+func (h *Host) nextToClose() (next, busy *record) {
 	for _, rec := range h.sorted {
 		switch rec.state {
 		case StateStarting, StateStopping:
-			return nil, rec.done
+			return nil, rec
 		case StateStarted:
 			if next == nil || closeBefore(rec, next) {
 				next = rec

@@ -17,7 +17,6 @@ import (
 type handle struct {
 	h    *Host
 	rec  *record
-	log  *slog.Logger
 	dead bool // guarded by h.mu
 }
 
@@ -42,7 +41,7 @@ func (hd *handle) AddInterface(desc iface.Desc, impl any) error {
 	if err := hd.usable("AddInterface"); err != nil {
 		return err
 	}
-	if rec.state != StateStarting {
+	if !rec.registering {
 		return fmt.Errorf("dynop: plugin %q: AddInterface %s: %w: allowed only during Register", rec.id, desc, ErrState)
 	}
 	declared, ok := rec.info.Provides(desc.UID)
@@ -73,7 +72,7 @@ func (hd *handle) RemoveInterface(uid iface.UID) error {
 	if hd.dead {
 		return hd.usable("RemoveInterface")
 	}
-	if rec.state != StateStarting && rec.state != StateStopping {
+	if !rec.registering && rec.state != StateStopping {
 		return fmt.Errorf("dynop: plugin %q: RemoveInterface {%s}: %w: allowed only during Register and Deregister", rec.id, uid, ErrState)
 	}
 	i := slices.IndexFunc(rec.live, func(e *entry) bool { return e.desc.UID == uid })
@@ -96,7 +95,7 @@ func (hd *handle) OnUnload(pluginID string, fn func(pluginID string)) (func(), e
 }
 
 // Logger implements plugin.Host.
-func (hd *handle) Logger() *slog.Logger { return hd.log }
+func (hd *handle) Logger() *slog.Logger { return hd.rec.log }
 
 // A watcher is a clear-callback registered with OnUnload.
 type watcher struct {
@@ -118,6 +117,11 @@ func (h *Host) addWatcher(hd *handle, target string, fn func(string)) (func(), e
 			return nil, err
 		}
 		owner = hd.rec
+		if owner.state == StateStopping {
+			// Its callbacks have been dropped for good; one added now
+			// could run after its Unload.
+			return nil, fmt.Errorf("dynop: plugin %q: OnUnload: %w: the plugin is stopping", owner.id, ErrState)
+		}
 	} else if h.closed {
 		return nil, fmt.Errorf("dynop: OnUnload: %w", ErrClosed)
 	}
@@ -125,7 +129,7 @@ func (h *Host) addWatcher(hd *handle, target string, fn func(string)) (func(), e
 		return nil, fmt.Errorf("dynop: OnUnload(%q): %w: callback is nil", target, ErrInvalid)
 	}
 	if _, ok := h.plugins[target]; target != "" && !ok {
-		return nil, fmt.Errorf("dynop: OnUnload: %w", h.notFound(target))
+		return nil, fmt.Errorf("dynop: OnUnload: plugin %q: %w", target, ErrNotFound)
 	}
 	w := &watcher{target: target, owner: owner, fn: fn}
 	h.watchers = append(h.watchers, w)
@@ -169,19 +173,28 @@ func (h *Host) dropWatchersOf(rec *record) {
 }
 
 // runWatchers calls, in registration order, the clear-callbacks that watch
-// plugin id, and returns the errors of those that panicked.
+// plugin id, and returns the errors of those that panicked. A callback is
+// marked running only while it runs, and one cancelled meanwhile is
+// skipped, so a callback that stops another plugin (by releasing its last
+// reference) never waits for that plugin's callbacks queued behind it.
 func (h *Host) runWatchers(id string) []error {
 	h.mu.Lock()
 	var due []*watcher
 	for _, w := range h.watchers {
 		if w.target == "" || w.target == id {
-			w.running++
 			due = append(due, w)
 		}
 	}
 	h.mu.Unlock()
 	var errs []error
 	for _, w := range due {
+		h.mu.Lock()
+		if w.dead {
+			h.mu.Unlock()
+			continue
+		}
+		w.running++
+		h.mu.Unlock()
 		who := "host program"
 		if w.owner != nil {
 			who = w.owner.id

@@ -136,7 +136,7 @@ func TestUnusablePlugins(t *testing.T) {
 	defer h.Close(ctx)
 
 	_, _, err := h.Acquire(ctx, "Bad-ID", counterDef.UID, counterDef.Version)
-	wantErr(t, err, dynop.ErrInvalid, `plugin "Bad-ID" is unusable`, `plugin id "Bad-ID" has 1 part(s)`)
+	wantErr(t, err, dynop.ErrInvalid, `acquire plugin "Bad-ID" interface {0F5E6D7C-8B9A-4A3B-9C2D-1E0F2A3B4C5D}: plugin is unusable`, `plugin id "Bad-ID" has 1 part(s)`)
 	_, _, err = h.Acquire(ctx, "test.plugin.future", counterDef.UID, counterDef.Version)
 	wantErr(t, err, dynop.ErrVersion, `plugin "test.plugin.future" was built for a plugin API this host does not implement`)
 	st, _ := h.Plugin("test.plugin.future")

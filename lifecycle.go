@@ -45,15 +45,24 @@ func guard(id, step string, fn func() error) (err error) {
 }
 
 // start runs rec's Register and Started hooks. rec is in StateStarting.
-// On failure everything the plugin added, registered or acquired is undone
-// (and, if Register itself succeeded, the plugin's stop hooks run), so the
-// plugin is left not started rather than half started.
-func (h *Host) start(ctx context.Context, rec *record, hd *handle) error {
-	h.log.Debug("plugin starting", "plugin", rec.id)
+// On failure the plugin moves to StateStopping (so neither it nor its
+// goroutines can add, acquire or register anything more), everything it
+// added, registered or acquired is undone, and, if Register itself
+// succeeded, its stop hooks run: it is left not started rather than half
+// started. The caller ends the transition.
+func (h *Host) start(ctx context.Context, rec *record) error {
+	rec.log.Debug("plugin starting")
+	h.mu.Lock()
+	rec.registering = true
+	hd := rec.handle
+	h.mu.Unlock()
 	err := h.guard(rec.id, "Register", func() error { return rec.p.Register(ctx, hd) })
+	h.mu.Lock()
+	rec.registering = false
+	h.mu.Unlock()
 	if err != nil {
-		h.log.Debug("plugin failed to start", "plugin", rec.id, "err", err)
-		return errors.Join(fmt.Errorf("dynop: start plugin %q: register: %w", rec.id, err), h.undoStart(rec))
+		rec.log.Debug("plugin failed to start", "err", err)
+		return errors.Join(fmt.Errorf("dynop: start plugin %q: register: %w", rec.id, err), h.undoStart(ctx, rec, false))
 	}
 	err = h.checkLive(rec)
 	if l, ok := rec.p.(plugin.StartListener); ok && err == nil {
@@ -62,29 +71,42 @@ func (h *Host) start(ctx context.Context, rec *record, hd *handle) error {
 		}
 	}
 	if err != nil {
-		h.log.Debug("plugin failed to start", "plugin", rec.id, "err", err)
-		return errors.Join(err, h.stopHooks(ctx, rec), h.undoStart(rec))
+		rec.log.Debug("plugin failed to start", "err", err)
+		return errors.Join(err, h.undoStart(ctx, rec, true))
 	}
-	h.log.Debug("plugin started", "plugin", rec.id)
+	rec.log.Debug("plugin started")
 	return nil
 }
 
-// undoStart removes what a failed start of rec added and releases what it
-// acquired.
-func (h *Host) undoStart(rec *record) error {
-	h.dropWatchersOf(rec)
+// undoStart tears down a failed start of rec; with registered set, the
+// plugin's Register had succeeded and its stop hooks run too.
+func (h *Host) undoStart(ctx context.Context, rec *record, registered bool) error {
 	h.mu.Lock()
-	held := h.detach(rec)
+	rec.state = StateStopping
 	h.mu.Unlock()
-	return h.releaseAll(held)
+	var err error
+	if registered {
+		err = h.stopHooks(ctx, rec)
+	} else {
+		h.dropWatchersOf(rec)
+	}
+	return errors.Join(err, h.releaseHeld(rec))
 }
 
-// detach removes rec's interfaces and returns the references it holds,
-// which the caller releases once h.mu is unlocked. h.mu is held.
-func (h *Host) detach(rec *record) []*slot {
-	rec.handle.dead = true
+// releaseHeld removes rec's interfaces, retires its handle and releases
+// every reference rec holds, in one critical section so that none can be
+// released twice; then it stops what that left unused. rec stays in its
+// transition meanwhile, so Close waits for the cascade to finish.
+func (h *Host) releaseHeld(rec *record) error {
+	var stop []*record
+	h.mu.Lock()
 	rec.live = nil
-	return rec.held.takeAll()
+	rec.handle.dead = true
+	for rec.held.head != nil {
+		stop = append(stop, h.drop(rec.held.head)...)
+	}
+	h.mu.Unlock()
+	return h.stopAll(stop)
 }
 
 // checkLive verifies that Register added every interface Info declares.
@@ -138,38 +160,41 @@ func (h *Host) stopAll(recs []*record) error {
 }
 
 // stop stops rec, which is in StateStopping: CanUnload, clear-callbacks,
-// Deregister, Unload; then rec is available again and the references it
-// held are released, which may stop the plugins it depended on. Unless
-// force is set, a plugin whose CanUnload says false goes back to
-// StateStarted and is asked again on the next release.
+// Deregister, Unload; then the references rec held are released, which may
+// stop the plugins it depended on, and rec is available again. Unless force
+// is set or the host is closed, a plugin whose CanUnload says false goes
+// back to StateStarted and is asked again on the next release.
 func (h *Host) stop(ctx context.Context, rec *record, force bool) error {
 	if c, ok := rec.p.(plugin.UnloadChecker); ok {
 		can := true
 		err := h.guard(rec.id, "CanUnload", func() error { can = c.CanUnload(); return nil })
-		switch {
-		case err != nil:
-			h.log.Warn("CanUnload failed; stopping the plugin", "plugin", rec.id, "err", err)
-		case !can && force:
-			h.log.Warn("plugin refuses to unload at close; stopping it anyway", "plugin", rec.id)
-		case !can:
-			h.log.Debug("plugin refuses to unload; will ask again", "plugin", rec.id)
-			h.mu.Lock()
+		h.mu.Lock()
+		force = force || h.closed
+		if err == nil && !can && !force {
 			rec.refused = true
 			h.refusals++
 			h.endTransition(rec, StateStarted)
 			h.mu.Unlock()
+			rec.log.Debug("plugin refuses to unload; will ask again")
 			return nil
 		}
+		h.mu.Unlock()
+		switch {
+		case err != nil:
+			rec.log.Warn("CanUnload failed; stopping the plugin", "err", err)
+		case !can:
+			rec.log.Warn("plugin refuses to unload, but the host is closing; stopping it anyway")
+		}
 	}
-	h.log.Debug("plugin stopping", "plugin", rec.id)
+	rec.log.Debug("plugin stopping")
 	err := h.stopHooks(ctx, rec)
+	rec.log.Debug("plugin stopped") // its code is done; what it held goes next
+	err = errors.Join(err, h.releaseHeld(rec))
 	h.mu.Lock()
-	held := h.detach(rec)
 	rec.stops++
 	h.endTransition(rec, StateAvailable)
 	h.mu.Unlock()
-	h.log.Debug("plugin stopped", "plugin", rec.id)
-	return errors.Join(err, h.releaseAll(held))
+	return err
 }
 
 // stopHooks runs the clear-callbacks against rec, then its Deregister and

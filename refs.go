@@ -35,9 +35,6 @@ func (l *slotList) push(s *slot) {
 }
 
 func (l *slotList) remove(s *slot) {
-	if s.prev == nil && l.head != s {
-		return // detached from the list by takeAll
-	}
 	if s.prev != nil {
 		s.prev.next = s.next
 	} else {
@@ -48,19 +45,6 @@ func (l *slotList) remove(s *slot) {
 	}
 	s.prev, s.next = nil, nil
 	l.n--
-}
-
-// takeAll empties the list and returns its slots.
-func (l *slotList) takeAll() []*slot {
-	var out []*slot
-	for s := l.head; s != nil; {
-		next := s.next
-		s.prev, s.next = nil, nil
-		out = append(out, s)
-		s = next
-	}
-	l.head, l.n = nil, 0
-	return out
 }
 
 // An entry is one live interface of a started plugin.
@@ -150,7 +134,7 @@ func (h *Host) releaseToken(t uint64) error {
 	h.mu.Lock()
 	if int(index) >= len(h.slots) {
 		h.mu.Unlock()
-		return fmt.Errorf("dynop: release: %w (reference is from another host)", ErrReleased)
+		return fmt.Errorf("dynop: release: %w", ErrReleased)
 	}
 	s := h.slots[index]
 	if s.gen != gen || s.entry == nil {
@@ -162,18 +146,6 @@ func (h *Host) releaseToken(t uint64) error {
 		return fmt.Errorf("dynop: release: %w", ErrReleased)
 	}
 	stop := h.drop(s)
-	h.mu.Unlock()
-	return h.stopAll(stop)
-}
-
-// releaseAll releases references a stopped plugin held, stopping what that
-// leaves unused.
-func (h *Host) releaseAll(slots []*slot) error {
-	var stop []*record
-	h.mu.Lock()
-	for _, s := range slots {
-		stop = append(stop, h.drop(s)...)
-	}
 	h.mu.Unlock()
 	return h.stopAll(stop)
 }

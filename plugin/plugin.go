@@ -33,6 +33,8 @@ package plugin
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/dynop/dynop/iface"
@@ -129,8 +131,7 @@ func Acquire[T any](ctx context.Context, a Acquirer, pluginID string, def iface.
 	}
 	t, err := def.Cast(impl)
 	if err != nil {
-		_ = ref.Release()
-		return t, Ref{}, err
+		return t, Ref{}, errors.Join(fmt.Errorf("plugin %q: %w", pluginID, err), ref.Release())
 	}
 	return t, ref, nil
 }
