@@ -371,3 +371,37 @@ func TestCloseRacingWithAcquireAndRelease(t *testing.T) {
 		}
 	}
 }
+
+// A cycle that passes through the host program's code (a plugin's Register
+// calls a program function that acquires through the program's *Host with
+// the Register's context) is found too.
+func TestCycleThroughHostProgramCode(t *testing.T) {
+	a, b := newFake(nil, "a"), newFake(nil, "b")
+	var h *dynop.Host
+	programLookup := func(ctx context.Context) error { // program code, not a plugin
+		_, ref, err := h.Acquire(ctx, b.id, counterDef.UID, counterDef.Version)
+		if err == nil {
+			ref.Release()
+		}
+		return err
+	}
+	a.register = func(ctx context.Context, ph plugin.Host) error {
+		if err := programLookup(ctx); err != nil {
+			return err
+		}
+		return counterDef.Provide(ph, &counter{})
+	}
+	b.register = func(ctx context.Context, ph plugin.Host) error {
+		if _, _, err := ph.Acquire(ctx, a.id, counterDef.UID, counterDef.Version); err != nil {
+			return err
+		}
+		return counterDef.Provide(ph, &counter{})
+	}
+	h = open(t, a, b)
+	defer h.Close(context.Background())
+	var err error
+	within(t, 5*time.Second, "Acquire(a)", func() {
+		_, _, err = h.Acquire(context.Background(), a.id, counterDef.UID, counterDef.Version)
+	})
+	wantErr(t, err, dynop.ErrCycle, "test.plugin.b → test.plugin.a → test.plugin.b")
+}

@@ -77,6 +77,10 @@ type UnloadChecker interface {
 
 // Unloader is implemented by plugins with final clean-up to do. Unload is
 // the last call the host makes into a plugin before its code may go away.
+//
+// The lifecycle steps of a stop run on the goroutine whose Release dropped
+// the last reference, so Deregister and Unload must not wait for a
+// goroutine that might be the one releasing it.
 type Unloader interface {
 	Unload(ctx context.Context) error
 }
@@ -88,6 +92,11 @@ type Acquirer interface {
 	// pluginID, starting the plugin if it is not started, and a reference
 	// that must be released when the caller is done with it. The provided
 	// interface version must be [iface.Compatible] with min.
+	//
+	// Code called from a plugin's Register should pass on Register's
+	// context: through it the host sees that the acquisition is part of
+	// that plugin's start, and reports a dependency cycle instead of
+	// waiting for ever.
 	Acquire(ctx context.Context, pluginID string, uid iface.UID, min iface.Version) (any, Ref, error)
 }
 

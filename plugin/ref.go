@@ -28,9 +28,9 @@ type RefOwner interface {
 func NewRef(owner RefOwner, token uint64) Ref { return Ref{owner, token} }
 
 // Release drops the reference. If it was the last one to the last
-// interface of a plugin, the plugin stops before Release returns, and any
-// error from stopping it is returned (the reference is released all the
-// same).
+// interface of a plugin, the plugin stops on this goroutine before Release
+// returns, then the plugins it alone kept alive, and any error from
+// stopping them is returned (the reference is released all the same).
 func (r Ref) Release() error {
 	if r.owner == nil {
 		return ErrNoRef
