@@ -160,8 +160,11 @@ func list(ctx context.Context, w io.Writer, asJSON bool) error {
 		return err
 	}
 	defer h.Close(ctx)
-	plugins := h.Plugins()
+	return writeList(w, h.Plugins(), asJSON)
+}
 
+// writeList prints plugins as a table, or as JSON (schema dynop.list/v1).
+func writeList(w io.Writer, plugins []dynop.PluginStatus, asJSON bool) error {
 	if asJSON {
 		out := struct {
 			Schema  string      `json:"schema"`

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/plugin"
 )
 
@@ -103,5 +105,41 @@ func TestUsageErrors(t *testing.T) {
 	}
 	if code, out, _ := runCLI(t, "help"); code != 0 || !strings.Contains(out, "Usage: dynop") {
 		t.Errorf("help: exit %d, %q", code, out)
+	}
+}
+
+type brokenPlugin struct{}
+
+func (brokenPlugin) Info() plugin.Info {
+	return plugin.Info{ID: "acme.plugin.broken", Version: iface.V(2, 0, 0), APIVersion: iface.V(9, 0, 0)}
+}
+func (brokenPlugin) Register(context.Context, plugin.Host) error { return nil }
+
+func TestListShowsWhyAPluginIsUnusable(t *testing.T) {
+	ctx := context.Background()
+	h, err := dynop.Open(ctx, dynop.Options{Plugins: []plugin.Plugin{brokenPlugin{}}, NoRegistered: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	var table, js bytes.Buffer
+	if err := writeList(&table, h.Plugins(), false); err != nil {
+		t.Fatal(err)
+	}
+	want := `acme.plugin.broken  2.0.0    unusable  error    plugin "acme.plugin.broken" was built for a plugin API this host does not implement`
+	if !strings.Contains(table.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, table.String())
+	}
+	if err := writeList(&js, h.Plugins(), true); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Plugins []struct{ ID, State, Error string }
+	}
+	if err := json.Unmarshal(js.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Plugins) != 1 || got.Plugins[0].State != "unusable" || !strings.Contains(got.Plugins[0].Error, "requested 9.0.0 or newer, provided "+plugin.APIVersion.String()) {
+		t.Errorf("JSON = %s", js.String())
 	}
 }
