@@ -121,7 +121,7 @@ func TestAcquireErrors(t *testing.T) {
 	release(t, ref)
 
 	// A typed request with a Go type the implementation is not.
-	wrongType := iface.Def[interface{ Nope() }]{Desc: counterDef.Desc}
+	wrongType := iface.Def[interface{ Nope() }](counterDef)
 	_, _, err = dynop.Acquire(ctx, h, f.id, wrongType)
 	wantErr(t, err, dynop.ErrType, "test.Counter", "*dynop_test.counter")
 	wantState(t, h, "text", dynop.StateAvailable, 0) // the reference was given back

@@ -14,11 +14,8 @@ import (
 // names the plugin and the step; the stack goes to the log.
 func (h *Host) guard(id, step string, fn func() error) error {
 	err := guard(id, step, fn)
-	if errors.Is(err, ErrPanic) {
-		var pe *panicError
-		if errors.As(err, &pe) {
-			h.log.Error("plugin panicked", "plugin", id, "step", step, "panic", pe.value, "stack", string(pe.stack))
-		}
+	if pe, ok := errors.AsType[*panicError](err); ok {
+		h.log.Error("plugin panicked", "plugin", id, "step", step, "panic", pe.value, "stack", string(pe.stack))
 	}
 	return err
 }
