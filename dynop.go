@@ -323,7 +323,7 @@ func closeBefore(a, b *record) bool {
 // dropLeaks releases every reference the host program still holds and
 // returns an error naming them, or nil. It stops nothing. h.mu is held.
 func (h *Host) dropLeaks() error {
-	if h.appRefs.n == 0 {
+	if h.appRefs.head == nil {
 		return nil
 	}
 	counts := make(map[*entry]int)

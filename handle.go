@@ -69,6 +69,8 @@ func (hd *handle) RemoveInterface(uid iface.UID) error {
 	h, rec := hd.h, hd.rec
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	// Unlike the other methods this one works on a closed host: Close
+	// stops plugins, and their Deregister may remove what they added.
 	if hd.dead {
 		return hd.usable("RemoveInterface")
 	}

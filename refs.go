@@ -22,7 +22,6 @@ type slot struct {
 // slotList is an intrusive doubly linked list of the slots one owner holds.
 type slotList struct {
 	head *slot
-	n    int
 }
 
 func (l *slotList) push(s *slot) {
@@ -31,7 +30,6 @@ func (l *slotList) push(s *slot) {
 		l.head.prev = s
 	}
 	l.head = s
-	l.n++
 }
 
 func (l *slotList) remove(s *slot) {
@@ -44,15 +42,15 @@ func (l *slotList) remove(s *slot) {
 		s.next.prev = s.prev
 	}
 	s.prev, s.next = nil, nil
-	l.n--
 }
 
-// An entry is one live interface of a started plugin.
+// An entry is one live interface of a started plugin. The references to
+// it are the slots that point at it; decisions need only their sum per
+// plugin, record.refs.
 type entry struct {
 	rec  *record
 	desc iface.Desc
 	impl any
-	refs int
 }
 
 // refOwner adapts a Host to plugin.RefOwner without putting ReleaseRef in
@@ -77,7 +75,6 @@ func (h *Host) take(e *entry, owner *record) plugin.Ref {
 	}
 	s.entry, s.owner = e, owner
 	h.holders(owner).push(s)
-	e.refs++
 	e.rec.refs++
 	if e.rec.refused {
 		e.rec.refused = false
@@ -118,7 +115,6 @@ func (h *Host) drop(s *slot) []*record {
 // the plugin it referred to. h.mu is held.
 func (h *Host) unref(s *slot) *record {
 	e := s.entry
-	e.refs--
 	e.rec.refs--
 	h.holders(s.owner).remove(s)
 	s.entry, s.owner = nil, nil
