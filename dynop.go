@@ -74,8 +74,16 @@ type Options struct {
 	// registered with plugin.Register.
 	Plugins []plugin.Plugin
 	// NoRegistered leaves out the plugins registered with plugin.Register,
-	// so the host knows only Plugins.
+	// so the host knows only Plugins and Paths.
 	NoRegistered bool
+	// Paths are plugin files (native shared libraries, WebAssembly
+	// modules), each read by the loader registered for its format with
+	// [RegisterLoader]; see [LoadFile]. Reading a file runs none of the
+	// plugin's code in the host's lifecycle: it starts on first use like
+	// any plugin. A file that cannot be loaded, or whose plugin ID another
+	// plugin already has, does not fail Open: it is logged and listed by
+	// [Host.Broken], and the host carries on with the others.
+	Paths []string
 	// Logger receives the host's log: lifecycle at debug level, problems at
 	// warn and error. Nil means slog.Default().
 	Logger *slog.Logger
@@ -95,6 +103,7 @@ type Host struct {
 	slots    []*slot   // every slot, by index
 	free     *slot
 	refusals int // started plugins with no references that refused to unload
+	broken   []Broken
 	watchers []*watcher
 	startSeq uint64
 }
@@ -103,6 +112,7 @@ type Host struct {
 // info, unusable and log are guarded by Host.mu.
 type record struct {
 	id       string
+	path     string // the file it was loaded from, if any
 	p        plugin.Plugin
 	info     plugin.Info
 	unusable error
@@ -124,11 +134,14 @@ type record struct {
 	stops       int
 }
 
-// Open returns a host that knows the registered Go plugins and
-// opts.Plugins. It starts no plugin. A plugin whose Info is invalid or
-// built for an incompatible plugin API is kept as [StateUnusable], with the
-// reason logged and returned by any attempt to use it; a nil plugin or an ID
-// given twice is an error.
+// Open returns a host that knows the registered Go plugins, opts.Plugins
+// and the plugins in the files opts.Paths. It starts no plugin. A plugin
+// whose Info is invalid or built for an incompatible plugin API, or that
+// claims an interface UID that another plugin gives a different name, is
+// kept as [StateUnusable], with the reason logged and returned by any
+// attempt to use it. A nil plugin in opts.Plugins, or a plugin ID that two
+// Go plugins share, is an error; files that cannot be used are listed by
+// [Host.Broken].
 func Open(ctx context.Context, opts Options) (*Host, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -148,21 +161,32 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		list = plugin.Registered()
 	}
 	for _, p := range append(list, opts.Plugins...) {
-		rec := &record{p: p}
-		rec.info, rec.unusable = readInfo(p)
-		rec.id = rec.info.ID
-		rec.log = h.log.With("plugin", rec.id)
+		rec := h.newRecord(p)
 		if _, dup := h.plugins[rec.id]; dup {
 			return nil, fmt.Errorf("dynop: open: %w plugin id %q: two plugins have it", ErrDuplicate, rec.id)
 		}
-		if rec.unusable != nil {
-			rec.state = StateUnusable
-			h.log.Warn("plugin unusable", "plugin", rec.id, "err", rec.unusable)
+		h.add(rec)
+	}
+	for _, path := range opts.Paths {
+		p, err := LoadFile(ctx, path)
+		if err != nil {
+			h.addBroken(path, err)
+			continue
 		}
-		h.plugins[rec.id] = rec
-		h.sorted = append(h.sorted, rec)
+		rec := h.newRecord(p)
+		rec.path = path
+		if other, dup := h.plugins[rec.id]; dup {
+			from := "a Go plugin compiled into the program"
+			if other.path != "" {
+				from = other.path
+			}
+			h.addBroken(path, fmt.Errorf("dynop: plugin file %s: %w plugin id %q: %s has it already", path, ErrDuplicate, rec.id, from))
+			continue
+		}
+		h.add(rec)
 	}
 	slices.SortFunc(h.sorted, func(a, b *record) int { return strings.Compare(a.id, b.id) })
+	h.checkUIDs()
 	for _, rec := range h.sorted {
 		for _, n := range rec.info.Needs {
 			if _, ok := h.plugins[n.Plugin]; !ok && rec.unusable == nil {
@@ -171,6 +195,84 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		}
 	}
 	return h, nil
+}
+
+// newRecord reads p's Info into a new record.
+func (h *Host) newRecord(p plugin.Plugin) *record {
+	rec := &record{p: p, path: pathOf(p)}
+	rec.info, rec.unusable = readInfo(p)
+	rec.id = rec.info.ID
+	rec.log = h.log.With("plugin", rec.id)
+	return rec
+}
+
+// add makes rec known to the host. Only Open calls it.
+func (h *Host) add(rec *record) {
+	if rec.unusable != nil {
+		h.markUnusable(rec, nil)
+	}
+	h.plugins[rec.id] = rec
+	h.sorted = append(h.sorted, rec)
+}
+
+// markUnusable makes rec unusable, adding err to the reasons. Only Open
+// calls it.
+func (h *Host) markUnusable(rec *record, err error) {
+	rec.unusable = errors.Join(rec.unusable, err)
+	rec.state = StateUnusable
+	h.log.Warn("plugin unusable", "plugin", rec.id, "err", rec.unusable)
+}
+
+func (h *Host) addBroken(path string, err error) {
+	h.log.Warn("plugin file not usable", "path", path, "err", err)
+	h.broken = append(h.broken, Broken{Path: path, Err: err})
+}
+
+// checkUIDs makes unusable every plugin that gives an interface UID a name
+// other plugins do not: a UID names one interface, and two meanings for
+// one UID mean a copied UID that would hand callers the wrong struct. All
+// claimants are affected, since none can be known to be the right one.
+// Only Open calls it, after sorting.
+func (h *Host) checkUIDs() {
+	type claim struct {
+		rec  *record
+		name string
+	}
+	claims := make(map[iface.UID][]claim)
+	var uids []iface.UID
+	for _, rec := range h.sorted {
+		if rec.unusable != nil {
+			continue
+		}
+		for _, d := range rec.info.Interfaces {
+			if claims[d.UID] == nil {
+				uids = append(uids, d.UID)
+			}
+			claims[d.UID] = append(claims[d.UID], claim{rec, d.Name})
+		}
+	}
+	for _, uid := range uids {
+		cs := claims[uid]
+		if !slices.ContainsFunc(cs, func(c claim) bool { return c.name != cs[0].name }) {
+			continue
+		}
+		parts := make([]string, len(cs))
+		for i, c := range cs {
+			parts[i] = fmt.Sprintf("%q by %s", c.name, c.rec.id)
+		}
+		err := fmt.Errorf("dynop: %w interface UID {%s}: claimed as %s; a UID must name one interface", ErrDuplicate, uid, strings.Join(parts, ", "))
+		for _, c := range cs {
+			h.markUnusable(c.rec, err)
+		}
+	}
+}
+
+// Broken lists the files in [Options.Paths] that the host could not use,
+// in the order given, with the reason.
+func (h *Host) Broken() []Broken {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.broken)
 }
 
 // readInfo calls p.Info, validates it and checks its API version. If Info
@@ -218,7 +320,7 @@ func (h *Host) Plugin(id string) (PluginStatus, error) {
 }
 
 func (rec *record) status() PluginStatus {
-	st := PluginStatus{Info: rec.info, State: rec.state, Refs: rec.refs, Starts: rec.starts, Stops: rec.stops, Err: rec.unusable}
+	st := PluginStatus{Info: rec.info, Path: rec.path, State: rec.state, Refs: rec.refs, Starts: rec.starts, Stops: rec.stops, Err: rec.unusable}
 	if st.Err == nil {
 		st.Err = rec.lastErr
 	}

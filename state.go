@@ -42,6 +42,9 @@ type PluginStatus struct {
 	// Info is the plugin's information as enumerated. Its slices are
 	// shared with the host and must not be modified.
 	Info plugin.Info
+	// Path is the file the plugin was loaded from; empty for Go plugins
+	// compiled into the program.
+	Path string
 	// State is where the plugin is in its lifecycle.
 	State State
 	// Refs counts the references held to its interfaces.

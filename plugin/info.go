@@ -3,6 +3,7 @@ package plugin
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -179,4 +180,23 @@ func (info Info) Provides(uid iface.UID) (iface.Desc, bool) {
 		}
 	}
 	return iface.Desc{}, false
+}
+
+// Diff returns "" if info and other describe the same plugin field for
+// field, and otherwise names each field that differs with both values,
+// for example `Version: 1.0.0 ≠ 1.1.0`. Empty and nil lists are equal.
+// Hosts use it to check that a plugin started is the plugin enumerated.
+func (info Info) Diff(other Info) string {
+	a, b := reflect.ValueOf(info), reflect.ValueOf(other)
+	var diffs []string
+	for i := range a.NumField() {
+		fa, fb := a.Field(i), b.Field(i)
+		if fa.Kind() == reflect.Slice && fa.Len() == 0 && fb.Len() == 0 {
+			continue
+		}
+		if !reflect.DeepEqual(fa.Interface(), fb.Interface()) {
+			diffs = append(diffs, fmt.Sprintf("%s: %v ≠ %v", a.Type().Field(i).Name, fa.Interface(), fb.Interface()))
+		}
+	}
+	return strings.Join(diffs, "; ")
 }

@@ -163,3 +163,22 @@ func TestRef(t *testing.T) {
 		t.Errorf("Release called owner with %v", r.got)
 	}
 }
+
+func TestInfoDiff(t *testing.T) {
+	base := Info{ID: "acme.plugin.x", Version: iface.V(1, 0, 0), Interfaces: []iface.Desc{}}
+	if d := base.Diff(Info{ID: "acme.plugin.x", Version: iface.V(1, 0, 0)}); d != "" {
+		t.Errorf("equal infos (empty vs nil list) differ: %s", d)
+	}
+	other := base
+	other.Version = iface.V(1, 1, 0)
+	other.Author = "someone"
+	d := base.Diff(other)
+	for _, want := range []string{"Version: 1.0.0 ≠ 1.1.0", "Author:  ≠ someone"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("Diff = %q, want it to contain %q", d, want)
+		}
+	}
+	if strings.Contains(d, "ID") {
+		t.Errorf("Diff = %q names a field that is equal", d)
+	}
+}

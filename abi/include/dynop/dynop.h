@@ -1,0 +1,420 @@
+/*
+ * dynop.h — the C ABI between a dynop host and a native plugin.
+ *
+ * This is the one header a plugin author includes. It is plain C99, usable
+ * from C++ (everything is extern "C"), and compiles without warnings under
+ * -Wall -Wextra -pedantic as C99 and as C++11 or later.
+ *
+ * # The shape of a plugin
+ *
+ * A plugin is a shared library that exports one symbol,
+ * dynop_plugin_get_function(). The host looks it up with dlsym and asks it
+ * for the plugin's other entry points by name:
+ *
+ *   "get_info"    dynop_get_info_function    describe the plugin
+ *   "register"    dynop_register_function    start: add interfaces, acquire others
+ *   "deregister"  dynop_deregister_function  stop (optional)
+ *
+ * A name the plugin does not know yields NULL, so later API versions can ask
+ * for entry points that older plugins lack. Build plugins with
+ * -fvisibility=hidden: DYNOP_EXPORT marks the one symbol that must be seen.
+ *
+ * # Lifecycle
+ *
+ * The host reads a plugin's info without starting it. The first request for
+ * one of its interfaces loads the library and calls register with the host
+ * table. register adds every interface the info declares (add_interface)
+ * and may acquire other plugins' interfaces (acquire), which starts those
+ * first. If register fails, the plugin must leave nothing behind: the host
+ * removes what it added, releases what it acquired, does not call
+ * deregister, and unloads the library.
+ *
+ * Interfaces are reference counted by the host. When nothing references a
+ * plugin's interfaces any more, the host calls deregister, releases what the
+ * plugin still holds, and dlcloses the library; its code and data are gone.
+ * The host table passed to register stays valid until deregister returns.
+ *
+ * # Structs that cross the boundary
+ *
+ * Every struct passed between host and plugin starts with a dynop_header:
+ * the struct's type UID, its version and its size as the writer compiled
+ * it. Structs only ever grow at the end, and every growth bumps the minor
+ * version. A reader checks the UID, checks that the major version is one it
+ * knows, and touches a member only if header.size covers it
+ * (DYNOP_HAS_MEMBER). A struct from a newer writer is larger than the reader
+ * knows and that is fine: the reader ignores the tail.
+ *
+ * # Interfaces
+ *
+ * An interface is a versioned struct of function pointers, starting with a
+ * dynop_header whose type is the interface UID and whose version is the
+ * interface version (NVIGI's interfaces, numpy's and liboil's function
+ * tables). Callers acquire it by plugin ID, UID and the minimum version they
+ * need; the host checks semantic-version compatibility (same major; minor at
+ * least the one asked for; while the major is 0, the same minor).
+ *
+ * # Memory and threads
+ *
+ * Strings and structs a plugin hands to the host (its info, interface
+ * tables) are the plugin's and must stay valid and unchanged while the
+ * library is loaded; static storage is the usual choice. Strings the host
+ * hands to the plugin are the host's, valid until the plugin's next call
+ * into the host on the same thread. The host may call a plugin's interface
+ * functions from several threads at once; register and deregister are never
+ * called concurrently with each other for one plugin. Host functions are
+ * safe to call from any thread.
+ */
+#ifndef DYNOP_DYNOP_H
+#define DYNOP_DYNOP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+ * Versions of this header
+ * ------------------------------------------------------------------------ */
+
+/* The plugin API version this header describes. A plugin records it in
+ * dynop_plugin_info.api_version; a host refuses a plugin built for an API
+ * newer than its own. While the major is 0 every minor is a breaking change. */
+#define DYNOP_API_VERSION_MAJOR 0
+#define DYNOP_API_VERSION_MINOR 1
+#define DYNOP_API_VERSION_PATCH 0
+#define DYNOP_API_VERSION                                                     \
+    DYNOP_V(DYNOP_API_VERSION_MAJOR, DYNOP_API_VERSION_MINOR, DYNOP_API_VERSION_PATCH)
+
+/* DYNOP_EXPORT makes a symbol visible to the host's dlsym even when the
+ * plugin is built with -fvisibility=hidden. */
+#if defined(_WIN32)
+#define DYNOP_EXPORT __declspec(dllexport)
+#elif defined(__GNUC__) || defined(__clang__)
+#define DYNOP_EXPORT __attribute__((visibility("default")))
+#else
+#define DYNOP_EXPORT
+#endif
+
+/* ------------------------------------------------------------------------
+ * Value types: frozen forever, so they carry no header.
+ * ------------------------------------------------------------------------ */
+
+/* A 128-bit type identifier, stored as the 16 bytes of its text form
+ * "XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX" in order (not the Windows GUID
+ * layout with little-endian fields). Write one with DYNOP_UID. */
+typedef struct dynop_uid {
+    uint8_t bytes[16];
+} dynop_uid;
+
+/* DYNOP_UID(0x3F0B6D52, 0x8A8C, 0x4E55, 0x9C, 0x5E, 0x2B, 0x1B, 0x0D, 0x6C,
+ * 0x7A, 0x11) is the initializer of UID 3F0B6D52-8A8C-4E55-9C5E-2B1B0D6C7A11,
+ * in the same field order as a Windows GUID or NVIGI UID literal. */
+#define DYNOP_UID(d1, d2, d3, b0, b1, b2, b3, b4, b5, b6, b7)                  \
+    {{ (uint8_t)(((uint32_t)(d1) >> 24) & 0xFF),                              \
+       (uint8_t)(((uint32_t)(d1) >> 16) & 0xFF),                              \
+       (uint8_t)(((uint32_t)(d1) >> 8) & 0xFF),                               \
+       (uint8_t)((uint32_t)(d1) & 0xFF),                                      \
+       (uint8_t)(((uint32_t)(d2) >> 8) & 0xFF),                               \
+       (uint8_t)((uint32_t)(d2) & 0xFF),                                      \
+       (uint8_t)(((uint32_t)(d3) >> 8) & 0xFF),                               \
+       (uint8_t)((uint32_t)(d3) & 0xFF),                                      \
+       (uint8_t)(b0), (uint8_t)(b1), (uint8_t)(b2), (uint8_t)(b3),            \
+       (uint8_t)(b4), (uint8_t)(b5), (uint8_t)(b6), (uint8_t)(b7) }}
+
+/* A semantic version. For plugins it is the plugin's own version; for
+ * interfaces and ABI structs it is the layout version (minor = growth at
+ * the end, major = incompatible change). */
+typedef struct dynop_version {
+    uint32_t major;
+    uint32_t minor;
+    uint32_t patch;
+} dynop_version;
+
+/* DYNOP_V(1, 2, 0) initializes a dynop_version. Unlike a bare {1, 2, 0},
+ * it can be passed as one argument to the macros below. */
+#define DYNOP_V(major, minor, patch) { (major), (minor), (patch) }
+
+/* The header every struct crossing the boundary starts with. */
+typedef struct dynop_header {
+    dynop_uid type;        /* what struct this is */
+    dynop_version version; /* its layout version */
+    uint32_t size;         /* sizeof the struct as its writer compiled it */
+} dynop_header;
+
+/* DYNOP_HEADER(type_uid, version, struct_type) initializes the header of
+ * a struct of C type struct_type: type_uid is a DYNOP_UID(...) (for an
+ * interface, its UID), version a DYNOP_V(...) (for an interface, its
+ * version). The ABI structs below have ready-made DYNOP_*_HEADER macros. */
+#define DYNOP_HEADER(type_uid, version, struct_type)                          \
+    { type_uid, version, (uint32_t)sizeof(struct_type) }
+
+/* DYNOP_HAS_MEMBER(T, p, m) is true if the struct p (a T *, starting with a
+ * dynop_header named "header") is large enough to contain member m. Use it
+ * before reading a member that was added after the struct's first version. */
+#define DYNOP_HAS_MEMBER(T, p, m)                                             \
+    ((size_t)(p)->header.size >= offsetof(T, m) + sizeof(((T *)0)->m))
+
+/* ------------------------------------------------------------------------
+ * Results
+ * ------------------------------------------------------------------------ */
+
+/* Every fallible call returns a dynop_result: DYNOP_OK (zero) or an error
+ * code. A plugin that returns an error from a host-called entry point may
+ * explain it with dynop_host.set_error first. */
+typedef int32_t dynop_result;
+enum {
+    DYNOP_OK = 0,
+    DYNOP_ERROR = 1,                  /* unspecified failure */
+    DYNOP_ERROR_INVALID_ARGUMENT = 2, /* a NULL or malformed argument */
+    DYNOP_ERROR_NOT_FOUND = 3,        /* no such plugin or interface */
+    DYNOP_ERROR_VERSION = 4,          /* incompatible version */
+    DYNOP_ERROR_STATE = 5,            /* not allowed in the current state */
+    DYNOP_ERROR_CYCLE = 6,            /* plugins acquire each other while starting */
+    DYNOP_ERROR_NO_MEMORY = 7,        /* out of memory */
+    DYNOP_ERROR_UNSUPPORTED = 8,      /* not supported here */
+    DYNOP_ERROR_DUPLICATE = 9,        /* given twice */
+    DYNOP_ERROR_TYPE = 10,            /* an interface of the wrong kind */
+    DYNOP_ERROR_CLOSED = 11           /* the host is closed */
+};
+
+/* Log levels, numerically the same as Go's log/slog levels. */
+typedef int32_t dynop_log_level;
+enum {
+    DYNOP_LOG_DEBUG = -4,
+    DYNOP_LOG_INFO = 0,
+    DYNOP_LOG_WARN = 4,
+    DYNOP_LOG_ERROR = 8
+};
+
+/* A reference to an acquired interface, handed out by dynop_host.acquire
+ * and given back with dynop_host.release. Zero is never a reference. */
+typedef uint64_t dynop_ref;
+
+/* ------------------------------------------------------------------------
+ * Plugin information
+ * ------------------------------------------------------------------------ */
+
+/* Type UIDs and current versions of the ABI structs: for each, _TYPE is
+ * its UID, _VERSION its layout version, and _HEADER its header, ready to
+ * start a static initializer. A host reads every minor version of a major
+ * it knows. */
+#define DYNOP_INTERFACE_DESC_TYPE                                             \
+    DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x01)
+#define DYNOP_INTERFACE_DESC_VERSION_MAJOR 1
+#define DYNOP_INTERFACE_DESC_VERSION DYNOP_V(DYNOP_INTERFACE_DESC_VERSION_MAJOR, 0, 0)
+#define DYNOP_INTERFACE_DESC_HEADER                                                   \
+    DYNOP_HEADER(DYNOP_INTERFACE_DESC_TYPE, DYNOP_INTERFACE_DESC_VERSION, dynop_interface_desc)
+
+#define DYNOP_NEED_TYPE                                                       \
+    DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x02)
+#define DYNOP_NEED_VERSION_MAJOR 1
+#define DYNOP_NEED_VERSION DYNOP_V(DYNOP_NEED_VERSION_MAJOR, 0, 0)
+#define DYNOP_NEED_HEADER                                                   \
+    DYNOP_HEADER(DYNOP_NEED_TYPE, DYNOP_NEED_VERSION, dynop_need)
+
+#define DYNOP_REQUIREMENTS_TYPE                                               \
+    DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x03)
+#define DYNOP_REQUIREMENTS_VERSION_MAJOR 1
+#define DYNOP_REQUIREMENTS_VERSION DYNOP_V(DYNOP_REQUIREMENTS_VERSION_MAJOR, 0, 0)
+#define DYNOP_REQUIREMENTS_HEADER                                                   \
+    DYNOP_HEADER(DYNOP_REQUIREMENTS_TYPE, DYNOP_REQUIREMENTS_VERSION, dynop_requirements)
+
+#define DYNOP_PLUGIN_INFO_TYPE                                                \
+    DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x04)
+#define DYNOP_PLUGIN_INFO_VERSION_MAJOR 1
+#define DYNOP_PLUGIN_INFO_VERSION DYNOP_V(DYNOP_PLUGIN_INFO_VERSION_MAJOR, 0, 0)
+#define DYNOP_PLUGIN_INFO_HEADER                                                   \
+    DYNOP_HEADER(DYNOP_PLUGIN_INFO_TYPE, DYNOP_PLUGIN_INFO_VERSION, dynop_plugin_info)
+
+#define DYNOP_HOST_TYPE                                                       \
+    DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x05)
+#define DYNOP_HOST_VERSION_MAJOR 1
+#define DYNOP_HOST_VERSION DYNOP_V(DYNOP_HOST_VERSION_MAJOR, 0, 0)
+#define DYNOP_HOST_HEADER                                                   \
+    DYNOP_HEADER(DYNOP_HOST_TYPE, DYNOP_HOST_VERSION, dynop_host)
+
+/* One interface: its type UID, its version and a human-readable name such
+ * as "acme.math.VecMath". In dynop_plugin_info it is an interface the
+ * plugin provides, at the version it provides; in a dynop_need it is an
+ * interface the plugin acquires, at the minimum version it needs. */
+typedef struct dynop_interface_desc {
+    dynop_header header; /* DYNOP_INTERFACE_DESC_TYPE */
+    dynop_uid uid;
+    dynop_version version;
+    const char *name;
+} dynop_interface_desc;
+
+/* DYNOP_INTERFACE_DESC(uid, version, name) initializes a
+ * dynop_interface_desc; uid is a DYNOP_UID(...), version a DYNOP_V(...). */
+#define DYNOP_INTERFACE_DESC(uid, version, name)                              \
+    { DYNOP_INTERFACE_DESC_HEADER, uid, version, name }
+
+/* An interface that the plugin acquires from another plugin. It is
+ * informational: it lets a host show and check dependencies before anything
+ * runs. The acquisition itself happens through dynop_host.acquire. */
+typedef struct dynop_need {
+    dynop_header header; /* DYNOP_NEED_TYPE */
+    const char *plugin;  /* the providing plugin's ID */
+    const dynop_interface_desc *iface;
+} dynop_need;
+
+/* DYNOP_NEED(plugin_id, desc_pointer) initializes a dynop_need. */
+#define DYNOP_NEED(plugin_id, desc) { DYNOP_NEED_HEADER, plugin_id, desc }
+
+/* What a machine must offer for the plugin to run. Lists are
+ * comma-separated, lower case, and empty or NULL for "no restriction":
+ * os and arch use Go's GOOS and GOARCH names ("linux", "amd64"),
+ * cpu_features golang.org/x/sys/cpu's ("avx2,fma"), gpu_vendor one of
+ * "nvidia", "amd", "intel". A zero version means no minimum. */
+typedef struct dynop_requirements {
+    dynop_header header; /* DYNOP_REQUIREMENTS_TYPE */
+    const char *os;
+    dynop_version min_os_version;
+    const char *arch;
+    const char *cpu_features;
+    const char *gpu_vendor;
+    dynop_version gpu_min_arch;   /* NVIDIA: CUDA compute capability */
+    dynop_version gpu_min_driver;
+} dynop_requirements;
+
+/* Flags in dynop_plugin_info.flags. */
+enum {
+    /* Load the library with RTLD_GLOBAL instead of RTLD_LOCAL, so that
+     * libraries loaded after it resolve symbols against it (DALI's
+     * global_symbols). Needed rarely, for example by libraries that
+     * expect their symbols to be found by other libraries' dlopen. */
+    DYNOP_PLUGIN_GLOBAL_SYMBOLS = 1u << 0
+};
+
+/* What get_info returns: who the plugin is and what it provides. The host
+ * reads it before starting the plugin and again when it starts, and
+ * expects the same content both times. */
+typedef struct dynop_plugin_info {
+    dynop_header header;          /* DYNOP_PLUGIN_INFO_TYPE */
+    dynop_version api_version;    /* DYNOP_API_VERSION, the API the plugin was built for */
+    const char *id;               /* vendor.plugin.name[.backend], e.g. "acme.plugin.blur" */
+    dynop_version plugin_version; /* the plugin's own version */
+    const char *description;      /* one sentence; may be NULL */
+    const char *author;           /* may be NULL */
+    const char *build;            /* e.g. a VCS revision; may be NULL */
+    uint32_t flags;               /* DYNOP_PLUGIN_* flags */
+    uint32_t interface_count;     /* entries in interfaces */
+    const dynop_interface_desc *const *interfaces; /* what register adds */
+    uint32_t need_count;          /* entries in needs */
+    const dynop_need *const *needs;
+    const dynop_requirements *requirements; /* may be NULL: runs anywhere */
+} dynop_plugin_info;
+
+/* ------------------------------------------------------------------------
+ * The host table
+ * ------------------------------------------------------------------------ */
+
+typedef struct dynop_host dynop_host;
+
+/* The host as a plugin sees it: a versioned table of functions, passed to
+ * register and deregister. Every function takes the table itself first.
+ * Functions that fail return an error code; dynop_host.last_error then says
+ * why. */
+struct dynop_host {
+    dynop_header header;       /* DYNOP_HOST_TYPE */
+    dynop_version api_version; /* the plugin API the host implements */
+
+    /* Publishes an interface. iface points to a struct that starts with a
+     * dynop_header whose type and version are those of an interface the
+     * plugin's info declares. Allowed only during register. The struct
+     * must stay valid until the plugin is unloaded. */
+    dynop_result (*add_interface)(const dynop_host *host, const void *iface);
+
+    /* Withdraws an interface the plugin added. Allowed during register and
+     * deregister; the host removes whatever is left when the plugin stops. */
+    dynop_result (*remove_interface)(const dynop_host *host, const dynop_uid *uid);
+
+    /* Acquires interface uid of plugin plugin_id, at least min_version,
+     * starting that plugin if needed. On success *iface points to the
+     * interface struct and *ref is a reference to give back with release;
+     * the struct stays valid until then. References the plugin still holds
+     * when it stops are released by the host after deregister. Called from
+     * register, a dependency cycle fails with DYNOP_ERROR_CYCLE instead of
+     * waiting for ever. */
+    dynop_result (*acquire)(const dynop_host *host, const char *plugin_id,
+                            const dynop_uid *uid, dynop_version min_version,
+                            const void **iface, dynop_ref *ref);
+
+    /* Gives back a reference from acquire. Releasing a reference twice is
+     * an error. */
+    dynop_result (*release)(const dynop_host *host, dynop_ref ref);
+
+    /* Writes message to the host's log at level, tagged with the plugin. */
+    void (*log)(const dynop_host *host, dynop_log_level level, const char *message);
+
+    /* Explains the error that the entry point now running (register,
+     * deregister) is about to return. The host copies message before
+     * set_error returns. */
+    void (*set_error)(const dynop_host *host, const char *message);
+
+    /* Returns why the calling thread's last failed host call failed, or ""
+     * if it succeeded. The string is the host's, valid until the thread's
+     * next call into the host. */
+    const char *(*last_error)(const dynop_host *host);
+};
+
+/* ------------------------------------------------------------------------
+ * Entry points
+ * ------------------------------------------------------------------------ */
+
+/* A generic function pointer; cast it to the type its name says. */
+typedef void (*dynop_function)(void);
+
+/* "get_info": returns the plugin's info, valid while the library is
+ * loaded. It must not call into the host and must be cheap. */
+typedef const dynop_plugin_info *(*dynop_get_info_function)(void);
+
+/* "register": starts the plugin; see the lifecycle above. */
+typedef dynop_result (*dynop_register_function)(const dynop_host *host);
+
+/* "deregister": stops the plugin. Optional. Its failure is logged; the
+ * plugin is unloaded regardless. */
+typedef dynop_result (*dynop_deregister_function)(const dynop_host *host);
+
+/* The single symbol a plugin exports: returns the entry point called name,
+ * or NULL if the plugin has none by that name. */
+DYNOP_EXPORT dynop_function dynop_plugin_get_function(const char *name);
+
+/* The symbol name the host looks up. */
+#define DYNOP_PLUGIN_ENTRY_SYMBOL "dynop_plugin_get_function"
+
+/* ------------------------------------------------------------------------
+ * Layout checks. The layout is the ABI: these hold on every target.
+ * ------------------------------------------------------------------------ */
+
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define DYNOP_STATIC_ASSERT(cond, name) static_assert(cond, #name)
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define DYNOP_STATIC_ASSERT(cond, name) _Static_assert(cond, #name)
+#else /* C99: a negative array size fails to compile */
+#define DYNOP_STATIC_ASSERT(cond, name) typedef char dynop_assert_##name[(cond) ? 1 : -1]
+#endif
+
+#define DYNOP_PTR_ ((size_t)sizeof(void *))
+DYNOP_STATIC_ASSERT(sizeof(dynop_uid) == 16, uid_size);
+DYNOP_STATIC_ASSERT(sizeof(dynop_version) == 12, version_size);
+DYNOP_STATIC_ASSERT(sizeof(dynop_header) == 32, header_size);
+DYNOP_STATIC_ASSERT(offsetof(dynop_header, version) == 16, header_version_offset);
+DYNOP_STATIC_ASSERT(offsetof(dynop_header, size) == 28, header_size_offset);
+DYNOP_STATIC_ASSERT(offsetof(dynop_interface_desc, uid) == 32, desc_uid_offset);
+DYNOP_STATIC_ASSERT(offsetof(dynop_interface_desc, name) == (DYNOP_PTR_ == 8 ? 64 : 60), desc_name_offset);
+DYNOP_STATIC_ASSERT(offsetof(dynop_plugin_info, api_version) == 32, info_api_offset);
+DYNOP_STATIC_ASSERT(offsetof(dynop_plugin_info, id) == (DYNOP_PTR_ == 8 ? 48 : 44), info_id_offset);
+DYNOP_STATIC_ASSERT(offsetof(dynop_host, api_version) == 32, host_api_offset);
+DYNOP_STATIC_ASSERT(offsetof(dynop_host, add_interface) == (DYNOP_PTR_ == 8 ? 48 : 44), host_first_fn_offset);
+DYNOP_STATIC_ASSERT(sizeof(dynop_host) == (DYNOP_PTR_ == 8 ? 48 : 44) + 7 * DYNOP_PTR_, host_size);
+DYNOP_STATIC_ASSERT(sizeof(dynop_result) == 4 && sizeof(dynop_ref) == 8, scalar_sizes);
+#undef DYNOP_PTR_
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* DYNOP_DYNOP_H */

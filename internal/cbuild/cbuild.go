@@ -1,0 +1,86 @@
+// Package cbuild compiles native plugins for tests with the machine's C and
+// C++ compilers ($CC and $CXX, else cc and c++), with the flags the
+// Makefile's plugins target uses: warnings are errors, symbols hidden but
+// the entry point.
+package cbuild
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// Flags common to C and C++ plugin builds. Keep them in step with
+// PLUGIN_FLAGS in the Makefile.
+var commonFlags = []string{"-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", "-Wextra", "-pedantic", "-Werror"}
+
+// CFlags and CXXFlags are the language-specific flags: C99, and C++17
+// without GNU unique symbols, which would keep a library from unloading.
+var (
+	CFlags   = []string{"-std=c99"}
+	CXXFlags = []string{"-std=c++17", "-fno-gnu-unique"}
+)
+
+// Root returns the repository's root directory.
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// Path returns the repository-relative path rel as an absolute path.
+func Path(rel string) string { return filepath.Join(Root(), filepath.FromSlash(rel)) }
+
+// Compiler returns the C or C++ compiler command, skipping the test if
+// there is none.
+func Compiler(t testing.TB, cxx bool) string {
+	t.Helper()
+	env, def := "CC", "cc"
+	if cxx {
+		env, def = "CXX", "c++"
+	}
+	cc := os.Getenv(env)
+	if cc == "" {
+		cc = def
+	}
+	if _, err := exec.LookPath(cc); err != nil {
+		t.Skipf("no %s compiler (%s): %v", env, cc, err)
+	}
+	return cc
+}
+
+// Plugin compiles the repository-relative source src (C, or C++ if it
+// ends in .cpp) into a shared library named name in a temporary directory
+// of t, with extra flags such as -DNAME=value, and returns its path.
+func Plugin(t testing.TB, name, src string, extra ...string) string {
+	t.Helper()
+	cxx := strings.HasSuffix(src, ".cpp")
+	out := filepath.Join(t.TempDir(), name)
+	args := append([]string{}, commonFlags...)
+	if cxx {
+		args = append(args, CXXFlags...)
+	} else {
+		args = append(args, CFlags...)
+	}
+	args = append(args, "-I", Path("abi/include"))
+	args = append(args, extra...)
+	args = append(args, "-o", out, Path(src))
+	cmd := exec.Command(Compiler(t, cxx), args...)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s\n%s", name, err, cmd, msg)
+	}
+	return out
+}
+
+// VecMath builds the example C plugin dynop.plugin.vecmath.
+func VecMath(t testing.TB) string {
+	return Plugin(t, "libdynop_vecmath.so", "plugins/vecmath/c/vecmath.c")
+}
+
+// Stats builds the example C++ plugin dynop.plugin.stats, with extra
+// flags (to choose its VecMath provider).
+func Stats(t testing.TB, extra ...string) string {
+	return Plugin(t, "libdynop_stats.so", "plugins/stats/cpp/stats.cpp", extra...)
+}

@@ -1,0 +1,196 @@
+package native
+
+/*
+#include "loader.h"
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/cgo"
+	"sync"
+	"unsafe"
+
+	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/plugin"
+)
+
+// session is the Go side of one start of a native plugin: what the host
+// table's functions need when the plugin calls them, from any thread.
+type session struct {
+	p    *Plugin
+	host plugin.Host
+
+	mu      sync.Mutex
+	stepCtx context.Context // the context of the entry point running, or nil
+	message string          // set_error's message during the running entry point
+	lastErr error           // the last error a host function returned during it
+	refs    map[C.dynop_ref]plugin.Ref
+	nextRef C.dynop_ref
+}
+
+// begin marks the start of a call into the plugin's entry point: host
+// functions it calls use ctx, and its messages are collected afresh.
+func (s *session) begin(ctx context.Context) {
+	s.mu.Lock()
+	s.stepCtx, s.message, s.lastErr = ctx, "", nil
+	s.mu.Unlock()
+}
+
+// end marks the end of the entry point's call, returning its outcome as an
+// error: nil for DYNOP_OK, or a *ResultError.
+func (s *session) end(step string, rc C.dynop_result) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	msg, last := s.message, s.lastErr
+	s.stepCtx, s.message, s.lastErr = nil, "", nil
+	r := Result(rc)
+	if r == OK {
+		return nil
+	}
+	e := &ResultError{Plugin: s.p.info.ID, Call: step, Result: r, Message: msg}
+	if last != nil && resultOf(last) == r {
+		e.cause = last
+	}
+	return e
+}
+
+// ctx returns the context for a host call made now: the running entry
+// point's, so that the host sees an acquisition from register as part of
+// the plugin's start, or else a background context.
+func (s *session) ctx() context.Context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stepCtx != nil {
+		return s.stepCtx
+	}
+	return context.Background()
+}
+
+// fail records err as the last host error of the running entry point,
+// writes its message into the calling thread's error buffer, and returns
+// its result code.
+func (s *session) fail(err error, buf *C.char, n C.size_t) C.dynop_result {
+	s.mu.Lock()
+	if s.stepCtx != nil {
+		s.lastErr = err
+	}
+	s.mu.Unlock()
+	writeCString(buf, n, err.Error())
+	return C.dynop_result(resultOf(err))
+}
+
+// writeCString copies msg into the C buffer buf of n bytes, truncating it
+// and terminating it with NUL.
+func writeCString(buf *C.char, n C.size_t, msg string) {
+	if buf == nil || n == 0 {
+		return
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(buf)), int(n))
+	k := copy(b[:len(b)-1], msg)
+	b[k] = 0
+}
+
+func sessionOf(h C.uintptr_t) *session {
+	return cgo.Handle(h).Value().(*session)
+}
+
+func uidOf(u *C.dynop_uid) iface.UID {
+	return iface.UID(unsafe.Slice((*byte)(unsafe.Pointer(u)), 16))
+}
+
+func versionOf(v C.dynop_version) iface.Version {
+	return iface.Version{Major: uint32(v.major), Minor: uint32(v.minor), Patch: uint32(v.patch)}
+}
+
+//export dynopGoAddInterface
+func dynopGoAddInterface(h C.uintptr_t, tbl unsafe.Pointer, buf *C.char, n C.size_t) C.dynop_result {
+	s := sessionOf(h)
+	t := TableAt(tbl)
+	hd := t.Header()
+	desc := iface.Desc{UID: hd.Type, Version: hd.Version}
+	if d, ok := s.p.info.Provides(hd.Type); ok {
+		desc.Name = d.Name
+	}
+	impl, err := bindTable(t)
+	if err == nil {
+		err = s.host.AddInterface(desc, impl)
+	}
+	if err != nil {
+		return s.fail(err, buf, n)
+	}
+	return C.DYNOP_OK
+}
+
+//export dynopGoRemoveInterface
+func dynopGoRemoveInterface(h C.uintptr_t, uid *C.dynop_uid, buf *C.char, n C.size_t) C.dynop_result {
+	s := sessionOf(h)
+	if err := s.host.RemoveInterface(uidOf(uid)); err != nil {
+		return s.fail(err, buf, n)
+	}
+	return C.DYNOP_OK
+}
+
+//export dynopGoAcquire
+func dynopGoAcquire(h C.uintptr_t, id *C.char, uid *C.dynop_uid, min *C.dynop_version, out *unsafe.Pointer, ref *C.dynop_ref, buf *C.char, n C.size_t) C.dynop_result {
+	s := sessionOf(h)
+	pluginID, want := C.GoString(id), uidOf(uid)
+	impl, r, err := s.host.Acquire(s.ctx(), pluginID, want, versionOf(*min))
+	if err != nil {
+		return s.fail(err, buf, n)
+	}
+	ex, ok := impl.(Exported)
+	if !ok {
+		err = fmt.Errorf("native: plugin %q interface {%s}: %w: its implementation %T is a Go value not exported to C (it has no NativeTable method)",
+			pluginID, want, dynop.ErrType, impl)
+		return s.fail(errors.Join(err, r.Release()), buf, n)
+	}
+	t := ex.NativeTable()
+	if t.IsNil() || t.Header().Type != want {
+		err = fmt.Errorf("native: plugin %q interface {%s}: %w: its C table is missing or has another type", pluginID, want, ErrABI)
+		return s.fail(errors.Join(err, r.Release()), buf, n)
+	}
+	s.mu.Lock()
+	s.nextRef++
+	token := s.nextRef
+	s.refs[token] = r
+	s.mu.Unlock()
+	*out = t.Pointer()
+	*ref = token
+	return C.DYNOP_OK
+}
+
+//export dynopGoRelease
+func dynopGoRelease(h C.uintptr_t, token C.dynop_ref, buf *C.char, n C.size_t) C.dynop_result {
+	s := sessionOf(h)
+	s.mu.Lock()
+	r, ok := s.refs[token]
+	delete(s.refs, token)
+	s.mu.Unlock()
+	if !ok {
+		return s.fail(fmt.Errorf("native: plugin %q: release(%d): %w: no such reference, or released already", s.p.info.ID, uint64(token), dynop.ErrReleased), buf, n)
+	}
+	if err := r.Release(); err != nil {
+		return s.fail(err, buf, n)
+	}
+	return C.DYNOP_OK
+}
+
+//export dynopGoLog
+func dynopGoLog(h C.uintptr_t, level C.dynop_log_level, msg *C.char) {
+	s := sessionOf(h)
+	s.host.Logger().Log(context.Background(), slog.Level(level), C.GoString(msg), "native", true)
+}
+
+//export dynopGoSetError
+func dynopGoSetError(h C.uintptr_t, msg *C.char) {
+	s := sessionOf(h)
+	m := C.GoString(msg)
+	s.mu.Lock()
+	s.message = m
+	s.mu.Unlock()
+}

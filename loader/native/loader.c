@@ -1,0 +1,142 @@
+/* loader.c — dlopen wrappers, entry-point trampolines and the host table's
+ * C functions, which forward to the Go functions exported in host.go. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader.h"
+#include "_cgo_export.h"
+
+const dynop_uid dynop_loader_info_type = DYNOP_PLUGIN_INFO_TYPE;
+const dynop_uid dynop_loader_desc_type = DYNOP_INTERFACE_DESC_TYPE;
+const dynop_uid dynop_loader_need_type = DYNOP_NEED_TYPE;
+const dynop_uid dynop_loader_requirements_type = DYNOP_REQUIREMENTS_TYPE;
+
+/* dlerror's state is per thread, and a goroutine may change threads
+ * between two cgo calls: each wrapper reads dlerror in the same call. */
+static void copy_dlerror(char *err, size_t errcap, const char *what) {
+    const char *e = dlerror();
+    snprintf(err, errcap, "%s", e ? e : what);
+}
+
+void *dynop_loader_dlopen(const char *path, int global, char *err, size_t errcap) {
+    void *lib = dlopen(path, RTLD_LAZY | (global ? RTLD_GLOBAL : RTLD_LOCAL));
+    if (lib == NULL) copy_dlerror(err, errcap, "dlopen failed");
+    return lib;
+}
+
+int dynop_loader_dlclose(void *lib, char *err, size_t errcap) {
+    int rc = dlclose(lib);
+    if (rc != 0) copy_dlerror(err, errcap, "dlclose failed");
+    return rc;
+}
+
+void *dynop_loader_dlsym(void *lib, const char *name, char *err, size_t errcap) {
+    void *sym;
+    dlerror();
+    sym = dlsym(lib, name);
+    if (sym == NULL) copy_dlerror(err, errcap, "symbol not found");
+    return sym;
+}
+
+int dynop_loader_symbol_visible(const char *name) {
+    return dlsym(RTLD_DEFAULT, name) != NULL;
+}
+
+dynop_function dynop_loader_get_function(void *entry, const char *name) {
+    dynop_function (*get)(const char *);
+    *(void **)(&get) = entry; /* POSIX: dlsym results convert this way */
+    return get(name);
+}
+
+const dynop_plugin_info *dynop_loader_get_info(dynop_function f) {
+    return ((dynop_get_info_function)f)();
+}
+
+dynop_result dynop_loader_call_step(dynop_function f, const dynop_host *h) {
+    return ((dynop_register_function)f)(h);
+}
+
+/* The host table. Each function clears the calling thread's last error,
+ * checks what C can check, and forwards to Go with the thread's error
+ * buffer, which last_error returns. */
+
+static _Thread_local char last_error[1024];
+
+static uintptr_t session_of(const dynop_host *h) {
+    return ((const dynop_loader_host *)h)->session;
+}
+
+static dynop_result invalid(const char *msg) {
+    snprintf(last_error, sizeof last_error, "%s", msg);
+    return DYNOP_ERROR_INVALID_ARGUMENT;
+}
+
+static dynop_result host_add_interface(const dynop_host *h, const void *iface) {
+    last_error[0] = 0;
+    if (h == NULL) return invalid("add_interface: host is NULL");
+    if (iface == NULL) return invalid("add_interface: iface is NULL");
+    return dynopGoAddInterface(session_of(h), (void *)iface, last_error, sizeof last_error);
+}
+
+static dynop_result host_remove_interface(const dynop_host *h, const dynop_uid *uid) {
+    last_error[0] = 0;
+    if (h == NULL) return invalid("remove_interface: host is NULL");
+    if (uid == NULL) return invalid("remove_interface: uid is NULL");
+    return dynopGoRemoveInterface(session_of(h), (dynop_uid *)uid, last_error, sizeof last_error);
+}
+
+static dynop_result host_acquire(const dynop_host *h, const char *plugin_id, const dynop_uid *uid,
+                                 dynop_version min_version, const void **iface, dynop_ref *ref) {
+    last_error[0] = 0;
+    if (h == NULL) return invalid("acquire: host is NULL");
+    if (plugin_id == NULL) return invalid("acquire: plugin_id is NULL");
+    if (uid == NULL) return invalid("acquire: uid is NULL");
+    if (iface == NULL || ref == NULL) return invalid("acquire: iface or ref is NULL");
+    *iface = NULL;
+    *ref = 0;
+    return dynopGoAcquire(session_of(h), (char *)plugin_id, (dynop_uid *)uid, &min_version,
+                          (void **)iface, ref, last_error, sizeof last_error);
+}
+
+static dynop_result host_release(const dynop_host *h, dynop_ref ref) {
+    last_error[0] = 0;
+    if (h == NULL) return invalid("release: host is NULL");
+    return dynopGoRelease(session_of(h), ref, last_error, sizeof last_error);
+}
+
+static void host_log(const dynop_host *h, dynop_log_level level, const char *message) {
+    if (h == NULL) return;
+    dynopGoLog(session_of(h), level, (char *)(message ? message : "(null)"));
+}
+
+static void host_set_error(const dynop_host *h, const char *message) {
+    if (h == NULL) return;
+    dynopGoSetError(session_of(h), (char *)(message ? message : ""));
+}
+
+static const char *host_last_error(const dynop_host *h) {
+    (void)h;
+    return last_error;
+}
+
+dynop_loader_host *dynop_loader_new_host(uintptr_t session) {
+    static const dynop_header header = DYNOP_HOST_HEADER;
+    static const dynop_version api = DYNOP_API_VERSION;
+    dynop_loader_host *h = (dynop_loader_host *)calloc(1, sizeof *h);
+    if (h == NULL) return NULL;
+    h->pub.header = header;
+    h->pub.api_version = api;
+    h->pub.add_interface = host_add_interface;
+    h->pub.remove_interface = host_remove_interface;
+    h->pub.acquire = host_acquire;
+    h->pub.release = host_release;
+    h->pub.log = host_log;
+    h->pub.set_error = host_set_error;
+    h->pub.last_error = host_last_error;
+    h->session = session;
+    return h;
+}
+
+void dynop_loader_free_host(dynop_loader_host *h) { free(h); }

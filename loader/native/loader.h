@@ -1,0 +1,35 @@
+/* loader.h — the native loader's private C side: the host table it hands
+ * to plugins, and trampolines that call plugin entry points. */
+#ifndef DYNOP_LOADER_H
+#define DYNOP_LOADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <dynop/dynop.h>
+
+/* The host table a plugin receives, followed by what the shims need to
+ * find the Go side of the plugin's current start. Plugins see only pub. */
+typedef struct dynop_loader_host {
+    dynop_host pub;
+    uintptr_t session; /* a runtime/cgo.Handle */
+} dynop_loader_host;
+
+dynop_loader_host *dynop_loader_new_host(uintptr_t session);
+void dynop_loader_free_host(dynop_loader_host *h);
+
+void *dynop_loader_dlopen(const char *path, int global, char *err, size_t errcap);
+int dynop_loader_dlclose(void *lib, char *err, size_t errcap);
+void *dynop_loader_dlsym(void *lib, const char *name, char *err, size_t errcap);
+int dynop_loader_symbol_visible(const char *name);
+
+dynop_function dynop_loader_get_function(void *entry, const char *name);
+const dynop_plugin_info *dynop_loader_get_info(dynop_function f);
+dynop_result dynop_loader_call_step(dynop_function f, const dynop_host *h);
+
+/* The ABI structs' type UIDs, as data Go can read. */
+extern const dynop_uid dynop_loader_info_type;
+extern const dynop_uid dynop_loader_desc_type;
+extern const dynop_uid dynop_loader_need_type;
+extern const dynop_uid dynop_loader_requirements_type;
+
+#endif

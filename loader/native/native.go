@@ -1,0 +1,439 @@
+// Package native loads dynop plugins that are native shared libraries
+// with the C ABI of abi/include/dynop/dynop.h.
+//
+// Importing the package registers its loader with the host, so that ELF
+// files in [dynop.Options.Paths] load:
+//
+//	import _ "github.com/dynop/dynop/loader/native"
+//
+// [Load] reads a plugin without starting it: it checks the file with
+// debug/elf (ELF class and machine, type, the exported entry symbol), then
+// loads it with dlopen just long enough to read its info, and unloads it.
+// When the host first needs one of the plugin's interfaces it calls
+// Register, which dlopens the library again — RTLD_LAZY|RTLD_LOCAL, or
+// RTLD_GLOBAL if the plugin asks with DYNOP_PLUGIN_GLOBAL_SYMBOLS or
+// [Options.GlobalSymbols] says so — checks that the info is unchanged and
+// calls the plugin's register with a host table. When the last reference
+// goes, the host calls deregister, then Unload dlcloses the library: its
+// path leaves /proc/self/maps, and the next acquisition loads it afresh.
+//
+// # Interfaces
+//
+// A native plugin's interface is a C struct of function pointers that
+// starts with a dynop_header. Go callers get it as a [Table], or as the
+// typed value of the binding registered for its UID with
+// [RegisterBinding]: a Go type whose methods call the function pointers
+// through small C trampolines, with no reflection and no allocation per
+// call. In the other direction, a native plugin can acquire any interface
+// whose implementation is [Exported], including Go implementations that
+// build a C table of their own.
+//
+// Every ABI struct the plugin hands over is checked before it is read: its
+// type UID, a major version this host knows, and a size that covers the
+// members of its version. Violations are errors wrapping [ErrABI]; the
+// host carries on with its other plugins.
+package native
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../../abi/include
+#cgo LDFLAGS: -ldl
+#include <stdlib.h>
+#include "loader.h"
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/cgo"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/plugin"
+)
+
+func init() {
+	dynop.RegisterLoader("native", "\x7fELF", func(ctx context.Context, path string) (plugin.Plugin, error) {
+		return Load(ctx, path, Options{})
+	})
+}
+
+// Options configure how a native plugin is loaded.
+type Options struct {
+	// GlobalSymbols loads the library with RTLD_GLOBAL, making its symbols
+	// available to libraries loaded after it, even if the plugin does not
+	// ask for it with DYNOP_PLUGIN_GLOBAL_SYMBOLS.
+	GlobalSymbols bool
+}
+
+// Plugin is a native plugin: a [plugin.Plugin] whose lifecycle steps load
+// the shared library, call its entry points and unload it. Hand it to a
+// host in [dynop.Options.Plugins], or let the host load it from
+// [dynop.Options.Paths].
+type Plugin struct {
+	path  string
+	opts  Options
+	info  plugin.Info
+	flags uint32
+
+	mu  sync.Mutex // the host runs one lifecycle step at a time; this makes misuse safe
+	lib *library   // while started
+}
+
+var (
+	_ plugin.Plugin       = (*Plugin)(nil)
+	_ plugin.Deregisterer = (*Plugin)(nil)
+	_ plugin.Unloader     = (*Plugin)(nil)
+)
+
+// library is a dlopen'ed plugin library and, while it is started, its
+// host table and session.
+type library struct {
+	path    string
+	handle  unsafe.Pointer
+	getFunc unsafe.Pointer // dynop_plugin_get_function
+
+	host    *C.dynop_loader_host
+	session cgo.Handle
+}
+
+// Load reads the native plugin in the file at path without starting it.
+// The returned Plugin knows its Info; the library is not loaded again
+// until the host starts the plugin. Errors name the file and what is
+// wrong with it, and wrap [dynop.ErrFormat] (not a loadable library),
+// [ErrABI] (the plugin breaks the C ABI) or the file system's error.
+func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := checkFile(path); err != nil {
+		return nil, err
+	}
+	lib, err := openLibrary(path, false)
+	if err != nil {
+		return nil, err
+	}
+	info, flags, err := lib.readInfo()
+	if err == nil {
+		err = lib.requireFunction("register")
+	}
+	if cerr := lib.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Plugin{path: path, opts: opts, info: info, flags: flags}, nil
+}
+
+// Info implements [plugin.Plugin]: the info read by [Load].
+func (p *Plugin) Info() plugin.Info { return p.info }
+
+// Path returns the file the plugin was loaded from.
+func (p *Plugin) Path() string { return p.path }
+
+// GlobalSymbols reports whether the library is loaded with RTLD_GLOBAL.
+func (p *Plugin) GlobalSymbols() bool {
+	return p.opts.GlobalSymbols || p.flags&uint32(C.DYNOP_PLUGIN_GLOBAL_SYMBOLS) != 0
+}
+
+// Register implements [plugin.Plugin]: it loads the library, checks that
+// its info is still what [Load] read, and calls its register entry point.
+// If register fails, the library is unloaded again.
+func (p *Plugin) Register(ctx context.Context, h plugin.Host) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.lib != nil {
+		return fmt.Errorf("native: plugin %q: Register: %w: it is registered already", p.info.ID, dynop.ErrState)
+	}
+	lib, err := openLibrary(p.path, p.GlobalSymbols())
+	if err != nil {
+		return err
+	}
+	fail := func(err error) error {
+		return errors.Join(err, lib.close())
+	}
+	info, _, err := lib.readInfo()
+	if err != nil {
+		return fail(err)
+	}
+	if diff := p.info.Diff(info); diff != "" {
+		return fail(fmt.Errorf("native: %s: %w: the plugin's info changed since it was enumerated: %s", p.path, dynop.ErrInvalid, diff))
+	}
+	register, err := lib.function("register")
+	if err != nil {
+		return fail(err)
+	}
+	s := &session{p: p, host: h, refs: make(map[C.dynop_ref]plugin.Ref)}
+	lib.session = cgo.NewHandle(s)
+	lib.host = C.dynop_loader_new_host(C.uintptr_t(lib.session))
+	if lib.host == nil {
+		return fail(fmt.Errorf("native: plugin %q: out of memory for its host table", p.info.ID))
+	}
+	s.begin(ctx)
+	if err := s.end("register", C.dynop_loader_call_step(register, &lib.host.pub)); err != nil {
+		return fail(err)
+	}
+	p.lib = lib
+	return nil
+}
+
+// Deregister implements [plugin.Deregisterer]: it calls the plugin's
+// deregister entry point, if it has one.
+func (p *Plugin) Deregister(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	lib := p.lib
+	if lib == nil {
+		return nil
+	}
+	deregister := C.dynop_loader_get_function(lib.getFunc, cDeregister)
+	if deregister == nil {
+		return nil
+	}
+	s := lib.session.Value().(*session)
+	s.begin(ctx)
+	return s.end("deregister", C.dynop_loader_call_step(deregister, &lib.host.pub))
+}
+
+// Unload implements [plugin.Unloader]: it dlcloses the library. After it
+// the plugin's code and data are gone; the next Register loads them again.
+func (p *Plugin) Unload(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	lib := p.lib
+	p.lib = nil
+	if lib == nil {
+		return nil
+	}
+	return lib.close()
+}
+
+// C strings of the entry point names, allocated once.
+var (
+	cRegister   = C.CString("register")
+	cDeregister = C.CString("deregister")
+	cGetInfo    = C.CString("get_info")
+	cEntry      = C.CString(EntrySymbol)
+)
+
+func openLibrary(path string, global bool) (*library, error) {
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	var buf [512]C.char
+	g := C.int(0)
+	if global {
+		g = 1
+	}
+	handle := C.dynop_loader_dlopen(cpath, g, &buf[0], C.size_t(len(buf)))
+	if handle == nil {
+		return nil, fmt.Errorf("native: %s: %w: dlopen: %s", path, dynop.ErrFormat, C.GoString(&buf[0]))
+	}
+	lib := &library{path: path, handle: handle}
+	entry := C.dynop_loader_dlsym(handle, cEntry, &buf[0], C.size_t(len(buf)))
+	if entry == nil {
+		err := fmt.Errorf("native: %s: %w: no entry point %s: %s", path, dynop.ErrFormat, EntrySymbol, C.GoString(&buf[0]))
+		return nil, errors.Join(err, lib.close())
+	}
+	lib.getFunc = entry
+	return lib, nil
+}
+
+// close frees the host table and session, if any, and dlcloses lib.
+func (lib *library) close() error {
+	if lib.host != nil {
+		C.dynop_loader_free_host(lib.host)
+		lib.host = nil
+	}
+	if lib.session != 0 {
+		lib.session.Delete()
+		lib.session = 0
+	}
+	var buf [512]C.char
+	if C.dynop_loader_dlclose(lib.handle, &buf[0], C.size_t(len(buf))) != 0 {
+		return fmt.Errorf("native: %s: dlclose: %s", lib.path, C.GoString(&buf[0]))
+	}
+	return nil
+}
+
+// function returns the entry point called name, or an error if the plugin
+// has none.
+func (lib *library) function(name string) (C.dynop_function, error) {
+	cname := cRegister
+	switch name {
+	case "get_info":
+		cname = cGetInfo
+	case "deregister":
+		cname = cDeregister
+	}
+	f := C.dynop_loader_get_function(lib.getFunc, cname)
+	if f == nil {
+		return nil, fmt.Errorf("native: %s: %w: %s(%q) returned NULL: the plugin has no %s entry point", lib.path, ErrABI, EntrySymbol, name, name)
+	}
+	return f, nil
+}
+
+func (lib *library) requireFunction(name string) error {
+	_, err := lib.function(name)
+	return err
+}
+
+// readInfo calls get_info and converts the result, checking every struct.
+func (lib *library) readInfo() (plugin.Info, uint32, error) {
+	getInfo, err := lib.function("get_info")
+	if err != nil {
+		return plugin.Info{}, 0, err
+	}
+	ci := C.dynop_loader_get_info(getInfo)
+	r := reader{path: lib.path}
+	info, flags := r.info(ci)
+	return info, flags, r.err
+}
+
+// reader converts the C plugin info, stopping at the first ABI violation.
+type reader struct {
+	path string
+	err  error
+}
+
+func (r *reader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf("native: %s: %w: "+format, append([]any{r.path, ErrABI}, args...)...)
+	}
+}
+
+// check verifies the header of the struct at p: type, a major version
+// this host reads, and a size that covers minSize bytes.
+func (r *reader) check(what string, p unsafe.Pointer, typ *C.dynop_uid, major uint32, minSize uintptr) bool {
+	if r.err != nil {
+		return false
+	}
+	if p == nil {
+		r.fail("%s is NULL", what)
+		return false
+	}
+	h := TableAt(p).Header()
+	switch want := uidOf(typ); {
+	case h.Type != want:
+		r.fail("%s has type UID {%s}, want {%s}: a struct of another type, or no dynop_header at its start", what, h.Type, want)
+	case h.Version.Major > major:
+		r.fail("%s has layout version %s, which is from the future: this host reads major version %d", what, h.Version, major)
+	case h.Version.Major < major:
+		r.fail("%s has layout version %s, older than any this host reads (major %d)", what, h.Version, major)
+	case uintptr(h.Size) < minSize:
+		r.fail("%s says it is %d bytes, but its version %s needs at least %d", what, h.Size, h.Version, minSize)
+	default:
+		return true
+	}
+	return false
+}
+
+func (r *reader) info(ci *C.dynop_plugin_info) (plugin.Info, uint32) {
+	if !r.check("plugin info (get_info's result)", unsafe.Pointer(ci), &C.dynop_loader_info_type,
+		C.DYNOP_PLUGIN_INFO_VERSION_MAJOR, C.sizeof_dynop_plugin_info) {
+		return plugin.Info{}, 0
+	}
+	if ci.id == nil {
+		r.fail("plugin info: id is NULL")
+		return plugin.Info{}, 0
+	}
+	info := plugin.Info{
+		ID:          C.GoString(ci.id),
+		Version:     versionOf(ci.plugin_version),
+		APIVersion:  versionOf(ci.api_version),
+		Description: goString(ci.description),
+		Author:      goString(ci.author),
+		Build:       goString(ci.build),
+	}
+	if info.APIVersion.IsZero() {
+		r.fail("plugin %q: api_version is 0.0.0; set it to DYNOP_API_VERSION", info.ID)
+	}
+	for i, d := range cArray(ci.interfaces, ci.interface_count, r, "interfaces") {
+		if desc, ok := r.desc(fmt.Sprintf("interfaces[%d]", i), d); ok {
+			info.Interfaces = append(info.Interfaces, desc)
+		}
+	}
+	for i, n := range cArray(ci.needs, ci.need_count, r, "needs") {
+		what := fmt.Sprintf("needs[%d]", i)
+		if !r.check(what, unsafe.Pointer(n), &C.dynop_loader_need_type, C.DYNOP_NEED_VERSION_MAJOR, C.sizeof_dynop_need) {
+			break
+		}
+		if n.plugin == nil {
+			r.fail("%s: plugin is NULL", what)
+			break
+		}
+		if desc, ok := r.desc(what+".iface", n.iface); ok {
+			info.Needs = append(info.Needs, plugin.Need{Plugin: C.GoString(n.plugin), Interface: desc})
+		}
+	}
+	if rq := ci.requirements; rq != nil && r.check("requirements", unsafe.Pointer(rq), &C.dynop_loader_requirements_type,
+		C.DYNOP_REQUIREMENTS_VERSION_MAJOR, C.sizeof_dynop_requirements) {
+		info.Requirements = plugin.Requirements{
+			OS:           splitList(rq.os),
+			MinOSVersion: versionOf(rq.min_os_version),
+			Arch:         splitList(rq.arch),
+			CPUFeatures:  splitList(rq.cpu_features),
+		}
+		gpu := plugin.GPURequirements{Vendor: goString(rq.gpu_vendor), MinArch: versionOf(rq.gpu_min_arch), MinDriver: versionOf(rq.gpu_min_driver)}
+		if gpu != (plugin.GPURequirements{}) {
+			info.Requirements.GPU = &gpu
+		}
+	}
+	return info, uint32(ci.flags)
+}
+
+func (r *reader) desc(what string, d *C.dynop_interface_desc) (iface.Desc, bool) {
+	if !r.check(what, unsafe.Pointer(d), &C.dynop_loader_desc_type, C.DYNOP_INTERFACE_DESC_VERSION_MAJOR, C.sizeof_dynop_interface_desc) {
+		return iface.Desc{}, false
+	}
+	if d.name == nil {
+		r.fail("%s: name is NULL", what)
+		return iface.Desc{}, false
+	}
+	return iface.Desc{UID: uidOf(&d.uid), Name: C.GoString(d.name), Version: versionOf(d.version)}, true
+}
+
+// cArray returns the C array of n pointers at p as a slice; a NULL array
+// with a non-zero count is an ABI violation.
+func cArray[T any](p **T, n C.uint32_t, r *reader, what string) []*T {
+	if n == 0 || r.err != nil {
+		return nil
+	}
+	if p == nil {
+		r.fail("plugin info: %s is NULL but its count is %d", what, uint32(n))
+		return nil
+	}
+	return unsafe.Slice(p, int(n))
+}
+
+func goString(s *C.char) string {
+	if s == nil {
+		return ""
+	}
+	return C.GoString(s)
+}
+
+// splitList splits a comma-separated C list into its trimmed, non-empty
+// items.
+func splitList(s *C.char) []string {
+	var out []string
+	for item := range strings.SplitSeq(goString(s), ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// symbolVisible reports whether name resolves in the process's global
+// symbol scope (dlsym(RTLD_DEFAULT, name)): true for symbols of libraries
+// loaded with RTLD_GLOBAL.
+func symbolVisible(name string) bool {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	return C.dynop_loader_symbol_visible(cname) != 0
+}

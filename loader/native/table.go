@@ -1,0 +1,236 @@
+package native
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/iface"
+)
+
+// HeaderSize is sizeof(dynop_header): every struct that crosses the C ABI
+// starts with one.
+const HeaderSize = 32
+
+// Header is the decoded dynop_header at the start of an ABI struct.
+type Header struct {
+	// Type is the struct's type UID; for an interface, the interface UID.
+	Type iface.UID
+	// Version is the struct's layout version; for an interface, the
+	// interface version.
+	Version iface.Version
+	// Size is sizeof the struct as its writer compiled it.
+	Size uint32
+}
+
+// Table is a native interface: a pointer to a C struct of function
+// pointers that starts with a dynop_header. Native plugins add their
+// interfaces as Tables; Go code reaches the functions through a typed
+// binding (see [RegisterBinding]).
+//
+// The memory belongs to the plugin that provided the table and is valid
+// while a reference to the interface is held.
+type Table struct {
+	p unsafe.Pointer
+}
+
+// TableAt returns the Table at p, which must point to C memory (never Go
+// memory) starting with a dynop_header, or be nil.
+func TableAt(p unsafe.Pointer) Table { return Table{p} }
+
+// Pointer returns the address of the struct, for passing to C.
+func (t Table) Pointer() unsafe.Pointer { return t.p }
+
+// IsNil reports whether t points nowhere.
+func (t Table) IsNil() bool { return t.p == nil }
+
+// Header decodes the struct's header. t must not be nil.
+func (t Table) Header() Header {
+	b := unsafe.Slice((*byte)(t.p), HeaderSize)
+	return Header{
+		Type: iface.UID(b[:16]),
+		Version: iface.Version{
+			Major: binary.NativeEndian.Uint32(b[16:]),
+			Minor: binary.NativeEndian.Uint32(b[20:]),
+			Patch: binary.NativeEndian.Uint32(b[24:]),
+		},
+		Size: binary.NativeEndian.Uint32(b[28:]),
+	}
+}
+
+// NativeTable returns t itself; it makes every Table [Exported].
+func (t Table) NativeTable() Table { return t }
+
+// Check reports whether t can be read as interface want by code compiled
+// against a struct of minSize bytes: the UID must be want's, the version
+// compatible with want.Version (same major, minor at least want's), and
+// header.size at least minSize. A table from a newer plugin may be larger.
+func (t Table) Check(want iface.Desc, minSize uintptr) error {
+	if t.p == nil {
+		return fmt.Errorf("native: interface %s: table pointer is NULL", want)
+	}
+	h := t.Header()
+	if h.Type != want.UID {
+		return fmt.Errorf("native: interface %s: %w: the table's header has type {%s}", want, dynop.ErrType, h.Type)
+	}
+	if err := iface.CheckVersion("interface "+want.Name, h.Version, want.Version); err != nil {
+		return fmt.Errorf("native: %w", err)
+	}
+	if uintptr(h.Size) < minSize {
+		return fmt.Errorf("native: interface %s: %w: the table's header says %d bytes, version %s needs at least %d",
+			want, ErrABI, h.Size, h.Version, minSize)
+	}
+	return nil
+}
+
+// Exported is implemented by interface implementations that native code
+// can use: [Table], the typed bindings of native interfaces, and Go
+// implementations that export a C table of their own. A native plugin can
+// acquire an interface only if its implementation is Exported.
+type Exported interface {
+	NativeTable() Table
+}
+
+// A Binder turns a native interface table into the typed Go value that Go
+// callers acquire, checking the table's version and size with
+// [Table.Check]. The value should be [Exported] so that native plugins can
+// acquire it too.
+type Binder func(Table) (any, error)
+
+var (
+	bindingsMu sync.RWMutex
+	bindings   = make(map[iface.UID]Binder)
+)
+
+// RegisterBinding makes every native plugin's implementation of interface
+// uid reach Go callers as bind's value instead of a bare [Table]. The
+// package that declares an interface's Go type registers its binding from
+// init, as database/sql drivers register themselves, so any program that
+// can name the type gets it. It panics if uid is bound twice.
+func RegisterBinding(uid iface.UID, bind Binder) {
+	bindingsMu.Lock()
+	defer bindingsMu.Unlock()
+	if _, dup := bindings[uid]; dup {
+		panic(fmt.Sprintf("native: RegisterBinding called twice for {%s}", uid))
+	}
+	bindings[uid] = bind
+}
+
+// bindTable returns what Go callers get for table t: the registered
+// binding's value, or t itself.
+func bindTable(t Table) (any, error) {
+	bindingsMu.RLock()
+	bind := bindings[t.Header().Type]
+	bindingsMu.RUnlock()
+	if bind == nil {
+		return t, nil
+	}
+	return bind(t)
+}
+
+// ErrABI reports a plugin that breaks the C ABI's rules: a struct with the
+// wrong type UID, a layout version from the future, a size too small for
+// its version, a NULL where a value is required.
+var ErrABI = errors.New("C ABI violation")
+
+// Result is a dynop_result, the status code of a C ABI call.
+type Result int32
+
+// The results of dynop.h.
+const (
+	OK                   Result = 0
+	ErrorGeneric         Result = 1
+	ErrorInvalidArgument Result = 2
+	ErrorNotFound        Result = 3
+	ErrorVersion         Result = 4
+	ErrorState           Result = 5
+	ErrorCycle           Result = 6
+	ErrorNoMemory        Result = 7
+	ErrorUnsupported     Result = 8
+	ErrorDuplicate       Result = 9
+	ErrorType            Result = 10
+	ErrorClosed          Result = 11
+)
+
+var resultNames = [...]string{
+	"DYNOP_OK", "DYNOP_ERROR", "DYNOP_ERROR_INVALID_ARGUMENT", "DYNOP_ERROR_NOT_FOUND",
+	"DYNOP_ERROR_VERSION", "DYNOP_ERROR_STATE", "DYNOP_ERROR_CYCLE", "DYNOP_ERROR_NO_MEMORY",
+	"DYNOP_ERROR_UNSUPPORTED", "DYNOP_ERROR_DUPLICATE", "DYNOP_ERROR_TYPE", "DYNOP_ERROR_CLOSED",
+}
+
+// String returns the result's name in dynop.h.
+func (r Result) String() string {
+	if r >= 0 && int(r) < len(resultNames) {
+		return resultNames[r]
+	}
+	return fmt.Sprintf("dynop_result(%d)", int32(r))
+}
+
+// sentinels maps results to the host's sentinel errors, both ways.
+var sentinels = []struct {
+	r   Result
+	err error
+}{
+	{ErrorNotFound, dynop.ErrNotFound},
+	{ErrorVersion, dynop.ErrVersion},
+	{ErrorState, dynop.ErrState},
+	{ErrorCycle, dynop.ErrCycle},
+	{ErrorDuplicate, dynop.ErrDuplicate},
+	{ErrorType, dynop.ErrType},
+	{ErrorClosed, dynop.ErrClosed},
+	{ErrorInvalidArgument, dynop.ErrInvalid},
+	{ErrorUnsupported, errors.ErrUnsupported},
+}
+
+// resultOf returns the result code that tells C code about err.
+func resultOf(err error) Result {
+	if err == nil {
+		return OK
+	}
+	for _, s := range sentinels {
+		if errors.Is(err, s.err) {
+			return s.r
+		}
+	}
+	return ErrorGeneric
+}
+
+// ResultError is a native plugin's failure: the result an entry point
+// returned and the message it gave with set_error. It matches the host's
+// sentinel for its result with [errors.Is] (DYNOP_ERROR_NOT_FOUND is
+// [dynop.ErrNotFound], and so on), and unwraps to the host error that the
+// plugin was passing on, if any.
+type ResultError struct {
+	Plugin  string // the plugin's ID
+	Call    string // the entry point: "register", "deregister"
+	Result  Result
+	Message string // from set_error; may be empty
+	cause   error  // the host's error with the same result, if the plugin got one during the call
+}
+
+func (e *ResultError) Error() string {
+	s := fmt.Sprintf("native plugin %q: %s returned %v", e.Plugin, e.Call, e.Result)
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	if e.cause != nil && e.Message == "" {
+		s += ": " + e.cause.Error()
+	}
+	return s
+}
+
+// Unwrap returns the host error the plugin passed on, or nil.
+func (e *ResultError) Unwrap() error { return e.cause }
+
+// Is reports whether target is the sentinel error of e.Result.
+func (e *ResultError) Is(target error) bool {
+	for _, s := range sentinels {
+		if s.r == e.Result && s.err == target {
+			return true
+		}
+	}
+	return false
+}
