@@ -1,21 +1,44 @@
 # dynop — the two commands a newcomer needs are `make demo` and `make test`.
 GO ?= go
 
-.PHONY: demo test bench build vet
+# Native plugins: C99 and C++17, warnings as errors, every symbol hidden
+# but the entry point (DYNOP_EXPORT). internal/cbuild builds the same way
+# for the tests. -fno-gnu-unique keeps C++ libraries unloadable.
+PLUGIN_FLAGS = -O2 -fPIC -shared -fvisibility=hidden -Wall -Wextra -pedantic -Werror -Iabi/include
+PLUGIN_CFLAGS = -std=c99
+PLUGIN_CXXFLAGS = -std=c++17 -fno-gnu-unique
+PLUGINS = plugins/vecmath/libdynop_vecmath.so plugins/stats/libdynop_stats.so
 
-## demo: run the demo host program over the example plugins.
-demo:
+.PHONY: demo test bench build plugins clean
+
+## demo: run the demo host programs over the example plugins.
+demo: plugins
 	$(GO) run ./examples/lifecycle
+	$(GO) run ./examples/native $(PLUGINS)
 
-## test: vet, then every test with the race detector (cgo pointer checks on).
+## test: vet, every test with the race detector (cgo pointer checks on),
+## then the cgo packages again with the strict pointer checks of cgocheck2.
 test:
 	$(GO) vet ./...
 	GODEBUG=cgocheck=1 $(GO) test -race ./...
+	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./loader/... ./plugins/... ./examples/native/
 
 ## bench: every benchmark, with allocations.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-## build: build the dynop CLI into ./bin.
-build:
+## build: build the dynop CLI into ./bin and the example native plugins.
+build: plugins
 	$(GO) build -o bin/dynop ./cmd/dynop
+
+## plugins: build the example native plugins next to their sources.
+plugins: $(PLUGINS)
+
+plugins/vecmath/libdynop_vecmath.so: plugins/vecmath/c/vecmath.c plugins/vecmath/vecmath.h abi/include/dynop/dynop.h
+	$(CC) $(PLUGIN_CFLAGS) $(PLUGIN_FLAGS) -o $@ $<
+
+plugins/stats/libdynop_stats.so: plugins/stats/cpp/stats.cpp plugins/stats/stats.h plugins/vecmath/vecmath.h abi/include/dynop/dynop.h
+	$(CXX) $(PLUGIN_CXXFLAGS) $(PLUGIN_FLAGS) -o $@ $<
+
+clean:
+	rm -rf bin $(PLUGINS)

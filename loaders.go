@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 
 	"github.com/dynop/dynop/plugin"
@@ -70,19 +71,24 @@ func LoadFile(ctx context.Context, path string) (plugin.Plugin, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	head, err := fileHead(path, 16)
+	loadersMu.RLock()
+	regs := slices.Clone(loaders)
+	loadersMu.RUnlock()
+	n := 16 // enough to show in an error
+	for _, l := range regs {
+		n = max(n, len(l.magic))
+	}
+	head, err := fileHead(path, n)
 	if err != nil {
 		return nil, err
 	}
-	loadersMu.RLock()
 	var load LoadFunc
-	for _, l := range loaders {
+	for _, l := range regs {
 		if bytes.HasPrefix(head, []byte(l.magic)) {
 			load = l.load
 			break
 		}
 	}
-	loadersMu.RUnlock()
 	if load != nil {
 		return load(ctx, path)
 	}
@@ -91,7 +97,7 @@ func LoadFile(ctx context.Context, path string) (plugin.Plugin, error) {
 			return nil, fmt.Errorf("dynop: plugin file %s: %w: it is %s, but the program has no loader for it (import _ %q)", path, ErrFormat, f.what, f.pkg)
 		}
 	}
-	return nil, fmt.Errorf("dynop: plugin file %s: %w: it starts with %q, which is no plugin format this program loads", path, ErrFormat, head)
+	return nil, fmt.Errorf("dynop: plugin file %s: %w: it starts with %q, which is no plugin format this program loads", path, ErrFormat, head[:min(len(head), 16)])
 }
 
 // fileHead returns the first n bytes of the regular file at path (fewer if

@@ -2,12 +2,18 @@
 //
 // Usage:
 //
-//	dynop version          print the dynop build, the plugin API version and the Go toolchain
-//	dynop list [--json]    list the plugins, their state and interfaces
-//	dynop help             print this help
+//	dynop version                    print the dynop build, the plugin API version and the Go toolchain
+//	dynop list [--json] [PATH...]    list the plugins, their state and interfaces
+//	dynop inspect [--json] PATH|ID   show one plugin: a plugin file, or a compiled-in plugin's ID
+//	dynop help                       print this help
 //
-// For now the host knows the Go plugins compiled into this binary (the
-// example plugins under plugins/); later versions discover plugins on disk.
+// The host knows the Go plugins compiled into this binary (the example
+// plugins under plugins/) and the plugin files given as PATH arguments:
+// native shared libraries (see abi/include/dynop/dynop.h). Reading a
+// file's info starts nothing. Later versions discover plugins on disk.
+//
+// list and inspect exit with status 1 if a plugin file cannot be used,
+// after printing what they could.
 //
 // # JSON output of list
 //
@@ -24,20 +30,27 @@
 //	      "interfaces": [{"uid": "C6A1D7F2-…", "name": "dynop.example.Greeter", "version": "1.0.0"}],
 //	      "needs": [{"plugin": "dynop.plugin.text", "interface": {"uid": "…", "name": "…", "version": "1.1.0"}}],
 //	      "requirements": {"os": […], "arch": […], "cpu_features": […], "gpu": {…}},  // empty fields omitted
+//	      "path": "/…/libdynop_stats.so",        // the plugin file; omitted for compiled-in plugins
 //	      "state": "available",                   // available, starting, started, stopping or unusable
 //	      "error": "…"                            // why it is unusable; omitted otherwise
 //	    }
-//	  ]
+//	  ],
+//	  "broken": [{"path": "…", "error": "…"}]    // plugin files that could not be used; omitted if none
 //	}
+//
+// `dynop inspect --json` prints {"schema": "dynop.inspect/v1", "plugin": {…}}
+// with one plugin object as above.
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -45,9 +58,12 @@ import (
 	"text/tabwriter"
 
 	"github.com/dynop/dynop"
+	_ "github.com/dynop/dynop/loader/native" // native plugin files
 	"github.com/dynop/dynop/plugin"
 	_ "github.com/dynop/dynop/plugins/greeter" // example plugins, compiled in
+	_ "github.com/dynop/dynop/plugins/stats"   // bindings of the native examples' interfaces
 	_ "github.com/dynop/dynop/plugins/text"
+	_ "github.com/dynop/dynop/plugins/vecmath/govecmath"
 )
 
 func main() {
@@ -57,9 +73,12 @@ func main() {
 const usage = `Usage: dynop <command> [flags]
 
 Commands:
-  version          print the dynop build, the plugin API version and the Go toolchain
-  list [--json]    list the plugins the host knows, their state and interfaces
-  help             print this help
+  version                     print the dynop build, the plugin API version and the Go toolchain
+  list [--json] [PATH...]     list the compiled-in plugins and the plugin files PATH,
+                              their state and interfaces
+  inspect [--json] PATH|ID    show everything about one plugin: a plugin file,
+                              or the ID of a compiled-in plugin
+  help                        print this help
 `
 
 // errUsage marks errors after which the usage is worth reading.
@@ -97,10 +116,20 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer) error {
 	case "list":
 		fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 		asJSON := fs.Bool("json", false, "print JSON (schema dynop.list/v1) instead of a table")
-		if err := noArgs(cmd, fs, args); err != nil {
+		if err := parse(cmd, fs, args); err != nil {
 			return err
 		}
-		return list(ctx, stdout, *asJSON)
+		return list(ctx, stdout, fs.Args(), *asJSON)
+	case "inspect":
+		fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+		asJSON := fs.Bool("json", false, "print JSON (schema dynop.inspect/v1)")
+		if err := parse(cmd, fs, args); err != nil {
+			return err
+		}
+		if fs.NArg() != 1 {
+			return fmt.Errorf("%w: inspect takes one plugin file or plugin ID, got %d arguments", errUsage, fs.NArg())
+		}
+		return inspect(ctx, stdout, fs.Arg(0), *asJSON)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -109,14 +138,22 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 }
 
-// noArgs parses flags and rejects positional arguments.
-func noArgs(cmd string, fs *flag.FlagSet, args []string) error {
+// parse parses flags, with errors that lead to the usage.
+func parse(cmd string, fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return fmt.Errorf("%w: help for %s", errUsage, cmd)
 		}
 		return fmt.Errorf("%w: %s: %v", errUsage, cmd, err)
+	}
+	return nil
+}
+
+// noArgs parses flags and rejects positional arguments.
+func noArgs(cmd string, fs *flag.FlagSet, args []string) error {
+	if err := parse(cmd, fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: %s takes no arguments, got %q", errUsage, cmd, fs.Args())
@@ -147,34 +184,75 @@ func version(w io.Writer) error {
 	return err
 }
 
-// listEntry is one plugin in `dynop list --json`.
+// listEntry is one plugin in `dynop list --json` and `dynop inspect --json`.
 type listEntry struct {
 	plugin.Info
+	Path  string      `json:"path,omitempty"`
 	State dynop.State `json:"state"`
 	Error string      `json:"error,omitempty"`
 }
 
-func list(ctx context.Context, w io.Writer, asJSON bool) error {
-	h, err := dynop.Open(ctx, dynop.Options{})
+func newListEntry(st dynop.PluginStatus) listEntry {
+	e := listEntry{Info: st.Info, Path: st.Path, State: st.State}
+	if st.State == dynop.StateUnusable && st.Err != nil {
+		e.Error = st.Err.Error()
+	}
+	return e
+}
+
+// brokenEntry is a plugin file that could not be used.
+type brokenEntry struct {
+	Path  string `json:"path"`
+	Error string `json:"error"`
+}
+
+// errBroken is returned, after the listing is printed, when plugin files
+// could not be used.
+var errBroken = errors.New("plugin files could not be used")
+
+func list(ctx context.Context, w io.Writer, paths []string, asJSON bool) error {
+	h, err := dynop.Open(ctx, dynop.Options{Paths: paths, Logger: quietLogger()})
 	if err != nil {
 		return err
 	}
 	defer h.Close(ctx)
-	return writeList(w, h.Plugins(), asJSON)
+	broken := h.Broken()
+	if err := writeList(w, h.Plugins(), broken, asJSON); err != nil {
+		return err
+	}
+	return brokenError(broken)
 }
 
-// writeList prints plugins as a table, or as JSON (schema dynop.list/v1).
-func writeList(w io.Writer, plugins []dynop.PluginStatus, asJSON bool) error {
+func brokenError(broken []dynop.Broken) error {
+	if len(broken) == 0 {
+		return nil
+	}
+	errs := make([]error, len(broken))
+	for i, b := range broken {
+		errs[i] = b.Err
+	}
+	return fmt.Errorf("%d %w:\n%w", len(broken), errBroken, errors.Join(errs...))
+}
+
+// quietLogger logs only errors: the commands report problems themselves.
+func quietLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+}
+
+// writeList prints plugins and broken files as a table, or as JSON
+// (schema dynop.list/v1).
+func writeList(w io.Writer, plugins []dynop.PluginStatus, broken []dynop.Broken, asJSON bool) error {
 	if asJSON {
 		out := struct {
-			Schema  string      `json:"schema"`
-			Plugins []listEntry `json:"plugins"`
+			Schema  string        `json:"schema"`
+			Plugins []listEntry   `json:"plugins"`
+			Broken  []brokenEntry `json:"broken,omitempty"`
 		}{Schema: "dynop.list/v1", Plugins: make([]listEntry, len(plugins))}
 		for i, st := range plugins {
-			out.Plugins[i] = listEntry{Info: st.Info, State: st.State}
-			if st.State == dynop.StateUnusable && st.Err != nil {
-				out.Plugins[i].Error = st.Err.Error()
-			}
+			out.Plugins[i] = newListEntry(st)
+		}
+		for _, b := range broken {
+			out.Broken = append(out.Broken, brokenEntry{b.Path, b.Err.Error()})
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -202,5 +280,106 @@ func writeList(w io.Writer, plugins []dynop.PluginStatus, asJSON bool) error {
 			fmt.Fprintf(tw, "\t\t\t%s\n", l)
 		}
 	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(broken) > 0 {
+		fmt.Fprintln(w, "\nBROKEN PLUGIN FILES")
+		for _, b := range broken {
+			fmt.Fprintf(w, "%s\n    %s\n", b.Path, strings.ReplaceAll(b.Err.Error(), "\n", "\n    "))
+		}
+	}
+	return nil
+}
+
+// inspect shows one plugin: the plugin file at target, or else the
+// compiled-in plugin with ID target.
+func inspect(ctx context.Context, w io.Writer, target string, asJSON bool) error {
+	opts := dynop.Options{Logger: quietLogger()}
+	id := target
+	if _, err := os.Stat(target); err == nil || strings.ContainsRune(target, os.PathSeparator) {
+		opts.Paths, opts.NoRegistered = []string{target}, true
+	}
+	h, err := dynop.Open(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer h.Close(ctx)
+	if err := brokenError(h.Broken()); err != nil {
+		return err
+	}
+	if opts.Paths != nil {
+		id = h.Plugins()[0].Info.ID
+	}
+	st, err := h.Plugin(id)
+	if err != nil {
+		return fmt.Errorf("%w; give a plugin file's path or the ID of a compiled-in plugin (dynop list shows them)", err)
+	}
+	e := newListEntry(st)
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Schema string    `json:"schema"`
+			Plugin listEntry `json:"plugin"`
+		}{"dynop.inspect/v1", e})
+	}
+	return writeInspect(w, e)
+}
+
+// writeInspect prints one plugin as aligned "field  value" lines.
+func writeInspect(w io.Writer, e listEntry) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(tw, "%s\t%s\n", k, v)
+		}
+	}
+	row("plugin", e.ID)
+	row("version", e.Version.String())
+	row("api", e.APIVersion.String())
+	row("path", e.Path)
+	row("description", e.Description)
+	row("author", e.Author)
+	row("build", e.Build)
+	row("state", e.State.String())
+	row("error", strings.ReplaceAll(e.Error, "\n", "; "))
+	for _, d := range e.Interfaces {
+		row("provides", fmt.Sprintf("%s %s {%s}", d.Name, d.Version, d.UID))
+	}
+	for _, n := range e.Needs {
+		row("needs", fmt.Sprintf("%s %s or newer {%s} from %s", n.Interface.Name, n.Interface.Version, n.Interface.UID, n.Plugin))
+	}
+	row("requires", requirements(e.Requirements))
 	return tw.Flush()
+}
+
+// requirements spells out what a plugin needs of the machine, or "" for
+// nothing.
+func requirements(r plugin.Requirements) string {
+	var parts []string
+	if len(r.OS) > 0 {
+		os := "os " + strings.Join(r.OS, ", ")
+		if !r.MinOSVersion.IsZero() {
+			os += " " + r.MinOSVersion.String() + " or newer"
+		}
+		parts = append(parts, os)
+	}
+	if len(r.Arch) > 0 {
+		parts = append(parts, "arch "+strings.Join(r.Arch, ", "))
+	}
+	if len(r.CPUFeatures) > 0 {
+		parts = append(parts, "cpu "+strings.Join(r.CPUFeatures, ", "))
+	}
+	if g := r.GPU; g != nil {
+		gpu := "gpu " + cmp.Or(g.Vendor, "any vendor")
+		if !g.MinArch.IsZero() {
+			gpu += ", arch " + g.MinArch.String() + " or newer"
+		}
+		if !g.MinDriver.IsZero() {
+			gpu += ", driver " + g.MinDriver.String() + " or newer"
+		}
+		parts = append(parts, gpu)
+	}
+	return strings.Join(parts, "; ")
 }

@@ -9,12 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strings"
 
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/internal/demo"
 	"github.com/dynop/dynop/plugins/greeter"
 	_ "github.com/dynop/dynop/plugins/text"
 )
@@ -27,15 +27,7 @@ func main() {
 }
 
 func run(ctx context.Context, out io.Writer) error {
-	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{
-		Level: slog.LevelDebug,
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if a.Key == slog.TimeKey && len(groups) == 0 {
-				return slog.Attr{}
-			}
-			return a
-		},
-	}))
+	log := demo.Logger(out)
 
 	fmt.Fprintln(out, "== open: enumerate the compiled-in plugins; nothing starts")
 	h, err := dynop.Open(ctx, dynop.Options{Logger: log})

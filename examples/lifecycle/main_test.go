@@ -3,8 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"strings"
 	"testing"
+
+	"github.com/dynop/dynop/internal/demo"
 )
 
 // TestDemoLifecycleOrder runs the demo and checks that the lifecycle
@@ -16,7 +17,6 @@ func TestDemoLifecycleOrder(t *testing.T) {
 	if err := run(context.Background(), &out); err != nil {
 		t.Fatalf("demo failed: %v\n%s", err, out.String())
 	}
-	text := out.String()
 	order := []string{
 		"== open",
 		"dynop.plugin.greeter   v1.0.0  available",
@@ -36,12 +36,5 @@ func TestDemoLifecycleOrder(t *testing.T) {
 		"dynop.plugin.text      v1.0.0  available refs=0 starts=1 stops=1",
 		"closed cleanly",
 	}
-	at := 0
-	for _, want := range order {
-		i := strings.Index(text[at:], want)
-		if i < 0 {
-			t.Fatalf("demo output lacks %q after position %d:\n%s", want, at, text)
-		}
-		at += i + len(want)
-	}
+	demo.CheckOrder(t, out.String(), order...)
 }

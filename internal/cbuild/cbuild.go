@@ -5,6 +5,7 @@
 package cbuild
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,4 +84,15 @@ func VecMath(t testing.TB) string {
 // flags (to choose its VecMath provider).
 func Stats(t testing.TB, extra ...string) string {
 	return Plugin(t, "libdynop_stats.so", "plugins/stats/cpp/stats.cpp", extra...)
+}
+
+// Mapped reports whether the file at path is mapped into this process,
+// from /proc/self/maps; it skips the test where there is no such file.
+func Mapped(t testing.TB, path string) bool {
+	t.Helper()
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Skipf("no /proc/self/maps: %v", err)
+	}
+	return bytes.Contains(maps, []byte(path))
 }

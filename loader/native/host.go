@@ -26,6 +26,7 @@ type session struct {
 	host plugin.Host
 
 	mu      sync.Mutex
+	step    string          // the entry point running: "register", "deregister" or ""
 	stepCtx context.Context // the context of the entry point running, or nil
 	message string          // set_error's message during the running entry point
 	lastErr error           // the last error a host function returned during it
@@ -33,11 +34,11 @@ type session struct {
 	nextRef C.dynop_ref
 }
 
-// begin marks the start of a call into the plugin's entry point: host
-// functions it calls use ctx, and its messages are collected afresh.
-func (s *session) begin(ctx context.Context) {
+// begin marks the start of a call into the plugin's entry point step:
+// host functions it calls use ctx, and its messages are collected afresh.
+func (s *session) begin(ctx context.Context, step string) {
 	s.mu.Lock()
-	s.stepCtx, s.message, s.lastErr = ctx, "", nil
+	s.step, s.stepCtx, s.message, s.lastErr = step, ctx, "", nil
 	s.mu.Unlock()
 }
 
@@ -47,7 +48,7 @@ func (s *session) end(step string, rc C.dynop_result) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	msg, last := s.message, s.lastErr
-	s.stepCtx, s.message, s.lastErr = nil, "", nil
+	s.step, s.stepCtx, s.message, s.lastErr = "", nil, "", nil
 	r := Result(rc)
 	if r == OK {
 		return nil
@@ -164,15 +165,24 @@ func dynopGoAcquire(h C.uintptr_t, id *C.char, uid *C.dynop_uid, min *C.dynop_ve
 	return C.DYNOP_OK
 }
 
+// dynopGoRelease gives back a reference. During deregister it only
+// forgets the reference: the host releases what a plugin holds after the
+// plugin is unloaded, so what it depended on outlives its code even if its
+// deregister releases first and touches the interface after.
+//
 //export dynopGoRelease
 func dynopGoRelease(h C.uintptr_t, token C.dynop_ref, buf *C.char, n C.size_t) C.dynop_result {
 	s := sessionOf(h)
 	s.mu.Lock()
 	r, ok := s.refs[token]
 	delete(s.refs, token)
+	deferred := s.step == "deregister"
 	s.mu.Unlock()
 	if !ok {
 		return s.fail(fmt.Errorf("native: plugin %q: release(%d): %w: no such reference, or released already", s.p.info.ID, uint64(token), dynop.ErrReleased), buf, n)
+	}
+	if deferred {
+		return C.DYNOP_OK
 	}
 	if err := r.Release(); err != nil {
 		return s.fail(err, buf, n)

@@ -67,6 +67,11 @@ type Options struct {
 	// GlobalSymbols loads the library with RTLD_GLOBAL, making its symbols
 	// available to libraries loaded after it, even if the plugin does not
 	// ask for it with DYNOP_PLUGIN_GLOBAL_SYMBOLS.
+	//
+	// A global library still unloads when the plugin stops, unless code
+	// outside it bound to one of its symbols (dlsym(RTLD_DEFAULT, ...), or
+	// a library that links against it): glibc then keeps it mapped for as
+	// long as that code may use it.
 	GlobalSymbols bool
 }
 
@@ -174,7 +179,7 @@ func (p *Plugin) Register(ctx context.Context, h plugin.Host) error {
 	if lib.host == nil {
 		return fail(fmt.Errorf("native: plugin %q: out of memory for its host table", p.info.ID))
 	}
-	s.begin(ctx)
+	s.begin(ctx, "register")
 	if err := s.end("register", C.dynop_loader_call_step(register, &lib.host.pub)); err != nil {
 		return fail(err)
 	}
@@ -196,7 +201,7 @@ func (p *Plugin) Deregister(ctx context.Context) error {
 		return nil
 	}
 	s := lib.session.Value().(*session)
-	s.begin(ctx)
+	s.begin(ctx, "deregister")
 	return s.end("deregister", C.dynop_loader_call_step(deregister, &lib.host.pub))
 }
 
@@ -436,4 +441,10 @@ func symbolVisible(name string) bool {
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	return C.dynop_loader_symbol_visible(cname) != 0
+}
+
+// headerABI returns what dynop.h says about the plugin API version and
+// the header's size, so that tests keep the Go and C sides in step.
+func headerABI() (api iface.Version, headerSize uintptr) {
+	return iface.V(C.DYNOP_API_VERSION_MAJOR, C.DYNOP_API_VERSION_MINOR, C.DYNOP_API_VERSION_PATCH), C.sizeof_dynop_header
 }

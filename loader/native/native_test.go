@@ -53,8 +53,12 @@ func openHost(t testing.TB, paths []string, ps ...plugin.Plugin) *dynop.Host {
 	return h
 }
 
+// testLogger logs to t with -v, and nowhere otherwise.
 func testLogger(t testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
 }
 
 type tWriter struct{ t testing.TB }
@@ -62,16 +66,6 @@ type tWriter struct{ t testing.TB }
 func (w tWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSuffix(string(p), "\n"))
 	return len(p), nil
-}
-
-// mapped reports whether the file at path is mapped into this process.
-func mapped(t testing.TB, path string) bool {
-	t.Helper()
-	maps, err := os.ReadFile("/proc/self/maps")
-	if err != nil {
-		t.Skipf("no /proc/self/maps: %v", err)
-	}
-	return bytes.Contains(maps, []byte(path))
 }
 
 func wantErr(t testing.TB, err, target error, want ...string) {
@@ -140,7 +134,7 @@ func TestCPlusPlusOverC(t *testing.T) {
 		t.Fatalf("broken: %v", b)
 	}
 	for _, p := range []string{vm, st} {
-		if mapped(t, p) {
+		if cbuild.Mapped(t, p) {
 			t.Fatalf("%s is mapped after Open, before anything asked for it", p)
 		}
 	}
@@ -149,7 +143,7 @@ func TestCPlusPlusOverC(t *testing.T) {
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
-		if !mapped(t, vm) || !mapped(t, st) {
+		if !cbuild.Mapped(t, vm) || !cbuild.Mapped(t, st) {
 			t.Fatalf("round %d: acquiring stats did not load both libraries", round)
 		}
 		wantStatus(t, h, vecmath.PluginID, dynop.StateStarted, round, round-1)
@@ -159,7 +153,7 @@ func TestCPlusPlusOverC(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, p := range []string{vm, st} {
-			if mapped(t, p) {
+			if cbuild.Mapped(t, p) {
 				t.Errorf("round %d: %s is still mapped after the last release", round, p)
 			}
 		}
@@ -403,7 +397,7 @@ func TestRegisterFails(t *testing.T) {
 	if !errors.As(err, &re) || re.Result != native.ErrorUnsupported || re.Call != "register" {
 		t.Errorf("error %v is not a *ResultError for register with DYNOP_ERROR_UNSUPPORTED", err)
 	}
-	if mapped(t, lib) {
+	if cbuild.Mapped(t, lib) {
 		t.Errorf("%s stays mapped after its register failed", lib)
 	}
 	wantStatus(t, h, "dynop.plugin.fixture", dynop.StateAvailable, 0, 0)
@@ -431,7 +425,7 @@ func TestNativeAcquireErrors(t *testing.T) {
 		_, _, err := h.Acquire(ctx, "dynop.plugin.cyca", fixtureUID, iface.V(1, 0, 0))
 		wantErr(t, err, dynop.ErrCycle, "dynop.plugin.cyca", "dynop.plugin.cycb")
 		for _, p := range []string{a, b} {
-			if mapped(t, p) {
+			if cbuild.Mapped(t, p) {
 				t.Errorf("%s stays mapped after the cycle was refused", p)
 			}
 		}

@@ -134,7 +134,7 @@ func bindTable(t Table) (any, error) {
 // ErrABI reports a plugin that breaks the C ABI's rules: a struct with the
 // wrong type UID, a layout version from the future, a size too small for
 // its version, a NULL where a value is required.
-var ErrABI = errors.New("C ABI violation")
+var ErrABI = errors.New("plugin breaks the C ABI")
 
 // Result is a dynop_result, the status code of a C ABI call.
 type Result int32

@@ -343,7 +343,8 @@ struct dynop_host {
                             const void **iface, dynop_ref *ref);
 
     /* Gives back a reference from acquire. Releasing a reference twice is
-     * an error. */
+     * an error. Called from deregister, the release takes effect after the
+     * plugin is unloaded: what it depended on outlives its code. */
     dynop_result (*release)(const dynop_host *host, dynop_ref ref);
 
     /* Writes message to the host's log at level, tagged with the plugin. */

@@ -75,7 +75,11 @@ static const dynop_plugin_info info = {
 
 /* A symbol with default visibility, to see whether the library's symbols
  * reach the global scope (RTLD_GLOBAL). */
-DYNOP_EXPORT int dynop_fixture_marker_symbol(void) { return 1; }
+#ifndef MARKER
+#define MARKER dynop_fixture_marker_symbol
+#endif
+DYNOP_EXPORT int MARKER(void);
+DYNOP_EXPORT int MARKER(void) { return 1; }
 
 static const dynop_plugin_info *get_info(void) {
 #ifdef INFO_NULL

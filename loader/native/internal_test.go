@@ -1,0 +1,82 @@
+package native
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/internal/cbuild"
+	"github.com/dynop/dynop/plugin"
+)
+
+func TestHeaderMatchesGo(t *testing.T) {
+	api, size := headerABI()
+	if api != plugin.APIVersion {
+		t.Errorf("dynop.h says API %s, package plugin says %s", api, plugin.APIVersion)
+	}
+	if size != HeaderSize {
+		t.Errorf("sizeof(dynop_header) = %d, HeaderSize = %d", size, HeaderSize)
+	}
+}
+
+// TestGlobalSymbols: a library is loaded RTLD_LOCAL unless the plugin
+// asks for RTLD_GLOBAL with its flag or the host does with Options; only
+// then do its symbols resolve in the global scope. Either way the library
+// unloads when released, unless someone resolved a symbol in it: glibc then
+// keeps it for them, so each case looks up a marker of its own, last.
+func TestGlobalSymbols(t *testing.T) {
+	uid := iface.MustParseUID("7E57F1C5-0000-4000-8000-0000000000F1")
+	for i, c := range []struct {
+		name       string
+		defines    []string
+		opts       Options
+		wantGlobal bool
+	}{
+		{"local by default", nil, Options{}, false},
+		{"plugin asks", []string{"-DGLOBAL"}, Options{}, true},
+		{"host asks", nil, Options{GlobalSymbols: true}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			marker := fmt.Sprintf("dynop_fixture_marker_%d", i)
+			lib := cbuild.Plugin(t, "libglobal.so", "loader/native/testdata/fixture.c", append(c.defines, "-DMARKER="+marker)...)
+			p, err := Load(ctx, lib, c.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.GlobalSymbols() != c.wantGlobal {
+				t.Errorf("GlobalSymbols() = %v, want %v", p.GlobalSymbols(), c.wantGlobal)
+			}
+			h, err := dynop.Open(ctx, dynop.Options{Plugins: []plugin.Plugin{p}, NoRegistered: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close(ctx)
+			cycle := func(check func()) {
+				t.Helper()
+				_, ref, err := h.Acquire(ctx, "dynop.plugin.fixture", uid, iface.V(1, 0, 0))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !cbuild.Mapped(t, lib) {
+					t.Errorf("%s is not mapped while started", lib)
+				}
+				check()
+				if err := ref.Release(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cycle(func() {})
+			if cbuild.Mapped(t, lib) {
+				t.Errorf("%s is still mapped after the last release", lib)
+			}
+			cycle(func() {
+				if got := symbolVisible(marker); got != c.wantGlobal {
+					t.Errorf("while started, %s visible = %v, want %v", marker, got, c.wantGlobal)
+				}
+			})
+		})
+	}
+}
