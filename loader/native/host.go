@@ -118,7 +118,9 @@ func dynopGoAddInterface(h C.uintptr_t, tbl unsafe.Pointer, buf *C.char, n C.siz
 		desc.Name = d.Name
 	}
 	impl, err := bindTable(t)
-	if err == nil {
+	if err != nil {
+		err = fmt.Errorf("native: plugin %q: add_interface %s: %w", s.p.info.ID, desc, err)
+	} else {
 		err = s.host.AddInterface(desc, impl)
 	}
 	if err != nil {

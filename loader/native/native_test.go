@@ -525,3 +525,42 @@ func TestConcurrentUse(t *testing.T) {
 		t.Errorf("after the storm: %v, %d starts, %d stops", st.State, st.Starts, st.Stops)
 	}
 }
+
+// TestReleaseTwiceFromC: a native plugin that releases a reference twice
+// is told so: the second release fails, and the host's error (wrapping
+// ErrReleased) reaches the Go caller through the plugin's register.
+func TestReleaseTwiceFromC(t *testing.T) {
+	other := fixture(t, "libother.so", `-DFIXTURE_ID="dynop.plugin.other"`)
+	twice := fixture(t, "libtwice.so", `-DRELEASE_TWICE="dynop.plugin.other"`)
+	h := openHost(t, []string{other, twice})
+	_, _, err := h.Acquire(ctx, "dynop.plugin.fixture", fixtureUID, iface.V(1, 0, 0))
+	wantErr(t, err, dynop.ErrReleased, "release(1)", "no such reference, or released already")
+	wantStatus(t, h, "dynop.plugin.other", dynop.StateAvailable, 1, 1)
+}
+
+// TestInfoChangedOnDisk: the library is replaced between enumeration and
+// start; the start fails naming what differs, and nothing stays loaded.
+func TestInfoChangedOnDisk(t *testing.T) {
+	lib := fixture(t, "libchanging.so")
+	h := openHost(t, []string{lib})
+	newer := fixture(t, "libchanged.so", `-DFIXTURE_IFACE_NAME="dynop.test.Renamed"`)
+	if err := os.Rename(newer, lib); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := h.Acquire(ctx, "dynop.plugin.fixture", fixtureUID, iface.V(1, 0, 0))
+	wantErr(t, err, dynop.ErrInvalid, "info changed since it was enumerated", "Interfaces:", "dynop.test.Renamed")
+	if cbuild.Mapped(t, lib) {
+		t.Errorf("%s stays mapped after its start was refused", lib)
+	}
+}
+
+// TestPanickingBinding: a binding that panics inside the callback from C
+// fails the plugin's add_interface instead of crashing the process.
+func TestPanickingBinding(t *testing.T) {
+	uid := iface.MustParseUID("7E57F1C5-0000-4000-8000-0000000000F7")
+	native.RegisterBinding(uid, func(native.Table) (any, error) { panic("binding bug") })
+	lib := fixture(t, "libpanicbind.so", "-DFIXTURE_IFACE_UID=0xF7")
+	h := openHost(t, []string{lib})
+	_, _, err := h.Acquire(ctx, "dynop.plugin.fixture", uid, iface.V(1, 0, 0))
+	wantErr(t, err, nil, "add_interface", "panicked: binding bug")
+}

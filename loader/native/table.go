@@ -120,14 +120,20 @@ func RegisterBinding(uid iface.UID, bind Binder) {
 }
 
 // bindTable returns what Go callers get for table t: the registered
-// binding's value, or t itself.
-func bindTable(t Table) (any, error) {
+// binding's value, or t itself. It runs inside a callback from C, which a
+// panic must not unwind through, so a panicking binder is an error.
+func bindTable(t Table) (impl any, err error) {
 	bindingsMu.RLock()
 	bind := bindings[t.Header().Type]
 	bindingsMu.RUnlock()
 	if bind == nil {
 		return t, nil
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			impl, err = nil, fmt.Errorf("native: the binding of interface {%s} panicked: %v", t.Header().Type, p)
+		}
+	}()
 	return bind(t)
 }
 
