@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -184,19 +185,47 @@ func (info Info) Provides(uid iface.UID) (iface.Desc, bool) {
 
 // Diff returns "" if info and other describe the same plugin field for
 // field, and otherwise names each field that differs with both values,
-// for example `Version: 1.0.0 ≠ 1.1.0`. Empty and nil lists are equal.
-// Hosts use it to check that a plugin started is the plugin enumerated.
+// for example `Version: 1.0.0 ≠ 1.1.0`. Fields are compared by their JSON
+// form, so empty and nil lists are equal at any depth. Hosts use it to
+// check that a plugin started is the plugin enumerated.
 func (info Info) Diff(other Info) string {
 	a, b := reflect.ValueOf(info), reflect.ValueOf(other)
 	var diffs []string
 	for i := range a.NumField() {
-		fa, fb := a.Field(i), b.Field(i)
-		if fa.Kind() == reflect.Slice && fa.Len() == 0 && fb.Len() == 0 {
-			continue
-		}
-		if !reflect.DeepEqual(fa.Interface(), fb.Interface()) {
-			diffs = append(diffs, fmt.Sprintf("%s: %v ≠ %v", a.Type().Field(i).Name, fa.Interface(), fb.Interface()))
+		fa, fb := a.Field(i).Interface(), b.Field(i).Interface()
+		if !reflect.DeepEqual(jsonValue(fa), jsonValue(fb)) {
+			diffs = append(diffs, fmt.Sprintf("%s: %v ≠ %v", a.Type().Field(i).Name, fa, fb))
 		}
 	}
 	return strings.Join(diffs, "; ")
+}
+
+// jsonValue returns v as its JSON data, with empty lists made null.
+func jsonValue(v any) any {
+	j, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	if json.Unmarshal(j, &out) != nil {
+		return v
+	}
+	var norm func(any) any
+	norm = func(x any) any {
+		switch x := x.(type) {
+		case []any:
+			if len(x) == 0 {
+				return nil
+			}
+			for i := range x {
+				x[i] = norm(x[i])
+			}
+		case map[string]any:
+			for k := range x {
+				x[k] = norm(x[k])
+			}
+		}
+		return x
+	}
+	return norm(out)
 }

@@ -169,6 +169,11 @@ func TestInfoDiff(t *testing.T) {
 	if d := base.Diff(Info{ID: "acme.plugin.x", Version: iface.V(1, 0, 0)}); d != "" {
 		t.Errorf("equal infos (empty vs nil list) differ: %s", d)
 	}
+	nested := base
+	nested.Requirements.OS = []string{}
+	if d := base.Diff(nested); d != "" {
+		t.Errorf("equal infos (empty vs nil nested list) differ: %s", d)
+	}
 	other := base
 	other.Version = iface.V(1, 1, 0)
 	other.Author = "someone"

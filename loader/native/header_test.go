@@ -9,13 +9,56 @@ import (
 	"github.com/dynop/dynop/internal/cbuild"
 )
 
+// headerUse includes the headers and expands every macro of dynop.h the
+// way a plugin does, in code valid as C and as C++.
+const headerUse = `#include <dynop/dynop.h>
+#include "vecmath/vecmath.h"
+#include "stats/stats.h"
+
+#define MY_UID DYNOP_UID(0x01234567, 0x89AB, 0xCDEF, 0x01, 0x23, 0x45, 0x67, 0x89, 0xAB, 0xCD, 0xEF)
+typedef struct my_iface {
+    dynop_header header;
+    int (*f)(void);
+} my_iface;
+static int f(void) { return 1; }
+static const my_iface table = {DYNOP_HEADER(MY_UID, DYNOP_V(1, 2, 3), my_iface), f};
+static const dynop_interface_desc desc = DYNOP_INTERFACE_DESC(MY_UID, DYNOP_V(1, 2, 3), "my.Iface");
+static const dynop_interface_desc *const provides[] = {&desc};
+static const dynop_interface_desc vm = DYNOP_INTERFACE_DESC(DYNOP_VECMATH_UID, DYNOP_VECMATH_VERSION, DYNOP_VECMATH_NAME);
+static const dynop_need need = DYNOP_NEED(DYNOP_VECMATH_PLUGIN, &vm);
+static const dynop_need *const needs[] = {&need};
+static const dynop_requirements req = {DYNOP_REQUIREMENTS_HEADER, "linux", DYNOP_V(5, 0, 0), "amd64", "avx2",
+                                       "nvidia", DYNOP_V(8, 6, 0), DYNOP_V(535, 0, 0)};
+static const dynop_plugin_info info = {DYNOP_PLUGIN_INFO_HEADER, DYNOP_API_VERSION, "my.plugin.x", DYNOP_V(1, 0, 0),
+                                       "d", "a", "b", DYNOP_PLUGIN_GLOBAL_SYMBOLS, 1, provides, 1, needs, &req};
+static const dynop_plugin_info *get_info(void) { return &info; }
+static dynop_result reg(const dynop_host *host) {
+    const void *p = 0;
+    dynop_ref ref = 0;
+    const dynop_version v = DYNOP_V(1, 0, 0);
+    if (!DYNOP_HAS_MEMBER(dynop_host, host, last_error)) return DYNOP_ERROR_VERSION;
+    if (host->acquire(host, DYNOP_VECMATH_PLUGIN, &vm.uid, v, &p, &ref) != DYNOP_OK) {
+        host->set_error(host, host->last_error(host));
+        return DYNOP_ERROR_NOT_FOUND;
+    }
+    if (!DYNOP_HAS_MEMBER(dynop_vecmath, (const dynop_vecmath *)p, nop)) return DYNOP_ERROR_VERSION;
+    host->log(host, DYNOP_LOG_INFO, "ok");
+    return host->add_interface(host, &table);
+}
+DYNOP_EXPORT dynop_function dynop_plugin_get_function(const char *name) {
+    if (name[0] == 'g') return (dynop_function)get_info;
+    if (name[0] == 'r') return (dynop_function)reg;
+    return 0;
+}
+`
+
 // TestHeadersCompileCleanly compiles dynop.h and the example interface
-// headers as every C and C++ standard a plugin might use, with -Wall
-// -Wextra -pedantic -Werror, with each compiler the machine has. The
-// headers' static asserts check the struct layouts as they compile.
+// headers, with every macro expanded, as every C and C++ standard a plugin
+// might use, with -Wall -Wextra -pedantic -Werror, with each compiler the
+// machine has. The headers' static asserts check the struct layouts as
+// they compile.
 func TestHeadersCompileCleanly(t *testing.T) {
-	src := "#include <dynop/dynop.h>\n#include \"vecmath/vecmath.h\"\n#include \"stats/stats.h\"\n" +
-		"int dynop_header_test(void);\nint dynop_header_test(void) { return (int)sizeof(dynop_plugin_info); }\n"
+	src := headerUse
 	dir := t.TempDir()
 	for _, lang := range []struct {
 		ext, env, def string

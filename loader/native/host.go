@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"runtime/cgo"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/dynop/dynop"
@@ -31,7 +32,6 @@ type session struct {
 	message string          // set_error's message during the running entry point
 	lastErr error           // the last error a host function returned during it
 	refs    map[C.dynop_ref]plugin.Ref
-	nextRef C.dynop_ref
 }
 
 // begin marks the start of a call into the plugin's entry point step:
@@ -108,8 +108,26 @@ func versionOf(v C.dynop_version) iface.Version {
 	return iface.Version{Major: uint32(v.major), Minor: uint32(v.minor), Patch: uint32(v.patch)}
 }
 
+// Every function below is called from C, through the plugin's frames: a
+// panic must not unwind through them (C++ destructors would not run, and
+// on a thread the plugin made it would kill the process). Each recovers
+// and reports the panic as DYNOP_ERROR.
+
+// catch turns a panic in host function what into an error result.
+func catch(what string, rc *C.dynop_result, buf *C.char, n C.size_t) {
+	if p := recover(); p != nil {
+		writeCString(buf, n, fmt.Sprintf("native: host function %s panicked: %v", what, p))
+		*rc = C.DYNOP_ERROR
+	}
+}
+
+// refTokens numbers the references native plugins hold, process-wide, so
+// that a token from one start never names a reference of another.
+var refTokens atomic.Uint64
+
 //export dynopGoAddInterface
-func dynopGoAddInterface(h C.uintptr_t, tbl unsafe.Pointer, buf *C.char, n C.size_t) C.dynop_result {
+func dynopGoAddInterface(h C.uintptr_t, tbl unsafe.Pointer, buf *C.char, n C.size_t) (rc C.dynop_result) {
+	defer catch("add_interface", &rc, buf, n)
 	s := sessionOf(h)
 	t := TableAt(tbl)
 	hd := t.Header()
@@ -117,7 +135,11 @@ func dynopGoAddInterface(h C.uintptr_t, tbl unsafe.Pointer, buf *C.char, n C.siz
 	if d, ok := s.p.info.Provides(hd.Type); ok {
 		desc.Name = d.Name
 	}
-	impl, err := bindTable(t)
+	var impl any
+	err := fmt.Errorf("%w: its header says %d bytes, less than the header itself (%d)", ErrABI, hd.Size, HeaderSize)
+	if hd.Size >= HeaderSize {
+		impl, err = bindTable(t)
+	}
 	if err != nil {
 		err = fmt.Errorf("native: plugin %q: add_interface %s: %w", s.p.info.ID, desc, err)
 	} else {
@@ -130,7 +152,8 @@ func dynopGoAddInterface(h C.uintptr_t, tbl unsafe.Pointer, buf *C.char, n C.siz
 }
 
 //export dynopGoRemoveInterface
-func dynopGoRemoveInterface(h C.uintptr_t, uid *C.dynop_uid, buf *C.char, n C.size_t) C.dynop_result {
+func dynopGoRemoveInterface(h C.uintptr_t, uid *C.dynop_uid, buf *C.char, n C.size_t) (rc C.dynop_result) {
+	defer catch("remove_interface", &rc, buf, n)
 	s := sessionOf(h)
 	if err := s.host.RemoveInterface(uidOf(uid)); err != nil {
 		return s.fail(err, buf, n)
@@ -139,10 +162,11 @@ func dynopGoRemoveInterface(h C.uintptr_t, uid *C.dynop_uid, buf *C.char, n C.si
 }
 
 //export dynopGoAcquire
-func dynopGoAcquire(h C.uintptr_t, id *C.char, uid *C.dynop_uid, min *C.dynop_version, out *unsafe.Pointer, ref *C.dynop_ref, buf *C.char, n C.size_t) C.dynop_result {
+func dynopGoAcquire(h C.uintptr_t, id *C.char, uid *C.dynop_uid, min *C.dynop_version, out *unsafe.Pointer, ref *C.dynop_ref, buf *C.char, n C.size_t) (rc C.dynop_result) {
+	defer catch("acquire", &rc, buf, n)
 	s := sessionOf(h)
-	pluginID, want := C.GoString(id), uidOf(uid)
-	impl, r, err := s.host.Acquire(s.ctx(), pluginID, want, versionOf(*min))
+	pluginID, want, minVersion := C.GoString(id), uidOf(uid), versionOf(*min)
+	impl, r, err := s.host.Acquire(s.ctx(), pluginID, want, minVersion)
 	if err != nil {
 		return s.fail(err, buf, n)
 	}
@@ -152,14 +176,14 @@ func dynopGoAcquire(h C.uintptr_t, id *C.char, uid *C.dynop_uid, min *C.dynop_ve
 			pluginID, want, dynop.ErrType, impl)
 		return s.fail(errors.Join(err, r.Release()), buf, n)
 	}
+	// The table goes to C code that trusts it: check what the host's
+	// bookkeeping cannot, the table itself.
 	t := ex.NativeTable()
-	if t.IsNil() || t.Header().Type != want {
-		err = fmt.Errorf("native: plugin %q interface {%s}: %w: its C table is missing or has another type", pluginID, want, ErrABI)
+	if err := t.Check(iface.Desc{UID: want, Name: fmt.Sprintf("of plugin %q", pluginID), Version: minVersion}, HeaderSize); err != nil {
 		return s.fail(errors.Join(err, r.Release()), buf, n)
 	}
+	token := C.dynop_ref(refTokens.Add(1))
 	s.mu.Lock()
-	s.nextRef++
-	token := s.nextRef
 	s.refs[token] = r
 	s.mu.Unlock()
 	*out = t.Pointer()
@@ -173,7 +197,8 @@ func dynopGoAcquire(h C.uintptr_t, id *C.char, uid *C.dynop_uid, min *C.dynop_ve
 // deregister releases first and touches the interface after.
 //
 //export dynopGoRelease
-func dynopGoRelease(h C.uintptr_t, token C.dynop_ref, buf *C.char, n C.size_t) C.dynop_result {
+func dynopGoRelease(h C.uintptr_t, token C.dynop_ref, buf *C.char, n C.size_t) (rc C.dynop_result) {
+	defer catch("release", &rc, buf, n)
 	s := sessionOf(h)
 	s.mu.Lock()
 	r, ok := s.refs[token]
@@ -194,12 +219,14 @@ func dynopGoRelease(h C.uintptr_t, token C.dynop_ref, buf *C.char, n C.size_t) C
 
 //export dynopGoLog
 func dynopGoLog(h C.uintptr_t, level C.dynop_log_level, msg *C.char) {
+	defer func() { recover() }() // a log line is not worth a crash
 	s := sessionOf(h)
 	s.host.Logger().Log(context.Background(), slog.Level(level), C.GoString(msg), "native", true)
 }
 
 //export dynopGoSetError
 func dynopGoSetError(h C.uintptr_t, msg *C.char) {
+	defer func() { recover() }()
 	s := sessionOf(h)
 	m := C.GoString(msg)
 	s.mu.Lock()

@@ -3,6 +3,7 @@ package native
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"testing"
 
 	"github.com/dynop/dynop"
@@ -49,7 +50,7 @@ func TestGlobalSymbols(t *testing.T) {
 			if p.GlobalSymbols() != c.wantGlobal {
 				t.Errorf("GlobalSymbols() = %v, want %v", p.GlobalSymbols(), c.wantGlobal)
 			}
-			h, err := dynop.Open(ctx, dynop.Options{Plugins: []plugin.Plugin{p}, NoRegistered: true})
+			h, err := dynop.Open(ctx, dynop.Options{Plugins: []plugin.Plugin{p}, NoRegistered: true, Logger: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				t.Fatal(err)
 			}

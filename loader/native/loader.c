@@ -13,6 +13,12 @@ const dynop_uid dynop_loader_desc_type = DYNOP_INTERFACE_DESC_TYPE;
 const dynop_uid dynop_loader_need_type = DYNOP_NEED_TYPE;
 const dynop_uid dynop_loader_requirements_type = DYNOP_REQUIREMENTS_TYPE;
 
+#define END_OF(T, m) (offsetof(T, m) + sizeof(((T *)0)->m))
+const size_t dynop_loader_min_info = END_OF(dynop_plugin_info, requirements);
+const size_t dynop_loader_min_desc = END_OF(dynop_interface_desc, name);
+const size_t dynop_loader_min_need = END_OF(dynop_need, iface);
+const size_t dynop_loader_min_requirements = END_OF(dynop_requirements, gpu_min_driver);
+
 /* dlerror's state is per thread, and a goroutine may change threads
  * between two cgo calls: each wrapper reads dlerror in the same call. */
 static void copy_dlerror(char *err, size_t errcap, const char *what) {
@@ -20,8 +26,8 @@ static void copy_dlerror(char *err, size_t errcap, const char *what) {
     snprintf(err, errcap, "%s", e ? e : what);
 }
 
-void *dynop_loader_dlopen(const char *path, int global, char *err, size_t errcap) {
-    void *lib = dlopen(path, RTLD_LAZY | (global ? RTLD_GLOBAL : RTLD_LOCAL));
+void *dynop_loader_dlopen(const char *path, int global, int now, char *err, size_t errcap) {
+    void *lib = dlopen(path, (now ? RTLD_NOW : RTLD_LAZY) | (global ? RTLD_GLOBAL : RTLD_LOCAL));
     if (lib == NULL) copy_dlerror(err, errcap, "dlopen failed");
     return lib;
 }
@@ -68,6 +74,13 @@ static uintptr_t session_of(const dynop_host *h) {
     return ((const dynop_loader_host *)h)->session;
 }
 
+/* done clears the thread's last error after a success: a nested host call
+ * on this thread (a plugin started by this acquire) may have left one. */
+static dynop_result done(dynop_result rc) {
+    if (rc == DYNOP_OK) last_error[0] = 0;
+    return rc;
+}
+
 static dynop_result invalid(const char *msg) {
     snprintf(last_error, sizeof last_error, "%s", msg);
     return DYNOP_ERROR_INVALID_ARGUMENT;
@@ -77,14 +90,14 @@ static dynop_result host_add_interface(const dynop_host *h, const void *iface) {
     last_error[0] = 0;
     if (h == NULL) return invalid("add_interface: host is NULL");
     if (iface == NULL) return invalid("add_interface: iface is NULL");
-    return dynopGoAddInterface(session_of(h), (void *)iface, last_error, sizeof last_error);
+    return done(dynopGoAddInterface(session_of(h), (void *)iface, last_error, sizeof last_error));
 }
 
 static dynop_result host_remove_interface(const dynop_host *h, const dynop_uid *uid) {
     last_error[0] = 0;
     if (h == NULL) return invalid("remove_interface: host is NULL");
     if (uid == NULL) return invalid("remove_interface: uid is NULL");
-    return dynopGoRemoveInterface(session_of(h), (dynop_uid *)uid, last_error, sizeof last_error);
+    return done(dynopGoRemoveInterface(session_of(h), (dynop_uid *)uid, last_error, sizeof last_error));
 }
 
 static dynop_result host_acquire(const dynop_host *h, const char *plugin_id, const dynop_uid *uid,
@@ -96,14 +109,14 @@ static dynop_result host_acquire(const dynop_host *h, const char *plugin_id, con
     if (iface == NULL || ref == NULL) return invalid("acquire: iface or ref is NULL");
     *iface = NULL;
     *ref = 0;
-    return dynopGoAcquire(session_of(h), (char *)plugin_id, (dynop_uid *)uid, &min_version,
-                          (void **)iface, ref, last_error, sizeof last_error);
+    return done(dynopGoAcquire(session_of(h), (char *)plugin_id, (dynop_uid *)uid, &min_version,
+                               (void **)iface, ref, last_error, sizeof last_error));
 }
 
 static dynop_result host_release(const dynop_host *h, dynop_ref ref) {
     last_error[0] = 0;
     if (h == NULL) return invalid("release: host is NULL");
-    return dynopGoRelease(session_of(h), ref, last_error, sizeof last_error);
+    return done(dynopGoRelease(session_of(h), ref, last_error, sizeof last_error));
 }
 
 static void host_log(const dynop_host *h, dynop_log_level level, const char *message) {

@@ -17,7 +17,7 @@ typedef struct dynop_loader_host {
 dynop_loader_host *dynop_loader_new_host(uintptr_t session);
 void dynop_loader_free_host(dynop_loader_host *h);
 
-void *dynop_loader_dlopen(const char *path, int global, char *err, size_t errcap);
+void *dynop_loader_dlopen(const char *path, int global, int now, char *err, size_t errcap);
 int dynop_loader_dlclose(void *lib, char *err, size_t errcap);
 void *dynop_loader_dlsym(void *lib, const char *name, char *err, size_t errcap);
 int dynop_loader_symbol_visible(const char *name);
@@ -25,6 +25,13 @@ int dynop_loader_symbol_visible(const char *name);
 dynop_function dynop_loader_get_function(void *entry, const char *name);
 const dynop_plugin_info *dynop_loader_get_info(dynop_function f);
 dynop_result dynop_loader_call_step(dynop_function f, const dynop_host *h);
+
+/* The size of the first layout (version N.0) of each ABI struct's major:
+ * where its last N.0 member ends. A host reads every minor version of a
+ * major it knows, so these, not sizeof, are the least a plugin's struct may
+ * be; they stay as the structs grow. */
+extern const size_t dynop_loader_min_info, dynop_loader_min_desc, dynop_loader_min_need,
+    dynop_loader_min_requirements;
 
 /* The ABI structs' type UIDs, as data Go can read. */
 extern const dynop_uid dynop_loader_info_type;

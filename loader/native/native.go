@@ -8,7 +8,9 @@
 //
 // [Load] reads a plugin without starting it: it checks the file with
 // debug/elf (ELF class and machine, type, the exported entry symbol), then
-// loads it with dlopen just long enough to read its info, and unloads it.
+// loads it with dlopen(RTLD_NOW) just long enough to read its info — so a
+// symbol that does not resolve is found here, not on the first call — and
+// unloads it.
 // When the host first needs one of the plugin's interfaces it calls
 // Register, which dlopens the library again — RTLD_LAZY|RTLD_LOCAL, or
 // RTLD_GLOBAL if the plugin asks with DYNOP_PLUGIN_GLOBAL_SYMBOLS or
@@ -16,6 +18,11 @@
 // calls the plugin's register with a host table. When the last reference
 // goes, the host calls deregister, then Unload dlcloses the library: its
 // path leaves /proc/self/maps, and the next acquisition loads it afresh.
+//
+// A library's code and static data exist once per process, however often
+// it is dlopened, so one library can be started by one host at a time: a
+// second host (or a second Plugin of the same file) gets an error wrapping
+// [dynop.ErrState] until the first stops it.
 //
 // # Interfaces
 //
@@ -46,9 +53,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime/cgo"
 	"strings"
 	"sync"
+	"syscall"
 	"unsafe"
 
 	"github.com/dynop/dynop"
@@ -80,7 +90,7 @@ type Options struct {
 // host in [dynop.Options.Plugins], or let the host load it from
 // [dynop.Options.Paths].
 type Plugin struct {
-	path  string
+	path  string // absolute
 	opts  Options
 	info  plugin.Info
 	flags uint32
@@ -104,6 +114,7 @@ type library struct {
 
 	host    *C.dynop_loader_host
 	session cgo.Handle
+	release func() // gives up the process-wide claim on the file; set while started
 }
 
 // Load reads the native plugin in the file at path without starting it.
@@ -115,10 +126,16 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// dlopen searches the library path for a name without a slash; the
+	// file checked must be the file loaded.
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("native: %w", err)
+	}
 	if err := checkFile(path); err != nil {
 		return nil, err
 	}
-	lib, err := openLibrary(path, false)
+	lib, err := openLibrary(path, false, true)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +155,7 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 // Info implements [plugin.Plugin]: the info read by [Load].
 func (p *Plugin) Info() plugin.Info { return p.info }
 
-// Path returns the file the plugin was loaded from.
+// Path returns the file the plugin was loaded from, as an absolute path.
 func (p *Plugin) Path() string { return p.path }
 
 // GlobalSymbols reports whether the library is loaded with RTLD_GLOBAL.
@@ -149,42 +166,89 @@ func (p *Plugin) GlobalSymbols() bool {
 // Register implements [plugin.Plugin]: it loads the library, checks that
 // its info is still what [Load] read, and calls its register entry point.
 // If register fails, the library is unloaded again.
-func (p *Plugin) Register(ctx context.Context, h plugin.Host) error {
+func (p *Plugin) Register(ctx context.Context, h plugin.Host) (err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.lib != nil {
 		return fmt.Errorf("native: plugin %q: Register: %w: it is registered already", p.info.ID, dynop.ErrState)
 	}
-	lib, err := openLibrary(p.path, p.GlobalSymbols())
+	release, err := claim(p.path, p.info.ID)
 	if err != nil {
 		return err
 	}
-	fail := func(err error) error {
-		return errors.Join(err, lib.close())
-	}
-	info, _, err := lib.readInfo()
+	lib, err := openLibrary(p.path, p.GlobalSymbols(), false)
 	if err != nil {
-		return fail(err)
+		release()
+		return err
 	}
-	if diff := p.info.Diff(info); diff != "" {
-		return fail(fmt.Errorf("native: %s: %w: the plugin's info changed since it was enumerated: %s", p.path, dynop.ErrInvalid, diff))
+	defer func() {
+		// Undo everything unless register succeeded, also on a panic.
+		if p.lib == nil {
+			err = errors.Join(err, lib.close())
+			release()
+		}
+	}()
+	info, flags, err := lib.readInfo()
+	if err != nil {
+		return err
+	}
+	if diff := p.info.Diff(info); diff != "" || flags != p.flags {
+		if flags != p.flags {
+			diff = strings.TrimPrefix(diff+fmt.Sprintf("; flags: %#x ≠ %#x", p.flags, flags), "; ")
+		}
+		return fmt.Errorf("native: %s: %w: the plugin's info changed since it was enumerated: %s", p.path, dynop.ErrInvalid, diff)
 	}
 	register, err := lib.function("register")
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	s := &session{p: p, host: h, refs: make(map[C.dynop_ref]plugin.Ref)}
 	lib.session = cgo.NewHandle(s)
 	lib.host = C.dynop_loader_new_host(C.uintptr_t(lib.session))
 	if lib.host == nil {
-		return fail(fmt.Errorf("native: plugin %q: out of memory for its host table", p.info.ID))
+		return fmt.Errorf("native: plugin %q: out of memory for its host table", p.info.ID)
 	}
 	s.begin(ctx, "register")
 	if err := s.end("register", C.dynop_loader_call_step(register, &lib.host.pub)); err != nil {
-		return fail(err)
+		return err
 	}
+	lib.release = release
 	p.lib = lib
 	return nil
+}
+
+// started maps the libraries started in this process, by file identity
+// (as the dynamic linker identifies them), to the plugin ID started.
+var (
+	startedMu sync.Mutex
+	started   = make(map[fileID]string)
+)
+
+type fileID struct{ dev, ino uint64 }
+
+// claim records that the library at path is being started as plugin id,
+// or fails if it is started already; release undoes the claim.
+func claim(path, id string) (release func(), err error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("native: plugin %q: %w", id, err)
+	}
+	var key fileID
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		key = fileID{uint64(st.Dev), uint64(st.Ino)}
+	}
+	startedMu.Lock()
+	defer startedMu.Unlock()
+	if other, busy := started[key]; busy {
+		return nil, fmt.Errorf("native: plugin %q: %w: its library %s is started already in this process (as plugin %q, by another host or another Plugin of the file); its code and static data exist once per process, so it can serve one host at a time",
+			id, dynop.ErrState, path, other)
+	}
+	started[key] = id
+	return func() {
+		startedMu.Lock()
+		delete(started, key)
+		startedMu.Unlock()
+	}, nil
 }
 
 // Deregister implements [plugin.Deregisterer]: it calls the plugin's
@@ -215,7 +279,9 @@ func (p *Plugin) Unload(ctx context.Context) error {
 	if lib == nil {
 		return nil
 	}
-	return lib.close()
+	err := lib.close()
+	lib.release()
+	return err
 }
 
 // C strings of the entry point names, allocated once.
@@ -226,17 +292,15 @@ var (
 	cEntry      = C.CString(EntrySymbol)
 )
 
-func openLibrary(path string, global bool) (*library, error) {
+// openLibrary dlopens path: RTLD_GLOBAL or RTLD_LOCAL, and RTLD_NOW
+// (every symbol resolved at once) or RTLD_LAZY.
+func openLibrary(path string, global, now bool) (*library, error) {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	var buf [512]C.char
-	g := C.int(0)
-	if global {
-		g = 1
-	}
-	handle := C.dynop_loader_dlopen(cpath, g, &buf[0], C.size_t(len(buf)))
+	handle := C.dynop_loader_dlopen(cpath, cBool(global), cBool(now), &buf[0], C.size_t(len(buf)))
 	if handle == nil {
-		return nil, fmt.Errorf("native: %s: %w: dlopen: %s", path, dynop.ErrFormat, C.GoString(&buf[0]))
+		return nil, fmt.Errorf("native: %s: %w: %s", path, ErrLoad, C.GoString(&buf[0]))
 	}
 	lib := &library{path: path, handle: handle}
 	entry := C.dynop_loader_dlsym(handle, cEntry, &buf[0], C.size_t(len(buf)))
@@ -246,6 +310,13 @@ func openLibrary(path string, global bool) (*library, error) {
 	}
 	lib.getFunc = entry
 	return lib, nil
+}
+
+func cBool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // close frees the host table and session, if any, and dlcloses lib.
@@ -339,7 +410,7 @@ func (r *reader) check(what string, p unsafe.Pointer, typ *C.dynop_uid, major ui
 
 func (r *reader) info(ci *C.dynop_plugin_info) (plugin.Info, uint32) {
 	if !r.check("plugin info (get_info's result)", unsafe.Pointer(ci), &C.dynop_loader_info_type,
-		C.DYNOP_PLUGIN_INFO_VERSION_MAJOR, C.sizeof_dynop_plugin_info) {
+		C.DYNOP_PLUGIN_INFO_VERSION_MAJOR, uintptr(C.dynop_loader_min_info)) {
 		return plugin.Info{}, 0
 	}
 	if ci.id == nil {
@@ -364,7 +435,7 @@ func (r *reader) info(ci *C.dynop_plugin_info) (plugin.Info, uint32) {
 	}
 	for i, n := range cArray(ci.needs, ci.need_count, r, "needs") {
 		what := fmt.Sprintf("needs[%d]", i)
-		if !r.check(what, unsafe.Pointer(n), &C.dynop_loader_need_type, C.DYNOP_NEED_VERSION_MAJOR, C.sizeof_dynop_need) {
+		if !r.check(what, unsafe.Pointer(n), &C.dynop_loader_need_type, C.DYNOP_NEED_VERSION_MAJOR, uintptr(C.dynop_loader_min_need)) {
 			break
 		}
 		if n.plugin == nil {
@@ -376,7 +447,7 @@ func (r *reader) info(ci *C.dynop_plugin_info) (plugin.Info, uint32) {
 		}
 	}
 	if rq := ci.requirements; rq != nil && r.check("requirements", unsafe.Pointer(rq), &C.dynop_loader_requirements_type,
-		C.DYNOP_REQUIREMENTS_VERSION_MAJOR, C.sizeof_dynop_requirements) {
+		C.DYNOP_REQUIREMENTS_VERSION_MAJOR, uintptr(C.dynop_loader_min_requirements)) {
 		info.Requirements = plugin.Requirements{
 			OS:           splitList(rq.os),
 			MinOSVersion: versionOf(rq.min_os_version),
@@ -392,7 +463,7 @@ func (r *reader) info(ci *C.dynop_plugin_info) (plugin.Info, uint32) {
 }
 
 func (r *reader) desc(what string, d *C.dynop_interface_desc) (iface.Desc, bool) {
-	if !r.check(what, unsafe.Pointer(d), &C.dynop_loader_desc_type, C.DYNOP_INTERFACE_DESC_VERSION_MAJOR, C.sizeof_dynop_interface_desc) {
+	if !r.check(what, unsafe.Pointer(d), &C.dynop_loader_desc_type, C.DYNOP_INTERFACE_DESC_VERSION_MAJOR, uintptr(C.dynop_loader_min_desc)) {
 		return iface.Desc{}, false
 	}
 	if d.name == nil {
@@ -402,14 +473,22 @@ func (r *reader) desc(what string, d *C.dynop_interface_desc) (iface.Desc, bool)
 	return iface.Desc{UID: uidOf(&d.uid), Name: C.GoString(d.name), Version: versionOf(d.version)}, true
 }
 
+// maxCount bounds the counts in a plugin's info: more interfaces or needs
+// than this is a broken count, not a plugin.
+const maxCount = 1 << 12
+
 // cArray returns the C array of n pointers at p as a slice; a NULL array
-// with a non-zero count is an ABI violation.
+// with a non-zero count, or an implausible count, is an ABI violation.
 func cArray[T any](p **T, n C.uint32_t, r *reader, what string) []*T {
 	if n == 0 || r.err != nil {
 		return nil
 	}
 	if p == nil {
 		r.fail("plugin info: %s is NULL but its count is %d", what, uint32(n))
+		return nil
+	}
+	if n > maxCount {
+		r.fail("plugin info: %s has count %d, more than %d: the count is broken", what, uint32(n), maxCount)
 		return nil
 	}
 	return unsafe.Slice(p, int(n))

@@ -6,6 +6,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"io"
 	"io/fs"
 	"log/slog"
 	"math"
@@ -292,6 +293,9 @@ func TestBadFiles(t *testing.T) {
 		{"info from the future", fixture(t, "libfuture.so", "-DINFO_MAJOR=2"), native.ErrABI, []string{"layout version 2.0.0", "from the future"}},
 		{"info too small", fixture(t, "libsmall.so", "-DINFO_SIZE=40"), native.ErrABI, []string{"says it is 40 bytes", "needs at least"}},
 		{"api version unset", fixture(t, "libnoapi.so", "-DAPI_MAJOR=0", "-DAPI_MINOR=0"), native.ErrABI, []string{"api_version is 0.0.0"}},
+		{"broken count", fixture(t, "libcount.so", "-DIFACE_COUNT=4000000000u"), native.ErrABI, []string{"interfaces has count 4000000000", "the count is broken"}},
+		{"unresolved symbol", fixture(t, "libunresolved.so", "-DUNRESOLVED"), native.ErrLoad, []string{"undefined symbol: dynop_fixture_missing_function"}},
+		{"truncated segment", write("libtruncseg.so", truncatedSegment(t, goodBytes)), dynop.ErrFormat, []string{"truncated: a loadable segment ends at byte"}},
 	}
 	var paths []string
 	for _, c := range cases {
@@ -322,6 +326,26 @@ func TestBadFiles(t *testing.T) {
 	if got := m.Dot([]float32{1, 2}, []float32{3, 4}); got != 11 {
 		t.Errorf("Dot = %v, want 11", got)
 	}
+}
+
+// truncatedSegment returns lib without its section headers (so that the
+// ELF headers still parse) and cut in the middle of its loadable code.
+func truncatedSegment(t testing.TB, lib []byte) []byte {
+	f, err := elf.NewFile(bytes.NewReader(lib))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var end uint64
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD {
+			end = max(end, p.Off+p.Filesz)
+		}
+	}
+	b := bytes.Clone(lib[:end-64])
+	binary.LittleEndian.PutUint64(b[0x28:], 0) // e_shoff
+	binary.LittleEndian.PutUint16(b[0x3c:], 0) // e_shnum
+	binary.LittleEndian.PutUint16(b[0x3e:], 0) // e_shstrndx
+	return b
 }
 
 // TestNewerMinorIsFine: an info struct of a newer minor version, larger
@@ -534,7 +558,7 @@ func TestReleaseTwiceFromC(t *testing.T) {
 	twice := fixture(t, "libtwice.so", `-DRELEASE_TWICE="dynop.plugin.other"`)
 	h := openHost(t, []string{other, twice})
 	_, _, err := h.Acquire(ctx, "dynop.plugin.fixture", fixtureUID, iface.V(1, 0, 0))
-	wantErr(t, err, dynop.ErrReleased, "release(1)", "no such reference, or released already")
+	wantErr(t, err, dynop.ErrReleased, "DYNOP_ERROR_STATE", "release(", "no such reference, or released already")
 	wantStatus(t, h, "dynop.plugin.other", dynop.StateAvailable, 1, 1)
 }
 
@@ -563,4 +587,97 @@ func TestPanickingBinding(t *testing.T) {
 	h := openHost(t, []string{lib})
 	_, _, err := h.Acquire(ctx, "dynop.plugin.fixture", uid, iface.V(1, 0, 0))
 	wantErr(t, err, nil, "add_interface", "panicked: binding bug")
+}
+
+// TestOneStartPerProcess: two hosts in one process cannot both start the
+// same library (its static state exists once); the second is told why,
+// and can start it once the first has stopped it.
+func TestOneStartPerProcess(t *testing.T) {
+	paths := []string{cbuild.VecMath(t), cbuild.Stats(t)}
+	h1, h2 := openHost(t, paths), openHost(t, paths)
+	s1, ref1, err := dynop.Acquire(ctx, h1, stats.PluginID, stats.Interface)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = dynop.Acquire(ctx, h2, stats.PluginID, stats.Interface)
+	wantErr(t, err, dynop.ErrState, "is started already in this process", "libdynop_stats.so")
+	checkStats(t, s1)
+	if err := ref1.Release(); err != nil {
+		t.Fatal(err)
+	}
+	s2, ref2, err := dynop.Acquire(ctx, h2, stats.PluginID, stats.Interface)
+	if err != nil {
+		t.Fatalf("after the first host stopped it: %v", err)
+	}
+	checkStats(t, s2)
+	ref2.Release()
+}
+
+// TestRelativePath: a path without a slash names the file in the working
+// directory, never a library on the search path.
+func TestRelativePath(t *testing.T) {
+	lib := cbuild.VecMath(t)
+	t.Chdir(filepath.Dir(lib))
+	p, err := native.Load(ctx, filepath.Base(lib), native.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Path() != lib {
+		t.Errorf("Path() = %q, want %q", p.Path(), lib)
+	}
+	if _, err := native.Load(ctx, "libm.so.6", native.Options{}); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Load(libm.so.6) in a directory without it: %v, want ErrNotExist (not the system libm)", err)
+	}
+}
+
+// TestLastErrorClearedBySuccess: a plugin's acquire starts another plugin
+// on the same thread, whose register ends with a failed host call and
+// succeeds all the same; the acquire succeeds, and last_error must then be "", not the
+// other plugin's error.
+func TestLastErrorClearedBySuccess(t *testing.T) {
+	dep := fixture(t, "libdep.so", `-DFIXTURE_ID="dynop.plugin.dep"`, "-DFAIL_LAST")
+	user := fixture(t, "libuser.so", `-DACQUIRE_FROM="dynop.plugin.dep"`)
+	h := openHost(t, []string{dep, user})
+	_, ref, err := h.Acquire(ctx, "dynop.plugin.fixture", fixtureUID, iface.V(1, 0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref.Release()
+}
+
+// panickyHandler is a slog handler that panics on the fixture's log line.
+type panickyHandler struct{ slog.Handler }
+
+func (h panickyHandler) Handle(ctx context.Context, r slog.Record) error {
+	if strings.HasPrefix(r.Message, "fixture:") {
+		panic("log handler bug")
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h panickyHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return panickyHandler{h.Handler.WithAttrs(as)}
+}
+
+// TestPanicInCallbackIsContained: a panic in Go code that a plugin's call
+// into the host runs (here the log handler) does not unwind through the
+// plugin's C frames: the plugin starts, and stops cleanly.
+func TestPanicInCallbackIsContained(t *testing.T) {
+	lib := fixture(t, "libpaniclog.so")
+	h, err := dynop.Open(ctx, dynop.Options{Paths: []string{lib}, NoRegistered: true,
+		Logger: slog.New(panickyHandler{slog.NewTextHandler(io.Discard, nil)})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	_, ref, err := h.Acquire(ctx, "dynop.plugin.fixture", fixtureUID, iface.V(1, 0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ref.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if cbuild.Mapped(t, lib) {
+		t.Errorf("%s is still mapped", lib)
+	}
 }

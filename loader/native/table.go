@@ -142,6 +142,10 @@ func bindTable(t Table) (impl any, err error) {
 // its version, a NULL where a value is required.
 var ErrABI = errors.New("plugin breaks the C ABI")
 
+// ErrLoad reports a library the dynamic linker refused: a missing
+// dependency, a symbol that does not resolve. The message is dlerror's.
+var ErrLoad = errors.New("the dynamic linker cannot load it")
+
 // Result is a dynop_result, the status code of a C ABI call.
 type Result int32
 
@@ -195,6 +199,9 @@ var sentinels = []struct {
 func resultOf(err error) Result {
 	if err == nil {
 		return OK
+	}
+	if errors.Is(err, dynop.ErrReleased) {
+		return ErrorState // one-way: a DYNOP_ERROR_STATE from C is ErrState
 	}
 	for _, s := range sentinels {
 		if errors.Is(err, s.err) {

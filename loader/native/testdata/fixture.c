@@ -33,6 +33,9 @@
 #ifndef API_MINOR
 #define API_MINOR DYNOP_API_VERSION_MINOR
 #endif
+#ifndef IFACE_COUNT
+#define IFACE_COUNT 1
+#endif
 #ifndef TABLE_SIZE
 #define TABLE_SIZE sizeof(fixture_iface)
 #endif
@@ -42,7 +45,12 @@ typedef struct fixture_iface {
     int (*ping)(void);
 } fixture_iface;
 
+#ifdef UNRESOLVED
+int dynop_fixture_missing_function(void); /* defined nowhere */
+static int ping(void) { return dynop_fixture_missing_function(); }
+#else
 static int ping(void) { return 42; }
+#endif
 
 static const fixture_iface table = {
     {UID, DYNOP_V(1, 0, 0), (uint32_t)(TABLE_SIZE)}, ping,
@@ -68,7 +76,7 @@ static const dynop_plugin_info info = {
 #else
     0,
 #endif
-    1, provides,
+    IFACE_COUNT, provides,
     0, NULL,
     NULL,
 };
@@ -101,8 +109,13 @@ static dynop_result register_plugin(const dynop_host *host) {
             host->set_error(host, host->last_error(host));
             return rc;
         }
+        if (host->last_error(host)[0] != 0) { /* a success leaves no error behind */
+            host->set_error(host, host->last_error(host));
+            return DYNOP_ERROR_STATE;
+        }
     }
 #endif
+
 #ifdef RELEASE_TWICE
     {
         const void *other = NULL;
@@ -129,6 +142,12 @@ static dynop_result register_plugin(const dynop_host *host) {
             return rc;
         }
         host->log(host, DYNOP_LOG_INFO, "fixture: registered");
+#ifdef FAIL_LAST /* end with a failed host call, and succeed all the same */
+        {
+            const dynop_uid nothing = DYNOP_UID(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1);
+            if (host->remove_interface(host, &nothing) == DYNOP_OK) return DYNOP_ERROR;
+        }
+#endif
         return DYNOP_OK;
     }
 #endif
