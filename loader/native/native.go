@@ -113,15 +113,18 @@ type library struct {
 	getFunc unsafe.Pointer // dynop_plugin_get_function
 
 	host    *C.dynop_loader_host
-	session cgo.Handle
-	release func() // gives up the process-wide claim on the file; set while started
+	sess    *session
+	session cgo.Handle // of sess, which the host table carries
+	release func()     // gives up the process-wide claim on the file; set while started
 }
 
 // Load reads the native plugin in the file at path without starting it.
 // The returned Plugin knows its Info; the library is not loaded again
 // until the host starts the plugin. Errors name the file and what is
 // wrong with it, and wrap [dynop.ErrFormat] (not a loadable library),
-// [ErrABI] (the plugin breaks the C ABI) or the file system's error.
+// [ErrLoad] (the dynamic linker refused it: a missing dependency, an
+// unresolved symbol), [ErrABI] (the plugin breaks the C ABI) or the file
+// system's error.
 func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -141,7 +144,7 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	}
 	info, flags, err := lib.readInfo()
 	if err == nil {
-		err = lib.requireFunction("register")
+		_, err = lib.function(epRegister)
 	}
 	if cerr := lib.close(); err == nil {
 		err = cerr
@@ -192,18 +195,22 @@ func (p *Plugin) Register(ctx context.Context, h plugin.Host) (err error) {
 	if err != nil {
 		return err
 	}
-	if diff := p.info.Diff(info); diff != "" || flags != p.flags {
-		if flags != p.flags {
-			diff = strings.TrimPrefix(diff+fmt.Sprintf("; flags: %#x ≠ %#x", p.flags, flags), "; ")
-		}
-		return fmt.Errorf("native: %s: %w: the plugin's info changed since it was enumerated: %s", p.path, dynop.ErrInvalid, diff)
+	var diffs []string
+	if d := p.info.Diff(info); d != "" {
+		diffs = append(diffs, d)
 	}
-	register, err := lib.function("register")
+	if flags != p.flags {
+		diffs = append(diffs, fmt.Sprintf("flags: %#x ≠ %#x", p.flags, flags))
+	}
+	if diffs != nil {
+		return fmt.Errorf("native: %s: %w: the plugin's info changed since it was enumerated: %s", p.path, dynop.ErrInvalid, strings.Join(diffs, "; "))
+	}
+	register, err := lib.function(epRegister)
 	if err != nil {
 		return err
 	}
 	s := &session{p: p, host: h, refs: make(map[C.dynop_ref]plugin.Ref)}
-	lib.session = cgo.NewHandle(s)
+	lib.sess, lib.session = s, cgo.NewHandle(s)
 	lib.host = C.dynop_loader_new_host(C.uintptr_t(lib.session))
 	if lib.host == nil {
 		return fmt.Errorf("native: plugin %q: out of memory for its host table", p.info.ID)
@@ -260,11 +267,11 @@ func (p *Plugin) Deregister(ctx context.Context) error {
 	if lib == nil {
 		return nil
 	}
-	deregister := C.dynop_loader_get_function(lib.getFunc, cDeregister)
+	deregister := C.dynop_loader_get_function(lib.getFunc, epDeregister.cname)
 	if deregister == nil {
-		return nil
+		return nil // deregister is optional
 	}
-	s := lib.session.Value().(*session)
+	s := lib.sess
 	s.begin(ctx, "deregister")
 	return s.end("deregister", C.dynop_loader_call_step(deregister, &lib.host.pub))
 }
@@ -284,12 +291,20 @@ func (p *Plugin) Unload(ctx context.Context) error {
 	return err
 }
 
-// C strings of the entry point names, allocated once.
+// entryPoint is a name dynop_plugin_get_function knows, with its C string
+// allocated once.
+type entryPoint struct {
+	name  string
+	cname *C.char
+}
+
+func newEntryPoint(name string) entryPoint { return entryPoint{name, C.CString(name)} }
+
 var (
-	cRegister   = C.CString("register")
-	cDeregister = C.CString("deregister")
-	cGetInfo    = C.CString("get_info")
-	cEntry      = C.CString(EntrySymbol)
+	epGetInfo    = newEntryPoint("get_info")
+	epRegister   = newEntryPoint("register")
+	epDeregister = newEntryPoint("deregister")
+	cEntry       = C.CString(EntrySymbol)
 )
 
 // openLibrary dlopens path: RTLD_GLOBAL or RTLD_LOCAL, and RTLD_NOW
@@ -336,31 +351,18 @@ func (lib *library) close() error {
 	return nil
 }
 
-// function returns the entry point called name, or an error if the plugin
-// has none.
-func (lib *library) function(name string) (C.dynop_function, error) {
-	cname := cRegister
-	switch name {
-	case "get_info":
-		cname = cGetInfo
-	case "deregister":
-		cname = cDeregister
-	}
-	f := C.dynop_loader_get_function(lib.getFunc, cname)
+// function returns entry point ep, or an error if the plugin has none.
+func (lib *library) function(ep entryPoint) (C.dynop_function, error) {
+	f := C.dynop_loader_get_function(lib.getFunc, ep.cname)
 	if f == nil {
-		return nil, fmt.Errorf("native: %s: %w: %s(%q) returned NULL: the plugin has no %s entry point", lib.path, ErrABI, EntrySymbol, name, name)
+		return nil, fmt.Errorf("native: %s: %w: %s(%q) returned NULL: the plugin has no %s entry point", lib.path, ErrABI, EntrySymbol, ep.name, ep.name)
 	}
 	return f, nil
 }
 
-func (lib *library) requireFunction(name string) error {
-	_, err := lib.function(name)
-	return err
-}
-
 // readInfo calls get_info and converts the result, checking every struct.
 func (lib *library) readInfo() (plugin.Info, uint32, error) {
-	getInfo, err := lib.function("get_info")
+	getInfo, err := lib.function(epGetInfo)
 	if err != nil {
 		return plugin.Info{}, 0, err
 	}

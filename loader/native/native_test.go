@@ -555,7 +555,7 @@ func TestConcurrentUse(t *testing.T) {
 // ErrReleased) reaches the Go caller through the plugin's register.
 func TestReleaseTwiceFromC(t *testing.T) {
 	other := fixture(t, "libother.so", `-DFIXTURE_ID="dynop.plugin.other"`)
-	twice := fixture(t, "libtwice.so", `-DRELEASE_TWICE="dynop.plugin.other"`)
+	twice := fixture(t, "libtwice.so", `-DACQUIRE_FROM="dynop.plugin.other"`, "-DRELEASE_TWICE")
 	h := openHost(t, []string{other, twice})
 	_, _, err := h.Acquire(ctx, "dynop.plugin.fixture", fixtureUID, iface.V(1, 0, 0))
 	wantErr(t, err, dynop.ErrReleased, "DYNOP_ERROR_STATE", "release(", "no such reference, or released already")

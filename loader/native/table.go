@@ -1,5 +1,8 @@
 package native
 
+// #include <dynop/dynop.h>
+import "C"
+
 import (
 	"encoding/binary"
 	"errors"
@@ -86,6 +89,25 @@ func (t Table) Check(want iface.Desc, minSize uintptr) error {
 	return nil
 }
 
+// CheckFunctions reports whether t, a table whose members after the
+// header are function pointers in the order names lists them, is large
+// enough to hold them all and has none NULL. Bindings call it after
+// [Table.Check], so that no call ever jumps to address zero.
+func (t Table) CheckFunctions(want iface.Desc, names ...string) error {
+	ptr := unsafe.Sizeof(uintptr(0))
+	if need := HeaderSize + uintptr(len(names))*ptr; uintptr(t.Header().Size) < need {
+		return fmt.Errorf("native: interface %s: %w: the table's header says %d bytes, %d functions need %d",
+			want, ErrABI, t.Header().Size, len(names), need)
+	}
+	fns := unsafe.Slice((*unsafe.Pointer)(unsafe.Add(t.p, HeaderSize)), len(names))
+	for i, f := range fns {
+		if f == nil {
+			return fmt.Errorf("native: interface %s: %w: function %s is NULL", want, ErrABI, names[i])
+		}
+	}
+	return nil
+}
+
 // Exported is implemented by interface implementations that native code
 // can use: [Table], the typed bindings of native interfaces, and Go
 // implementations that export a C table of their own. A native plugin can
@@ -149,20 +171,20 @@ var ErrLoad = errors.New("the dynamic linker cannot load it")
 // Result is a dynop_result, the status code of a C ABI call.
 type Result int32
 
-// The results of dynop.h.
+// The results of dynop.h, taken from its enum.
 const (
-	OK                   Result = 0
-	ErrorGeneric         Result = 1
-	ErrorInvalidArgument Result = 2
-	ErrorNotFound        Result = 3
-	ErrorVersion         Result = 4
-	ErrorState           Result = 5
-	ErrorCycle           Result = 6
-	ErrorNoMemory        Result = 7
-	ErrorUnsupported     Result = 8
-	ErrorDuplicate       Result = 9
-	ErrorType            Result = 10
-	ErrorClosed          Result = 11
+	OK                   Result = C.DYNOP_OK
+	ErrorGeneric         Result = C.DYNOP_ERROR
+	ErrorInvalidArgument Result = C.DYNOP_ERROR_INVALID_ARGUMENT
+	ErrorNotFound        Result = C.DYNOP_ERROR_NOT_FOUND
+	ErrorVersion         Result = C.DYNOP_ERROR_VERSION
+	ErrorState           Result = C.DYNOP_ERROR_STATE
+	ErrorCycle           Result = C.DYNOP_ERROR_CYCLE
+	ErrorNoMemory        Result = C.DYNOP_ERROR_NO_MEMORY
+	ErrorUnsupported     Result = C.DYNOP_ERROR_UNSUPPORTED
+	ErrorDuplicate       Result = C.DYNOP_ERROR_DUPLICATE
+	ErrorType            Result = C.DYNOP_ERROR_TYPE
+	ErrorClosed          Result = C.DYNOP_ERROR_CLOSED
 )
 
 var resultNames = [...]string{

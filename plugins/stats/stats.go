@@ -16,7 +16,6 @@ static float st_norm(const dynop_stats *t, const float *x, size_t n) { return t-
 import "C"
 
 import (
-	"fmt"
 	"unsafe"
 
 	"github.com/dynop/dynop/iface"
@@ -47,13 +46,10 @@ func Bind(t native.Table) (any, error) {
 	if err := t.Check(Interface.Desc, C.sizeof_dynop_stats); err != nil {
 		return nil, err
 	}
-	ct := (*C.dynop_stats)(t.Pointer())
-	for i, f := range []unsafe.Pointer{unsafe.Pointer(ct.mean), unsafe.Pointer(ct.variance), unsafe.Pointer(ct.norm)} {
-		if f == nil {
-			return nil, fmt.Errorf("stats: interface %s: %w: function %s is NULL", Interface.Desc, native.ErrABI, [...]string{"mean", "variance", "norm"}[i])
-		}
+	if err := t.CheckFunctions(Interface.Desc, "mean", "variance", "norm"); err != nil {
+		return nil, err
 	}
-	return table{ct}, nil
+	return table{(*C.dynop_stats)(t.Pointer())}, nil
 }
 
 type table struct{ t *C.dynop_stats }

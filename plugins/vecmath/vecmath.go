@@ -61,13 +61,10 @@ func Bind(t native.Table) (any, error) {
 	if err := t.Check(Interface.Desc, C.sizeof_dynop_vecmath); err != nil {
 		return nil, err
 	}
-	ct := (*C.dynop_vecmath)(t.Pointer())
-	for i, f := range []unsafe.Pointer{unsafe.Pointer(ct.saxpy), unsafe.Pointer(ct.dot), unsafe.Pointer(ct.scale), unsafe.Pointer(ct.nop)} {
-		if f == nil {
-			return nil, fmt.Errorf("vecmath: interface %s: %w: function %s is NULL", Interface.Desc, native.ErrABI, [...]string{"saxpy", "dot", "scale", "nop"}[i])
-		}
+	if err := t.CheckFunctions(Interface.Desc, "saxpy", "dot", "scale", "nop"); err != nil {
+		return nil, err
 	}
-	return table{ct}, nil
+	return table{(*C.dynop_vecmath)(t.Pointer())}, nil
 }
 
 // table is a native implementation of Math.

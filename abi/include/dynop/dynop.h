@@ -111,7 +111,7 @@ typedef struct dynop_uid {
 /* DYNOP_UID(0x3F0B6D52, 0x8A8C, 0x4E55, 0x9C, 0x5E, 0x2B, 0x1B, 0x0D, 0x6C,
  * 0x7A, 0x11) is the initializer of UID 3F0B6D52-8A8C-4E55-9C5E-2B1B0D6C7A11,
  * in the same field order as a Windows GUID or NVIGI UID literal. */
-#define DYNOP_UID(d1, d2, d3, b0, b1, b2, b3, b4, b5, b6, b7)                  \
+#define DYNOP_UID(d1, d2, d3, b0, b1, b2, b3, b4, b5, b6, b7)                 \
     {{ (uint8_t)(((uint32_t)(d1) >> 24) & 0xFF),                              \
        (uint8_t)(((uint32_t)(d1) >> 16) & 0xFF),                              \
        (uint8_t)(((uint32_t)(d1) >> 8) & 0xFF),                               \
@@ -204,35 +204,35 @@ typedef uint64_t dynop_ref;
     DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x01)
 #define DYNOP_INTERFACE_DESC_VERSION_MAJOR 1
 #define DYNOP_INTERFACE_DESC_VERSION DYNOP_V(DYNOP_INTERFACE_DESC_VERSION_MAJOR, 0, 0)
-#define DYNOP_INTERFACE_DESC_HEADER                                                   \
+#define DYNOP_INTERFACE_DESC_HEADER                                           \
     DYNOP_HEADER(DYNOP_INTERFACE_DESC_TYPE, DYNOP_INTERFACE_DESC_VERSION, dynop_interface_desc)
 
 #define DYNOP_NEED_TYPE                                                       \
     DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x02)
 #define DYNOP_NEED_VERSION_MAJOR 1
 #define DYNOP_NEED_VERSION DYNOP_V(DYNOP_NEED_VERSION_MAJOR, 0, 0)
-#define DYNOP_NEED_HEADER                                                   \
+#define DYNOP_NEED_HEADER                                                     \
     DYNOP_HEADER(DYNOP_NEED_TYPE, DYNOP_NEED_VERSION, dynop_need)
 
 #define DYNOP_REQUIREMENTS_TYPE                                               \
     DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x03)
 #define DYNOP_REQUIREMENTS_VERSION_MAJOR 1
 #define DYNOP_REQUIREMENTS_VERSION DYNOP_V(DYNOP_REQUIREMENTS_VERSION_MAJOR, 0, 0)
-#define DYNOP_REQUIREMENTS_HEADER                                                   \
+#define DYNOP_REQUIREMENTS_HEADER                                             \
     DYNOP_HEADER(DYNOP_REQUIREMENTS_TYPE, DYNOP_REQUIREMENTS_VERSION, dynop_requirements)
 
 #define DYNOP_PLUGIN_INFO_TYPE                                                \
     DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x04)
 #define DYNOP_PLUGIN_INFO_VERSION_MAJOR 1
 #define DYNOP_PLUGIN_INFO_VERSION DYNOP_V(DYNOP_PLUGIN_INFO_VERSION_MAJOR, 0, 0)
-#define DYNOP_PLUGIN_INFO_HEADER                                                   \
+#define DYNOP_PLUGIN_INFO_HEADER                                              \
     DYNOP_HEADER(DYNOP_PLUGIN_INFO_TYPE, DYNOP_PLUGIN_INFO_VERSION, dynop_plugin_info)
 
 #define DYNOP_HOST_TYPE                                                       \
     DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x05)
 #define DYNOP_HOST_VERSION_MAJOR 1
 #define DYNOP_HOST_VERSION DYNOP_V(DYNOP_HOST_VERSION_MAJOR, 0, 0)
-#define DYNOP_HOST_HEADER                                                   \
+#define DYNOP_HOST_HEADER                                                     \
     DYNOP_HEADER(DYNOP_HOST_TYPE, DYNOP_HOST_VERSION, dynop_host)
 
 /* One interface: its type UID, its version and a human-readable name such

@@ -113,24 +113,17 @@ static dynop_result register_plugin(const dynop_host *host) {
             host->set_error(host, host->last_error(host));
             return DYNOP_ERROR_STATE;
         }
-    }
-#endif
-
 #ifdef RELEASE_TWICE
-    {
-        const void *other = NULL;
-        dynop_ref ref = 0;
-        const dynop_uid uid = UID;
-        const dynop_version v = DYNOP_V(1, 0, 0);
-        dynop_result rc = host->acquire(host, RELEASE_TWICE, &uid, v, &other, &ref);
-        if (rc == DYNOP_OK) rc = host->release(host, ref);
+        rc = host->release(host, ref);
         if (rc == DYNOP_OK) rc = host->release(host, ref);
         if (rc != DYNOP_OK) {
             host->set_error(host, host->last_error(host));
             return rc;
         }
+#endif
     }
 #endif
+
 #ifdef REGISTER_FAILS
     host->set_error(host, "fixture refuses to start: no frobnicator on this machine");
     return DYNOP_ERROR_UNSUPPORTED;
