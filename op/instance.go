@@ -1,0 +1,297 @@
+package op
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync/atomic"
+
+	"github.com/dynop/dynop/tensor"
+)
+
+// Impl is what an operator's factory makes: the operator's code for one
+// instance. The [Instance] around it checks inputs against the schema
+// before Setup and outputs against Setup's answer before Run, so an Impl
+// can trust both. An Impl that also implements io.Closer is closed with
+// its instance.
+type Impl interface {
+	// Setup returns, for inputs, the dtype, layout and per-sample shape
+	// of each output.
+	Setup(inputs []*tensor.Batch) ([]OutputDesc, error)
+	// Run computes outputs, allocated as Setup described, from inputs.
+	Run(ctx context.Context, outputs, inputs []*tensor.Batch) error
+}
+
+// OutputDesc describes one output batch: its dtype, layout and the shape
+// of each sample.
+type OutputDesc struct {
+	DType  tensor.DType
+	Layout string
+	Shapes [][]int64
+}
+
+// Alloc allocates a CPU batch as d describes.
+func (d OutputDesc) Alloc() (*tensor.Batch, error) { return tensor.Alloc(d.DType, d.Layout, d.Shapes) }
+
+// Instance is an instantiated operator. Setup and Run must be called in
+// that order, from one goroutine at a time (as with DALI's operators);
+// Close releases the instance and what keeps its plugin started.
+type Instance struct {
+	schema  *Schema
+	plugin  string
+	device  Device
+	args    *Values
+	impl    Impl
+	release func() error
+	closed  atomic.Bool
+
+	setUp     bool
+	outs      []OutputDesc
+	inShapes  [][][]int64 // per input, per sample, as seen by Setup
+	batchSize int
+}
+
+// Schema returns the operator's schema.
+func (in *Instance) Schema() *Schema { return in.schema }
+
+// Name returns the operator's name.
+func (in *Instance) Name() string { return in.schema.Name }
+
+// Plugin returns the ID of the plugin that provides the operator, or "".
+func (in *Instance) Plugin() string { return in.plugin }
+
+// Device returns the device the instance runs on.
+func (in *Instance) Device() Device { return in.device }
+
+// Args returns the instance's argument values.
+func (in *Instance) Args() *Values { return in.args }
+
+// Impl returns the operator's implementation, for callers that know its
+// type.
+func (in *Instance) Impl() Impl { return in.impl }
+
+func (in *Instance) what() string {
+	if in.plugin == "" {
+		return fmt.Sprintf("operator %q", in.schema.Name)
+	}
+	return fmt.Sprintf("operator %q (plugin %q)", in.schema.Name, in.plugin)
+}
+
+// Setup checks inputs against the schema (count, dtype, layout, ndim,
+// device, equal batch sizes) and returns the outputs' descriptions as the
+// operator computes them: one per schema output, one shape per sample.
+// Errors wrap [ErrInput], [ErrClosed], [ErrPanic] or the operator's error,
+// and name the operator.
+func (in *Instance) Setup(inputs []*tensor.Batch) ([]OutputDesc, error) {
+	in.setUp = false
+	if in.closed.Load() {
+		return nil, fmt.Errorf("op: %s: setup: %w", in.what(), ErrClosed)
+	}
+	if err := in.checkInputs(inputs); err != nil {
+		return nil, err
+	}
+	var outs []OutputDesc
+	if err := in.guard("setup", func() (err error) { outs, err = in.impl.Setup(inputs); return err }); err != nil {
+		return nil, err
+	}
+	if len(outs) != len(in.schema.Outputs) {
+		return nil, fmt.Errorf("op: %s: setup: %w: returned %d output description(s), the schema has %d", in.what(), ErrSchema, len(outs), len(in.schema.Outputs))
+	}
+	for i, o := range outs {
+		if len(inputs) > 0 && len(o.Shapes) != in.batchSize {
+			return nil, fmt.Errorf("op: %s: setup: %w: output %q has %d sample shape(s) for a batch of %d", in.what(), ErrSchema, in.schema.Outputs[i].Name, len(o.Shapes), in.batchSize)
+		}
+		for j, s := range o.Shapes {
+			if slices.ContainsFunc(s, func(d int64) bool { return d < 0 }) {
+				return nil, fmt.Errorf("op: %s: setup: %w: output %q sample %d has negative shape %v", in.what(), ErrSchema, in.schema.Outputs[i].Name, j, s)
+			}
+		}
+	}
+	in.outs = outs
+	in.recordShapes(inputs)
+	in.setUp = true
+	return outs, nil
+}
+
+// checkInputs checks inputs against the schema and sets in.batchSize.
+func (in *Instance) checkInputs(inputs []*tensor.Batch) error {
+	s := in.schema
+	if n := len(inputs); n < s.MinInputs() || n > len(s.Inputs) {
+		want := fmt.Sprint(len(s.Inputs))
+		if s.OptionalInputs > 0 {
+			want = fmt.Sprintf("%d to %d", s.MinInputs(), len(s.Inputs))
+		}
+		return fmt.Errorf("op: %s: %w: takes %s input(s), got %d", in.what(), ErrInput, want, n)
+	}
+	in.batchSize = 0
+	for i, b := range inputs {
+		spec := &s.Inputs[i]
+		fail := func(format string, args ...any) error {
+			return fmt.Errorf("op: %s: input %d %q: %w: "+format, append([]any{in.what(), i, spec.Name, ErrInput}, args...)...)
+		}
+		if b == nil {
+			return fail("batch is nil")
+		}
+		if i == 0 {
+			in.batchSize = b.Len()
+		} else if b.Len() != in.batchSize {
+			return fail("batch of %d sample(s); input 0 has %d", b.Len(), in.batchSize)
+		}
+		if b.Len() == 0 {
+			continue
+		}
+		if want := tensorDevice(in.device); b.Device().Type != want {
+			return fail("data is on %s; the operator runs on %s", b.Device(), in.device)
+		}
+		if len(spec.DTypes) > 0 && !slices.Contains(spec.DTypes, b.DType()) {
+			return fail("dtype %s is not allowed (want %v)", b.DType(), spec.DTypes)
+		}
+		if len(spec.Layouts) > 0 {
+			if l := b.Layout(); l != "" && !slices.Contains(spec.Layouts, l) {
+				return fail("layout %q is not allowed (want one of %q)", l, spec.Layouts)
+			}
+			if !slices.ContainsFunc(spec.Layouts, func(l string) bool { return len(l) == b.NDim() }) {
+				return fail("samples have %d dimension(s); layouts %q allow none of that many", b.NDim(), spec.Layouts)
+			}
+		}
+		if spec.NDim > 0 && b.NDim() != spec.NDim {
+			return fail("samples have %d dimension(s), want %d", b.NDim(), spec.NDim)
+		}
+	}
+	return nil
+}
+
+// tensorDevice is the tensor device type an operator device reads.
+func tensorDevice(d Device) tensor.DeviceType {
+	if d == GPU {
+		return tensor.CUDA
+	}
+	return tensor.CPU
+}
+
+// recordShapes keeps the input shapes Setup saw, reusing memory.
+func (in *Instance) recordShapes(inputs []*tensor.Batch) {
+	in.inShapes = slices.Grow(in.inShapes[:0], len(inputs))[:len(inputs)]
+	for i, b := range inputs {
+		per := slices.Grow(in.inShapes[i][:0], b.Len())[:b.Len()]
+		for j, t := range b.Samples() {
+			per[j] = append(per[j][:0], t.Shape()...)
+		}
+		in.inShapes[i] = per
+	}
+}
+
+// Run computes outputs from inputs. The inputs must have the shapes they
+// had at the last Setup, and the outputs the dtype and shapes that Setup
+// returned (allocate them with [OutputDesc.Alloc], or reuse batches of the
+// same shapes); so a native kernel never writes outside its buffers.
+// Cancellation is checked before the operator runs; the operator sees ctx.
+// Errors wrap [ErrInput], [ErrClosed], [ErrPanic] or the operator's error
+// and name the operator.
+func (in *Instance) Run(ctx context.Context, outputs, inputs []*tensor.Batch) error {
+	if in.closed.Load() {
+		return fmt.Errorf("op: %s: run: %w", in.what(), ErrClosed)
+	}
+	if !in.setUp {
+		return fmt.Errorf("op: %s: run: %w: Setup has not succeeded", in.what(), ErrInput)
+	}
+	if err := in.checkRun(outputs, inputs); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("op: %s: run: %w", in.what(), err)
+	}
+	return in.guard("run", func() error { return in.impl.Run(ctx, outputs, inputs) })
+}
+
+// checkRun verifies that inputs match Setup's and outputs match its
+// answer. It allocates nothing.
+func (in *Instance) checkRun(outputs, inputs []*tensor.Batch) error {
+	if len(inputs) != len(in.inShapes) {
+		return fmt.Errorf("op: %s: run: %w: %d input(s); Setup saw %d", in.what(), ErrInput, len(inputs), len(in.inShapes))
+	}
+	for i, b := range inputs {
+		if b == nil || b.Len() != len(in.inShapes[i]) {
+			return fmt.Errorf("op: %s: run: %w: input %d differs from the one given to Setup", in.what(), ErrInput, i)
+		}
+		for j, t := range b.Samples() {
+			if !slices.Equal(t.Shape(), in.inShapes[i][j]) {
+				return fmt.Errorf("op: %s: run: %w: input %d sample %d has shape %v; Setup saw %v", in.what(), ErrInput, i, j, t.Shape(), in.inShapes[i][j])
+			}
+		}
+	}
+	if len(outputs) != len(in.outs) {
+		return fmt.Errorf("op: %s: run: %w: %d output(s), want %d", in.what(), ErrInput, len(outputs), len(in.outs))
+	}
+	for i, b := range outputs {
+		d := in.outs[i]
+		name := in.schema.Outputs[i].Name
+		if b == nil || b.Len() != len(d.Shapes) {
+			return fmt.Errorf("op: %s: run: %w: output %q must have %d sample(s)", in.what(), ErrInput, name, len(d.Shapes))
+		}
+		for j, t := range b.Samples() {
+			if t.DType() != d.DType || !slices.Equal(t.Shape(), d.Shapes[j]) {
+				return fmt.Errorf("op: %s: run: %w: output %q sample %d is %s %v; Setup asked for %s %v", in.what(), ErrInput, name, j, t.DType(), t.Shape(), d.DType, d.Shapes[j])
+			}
+			if t.Device().Type != tensorDevice(in.device) {
+				return fmt.Errorf("op: %s: run: %w: output %q sample %d is on %s; the operator runs on %s", in.what(), ErrInput, name, j, t.Device(), in.device)
+			}
+		}
+	}
+	return nil
+}
+
+// Exec sets the instance up for inputs, allocates the outputs and runs it.
+func (in *Instance) Exec(ctx context.Context, inputs ...*tensor.Batch) ([]*tensor.Batch, error) {
+	descs, err := in.Setup(inputs)
+	if err != nil {
+		return nil, err
+	}
+	outs := make([]*tensor.Batch, len(descs))
+	for i, d := range descs {
+		if outs[i], err = d.Alloc(); err != nil {
+			return nil, fmt.Errorf("op: %s: output %q: %w", in.what(), in.schema.Outputs[i].Name, err)
+		}
+	}
+	if err := in.Run(ctx, outs, inputs); err != nil {
+		return nil, err
+	}
+	return outs, nil
+}
+
+// Close closes the implementation, if it is an io.Closer, and releases
+// what keeps the operator's plugin started; the plugin may stop. A second
+// Close returns an error wrapping [ErrClosed].
+func (in *Instance) Close() error {
+	if in.closed.Swap(true) {
+		return fmt.Errorf("op: %s: close: %w", in.what(), ErrClosed)
+	}
+	var err error
+	if c, ok := in.impl.(io.Closer); ok {
+		err = in.guard("close", c.Close)
+	}
+	return joinRelease(err, in.release)
+}
+
+func joinRelease(err error, release func() error) error {
+	if rerr := release(); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
+}
+
+// guard runs one step of the operator's code, turning a panic into an
+// error wrapping ErrPanic and wrapping errors with the operator's name.
+func (in *Instance) guard(step string, fn func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("op: %s: %s: %w: %v", in.what(), step, ErrPanic, v)
+		}
+	}()
+	if err := fn(); err != nil {
+		return fmt.Errorf("op: %s: %s: %w", in.what(), step, err)
+	}
+	return nil
+}

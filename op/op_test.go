@@ -1,0 +1,486 @@
+package op_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/tensor"
+)
+
+// scaleSchema is a small operator used throughout: out = in * factor.
+func scaleSchema() op.Schema {
+	return op.Schema{
+		Name: "test.Scale",
+		Doc:  "Multiplies by factor.",
+		Inputs: []op.Input{
+			{Name: "in", DTypes: []tensor.DType{tensor.Float32}, Layouts: []string{"HW", "HWC"}},
+			{Name: "bias", DTypes: []tensor.DType{tensor.Float32}},
+		},
+		OptionalInputs: 1,
+		Outputs:        []op.Output{{Name: "out"}},
+		Args: []op.Arg{
+			{Name: "factor", Type: op.Float, Default: 1.0, Min: op.Bounds(-10), Max: op.Bounds(10), Deprecated: []string{"scale"}},
+			{Name: "mode", Type: op.String, Default: "fast", Allowed: []any{"fast", "exact"}},
+			{Name: "axes", Type: op.IntList},
+			{Name: "count", Type: op.Int, Required: true, Min: op.Bounds(1)},
+			{Name: "out_type", Type: op.DType, Default: tensor.Float32},
+		},
+		Devices: []op.Device{op.CPU},
+	}
+}
+
+type scaleImpl struct {
+	factor float32
+	panics string // "setup" or "run" to panic there
+	runs   int
+}
+
+func (s *scaleImpl) Setup(in []*tensor.Batch) ([]op.OutputDesc, error) {
+	if s.panics == "setup" {
+		panic("boom in setup")
+	}
+	return []op.OutputDesc{{DType: tensor.Float32, Layout: in[0].Layout(), Shapes: in[0].Shapes()}}, nil
+}
+
+func (s *scaleImpl) Run(ctx context.Context, out, in []*tensor.Batch) error {
+	if s.panics == "run" {
+		panic("boom in run")
+	}
+	s.runs++
+	for i, t := range in[0].Samples() {
+		src, err := tensor.Values[float32](t)
+		if err != nil {
+			return err
+		}
+		dst, err := tensor.Values[float32](out[0].Sample(i))
+		if err != nil {
+			return err
+		}
+		for j, v := range src {
+			dst[j] = v * s.factor
+		}
+	}
+	return nil
+}
+
+func scaleFactory(v *op.Values) (op.Impl, error) {
+	if v.String("mode") == "exact" && v.Float("factor") == 0 {
+		return nil, errors.New("exact mode needs a non-zero factor")
+	}
+	return &scaleImpl{factor: float32(v.Float("factor"))}, nil
+}
+
+func newRegistry(t *testing.T) *op.Registry {
+	t.Helper()
+	r := op.NewRegistry(op.Options{})
+	if err := r.Register(op.Operator{Schema: scaleSchema(), Backends: map[op.Device]op.Factory{op.CPU: scaleFactory}}); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func batchOf(t *testing.T, layout string, shape []int64, vals ...float32) *tensor.Batch {
+	t.Helper()
+	x, err := tensor.FromSlice(vals, shape...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x, err = x.WithLayout(layout); err != nil {
+		t.Fatal(err)
+	}
+	b, err := tensor.NewBatch(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// wantErr checks that err wraps sentinel and mentions every fragment.
+func wantErr(t *testing.T, err, sentinel error, fragments ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error; want %v mentioning %q", sentinel, fragments)
+	}
+	if !errors.Is(err, sentinel) {
+		t.Errorf("error %q does not wrap %v", err, sentinel)
+	}
+	for _, f := range fragments {
+		if !strings.Contains(err.Error(), f) {
+			t.Errorf("error %q does not mention %q", err, f)
+		}
+	}
+}
+
+func TestSchemaValidate(t *testing.T) {
+	cases := []struct {
+		name   string
+		edit   func(*op.Schema)
+		expect []string
+	}{
+		{"no namespace", func(s *op.Schema) { s.Name = "Scale" }, []string{`"Scale"`, "CamelCase"}},
+		{"lower-case op", func(s *op.Schema) { s.Name = "test.scale" }, []string{`"test.scale"`}},
+		{"upper namespace", func(s *op.Schema) { s.Name = "Test.Scale" }, []string{`"Test.Scale"`}},
+		{"optional inputs", func(s *op.Schema) { s.OptionalInputs = 3 }, []string{"optional_inputs 3"}},
+		{"dup port", func(s *op.Schema) { s.Outputs[0].Name = "in" }, []string{`output name "in" used twice`}},
+		{"bad layout", func(s *op.Schema) { s.Inputs[0].Layouts = []string{"HWW"} }, []string{`"HWW"`}},
+		{"layout vs ndim", func(s *op.Schema) { s.Inputs[0].NDim = 2; s.Inputs[0].Layouts = []string{"HWC"} }, []string{"3 dimensions, ndim is 2"}},
+		{"arg name", func(s *op.Schema) { s.Args[0].Name = "Factor" }, []string{`"Factor"`, "snake_case"}},
+		{"dup arg", func(s *op.Schema) { s.Args[1].Name = "factor" }, []string{`argument name "factor" used twice`}},
+		{"deprecated clash", func(s *op.Schema) { s.Args[1].Deprecated = []string{"scale"} }, []string{`"scale" used twice`}},
+		{"bad type", func(s *op.Schema) { s.Args[0].Type = 99 }, []string{"unknown type 99"}},
+		{"default type", func(s *op.Schema) { s.Args[1].Default = 3 }, []string{`argument "mode"`, "default", "want a string"}},
+		{"default range", func(s *op.Schema) { s.Args[0].Default = 11.0 }, []string{`argument "factor"`, "above the maximum 10"}},
+		{"default allowed", func(s *op.Schema) { s.Args[1].Default = "slow" }, []string{"slow", "not one of"}},
+		{"required default", func(s *op.Schema) { s.Args[3].Default = 2 }, []string{`argument "count"`, "required, yet has a default"}},
+		{"min max", func(s *op.Schema) { s.Args[0].Min = op.Bounds(5); s.Args[0].Max = op.Bounds(1) }, []string{"min 5 is above max 1"}},
+		{"bounds on string", func(s *op.Schema) { s.Args[1].Min = op.Bounds(0) }, []string{"min/max on a string argument"}},
+		{"no devices", func(s *op.Schema) { s.Devices = nil }, []string{"lists no devices"}},
+		{"unknown device", func(s *op.Schema) { s.Devices = []op.Device{"tpu"} }, []string{`device "tpu"`}},
+		{"device twice", func(s *op.Schema) { s.Devices = []op.Device{op.CPU, op.CPU} }, []string{`device "cpu" listed twice`}},
+	}
+	good := scaleSchema()
+	if err := good.Validate(); err != nil {
+		t.Fatalf("valid schema: %v", err)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := scaleSchema()
+			c.edit(&s)
+			wantErr(t, s.Validate(), op.ErrSchema, c.expect...)
+		})
+	}
+}
+
+func TestCheckArgs(t *testing.T) {
+	s := scaleSchema()
+	v, err := s.Check(op.Args{"count": 3, "axes": []any{0, 1.0}, "scale": float32(2.5), "out_type": "uint8"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Int("count") != 3 || v.Float("factor") != 2.5 || v.String("mode") != "fast" ||
+		!reflect.DeepEqual(v.Ints("axes"), []int64{0, 1}) || v.DType("out_type") != tensor.Uint8 {
+		t.Errorf("values: count %d factor %g mode %q axes %v out_type %v", v.Int("count"), v.Float("factor"), v.String("mode"), v.Ints("axes"), v.DType("out_type"))
+	}
+	if !v.Has("factor") || v.Has("mode") {
+		t.Errorf("Has(factor) = %v (given by its deprecated name), Has(mode) = %v (defaulted)", v.Has("factor"), v.Has("mode"))
+	}
+
+	bad := []struct {
+		name   string
+		args   op.Args
+		expect []string
+	}{
+		{"unknown near", op.Args{"count": 1, "facter": 2}, []string{`"test.Scale"`, `"facter"`, `did you mean "factor"?`}},
+		{"unknown far", op.Args{"count": 1, "zzzzzz": 2}, []string{`"zzzzzz"`, "known: factor, scale, mode"}},
+		{"wrong type", op.Args{"count": "three"}, []string{`argument "count"`, "want an int, got string three"}},
+		{"fraction", op.Args{"count": 2.5}, []string{`argument "count"`, "fraction 2.5"}},
+		{"below min", op.Args{"count": 0}, []string{`argument "count"`, "0 is below the minimum 1"}},
+		{"above max", op.Args{"count": 1, "factor": 11}, []string{`argument "factor"`, "above the maximum 10"}},
+		{"nan", op.Args{"count": 1, "factor": math.NaN()}, []string{`argument "factor"`, "NaN"}},
+		{"not allowed", op.Args{"count": 1, "mode": "slow"}, []string{`argument "mode"`, "slow is not one of [fast exact]"}},
+		{"missing", op.Args{}, []string{`argument "count"`, "required (int) but not given"}},
+		{"list type", op.Args{"count": 1, "axes": 3}, []string{`argument "axes"`, "want a list ([]int)"}},
+		{"list element", op.Args{"count": 1, "axes": []any{1, "x"}}, []string{`argument "axes"`, "element 1"}},
+		{"dtype name", op.Args{"count": 1, "out_type": "float33"}, []string{`argument "out_type"`, "float33"}},
+		{"old and new", op.Args{"count": 1, "factor": 1, "scale": 2}, []string{`argument "factor"`, "given twice"}},
+		{"null", op.Args{"count": nil}, []string{`argument "count"`, "nothing (null)"}},
+	}
+	for _, c := range bad {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := s.Check(c.args, nil)
+			wantErr(t, err, op.ErrArgument, c.expect...)
+		})
+	}
+	t.Run("all errors together", func(t *testing.T) {
+		_, err := s.Check(op.Args{"mode": "slow", "facter": 1}, nil)
+		wantErr(t, err, op.ErrArgument, `"mode"`, `"facter"`, `"count"`)
+	})
+}
+
+func TestValuesGetterMisuse(t *testing.T) {
+	s := scaleSchema()
+	v, err := s.Check(op.Args{"count": 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		get    func()
+		expect string
+	}{
+		{func() { v.Int("factor") }, `reads argument "factor" as int; its schema says float`},
+		{func() { v.Bool("nope") }, `reads argument "nope", which its schema does not have`},
+	} {
+		func() {
+			defer func() {
+				if p := fmt.Sprint(recover()); !strings.Contains(p, c.expect) {
+					t.Errorf("panic %q, want one mentioning %q", p, c.expect)
+				}
+			}()
+			c.get()
+		}()
+	}
+}
+
+func TestSchemaJSONRoundTrip(t *testing.T) {
+	s := scaleSchema()
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back op.Schema
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, s) {
+		t.Errorf("round trip changed the schema:\n got %+v\nwant %+v", back, s)
+	}
+	if !strings.Contains(string(b), `"type":"[]int"`) || !strings.Contains(string(b), `"dtypes":["float32"]`) {
+		t.Errorf("JSON does not spell types as schemas do: %s", b)
+	}
+	var bad op.Schema
+	err = json.Unmarshal([]byte(`{"name":"a.B","args":[{"name":"x","type":"int","default":"seven"}]}`), &bad)
+	wantErr(t, err, op.ErrSchema, `argument "x"`, "default")
+	err = json.Unmarshal([]byte(`{"name":"a.B","args":[{"name":"x","type":"integer"}]}`), &bad)
+	wantErr(t, err, op.ErrSchema, `"integer"`, "known: int, float")
+}
+
+func TestRegisterErrors(t *testing.T) {
+	r := newRegistry(t)
+	wantErr(t, r.Register(op.Operator{Schema: scaleSchema(), Backends: map[op.Device]op.Factory{op.CPU: scaleFactory}}),
+		op.ErrDuplicate, `"test.Scale" is already registered`)
+
+	s := scaleSchema()
+	s.Name = "test.NoBackend"
+	wantErr(t, r.Register(op.Operator{Schema: s}), op.ErrSchema, `"test.NoBackend"`, "no backends")
+	s.Devices = []op.Device{op.CPU, op.GPU}
+	wantErr(t, r.Register(op.Operator{Schema: s, Backends: map[op.Device]op.Factory{op.CPU: scaleFactory}}),
+		op.ErrSchema, "schema lists device gpu, which has no backend")
+	s.Devices = []op.Device{op.CPU}
+	wantErr(t, r.Register(op.Operator{Schema: s, Backends: map[op.Device]op.Factory{op.CPU: scaleFactory, op.GPU: scaleFactory}}),
+		op.ErrSchema, `backend for device "gpu", which its schema does not list`)
+	s.Devices = nil // filled in from the backends
+	if err := r.Register(op.Operator{Schema: s, Backends: map[op.Device]op.Factory{op.CPU: scaleFactory}}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := r.Lookup("test.NoBackend")
+	if err != nil || !reflect.DeepEqual(e.Schema.Devices, []op.Device{op.CPU}) {
+		t.Errorf("Lookup = %+v, %v; want devices [cpu]", e, err)
+	}
+	wantErr(t, r.Declare(scaleSchema(), "acme.plugin.x", nil), op.ErrSchema, "without a provider")
+}
+
+func TestLookupAndList(t *testing.T) {
+	r := newRegistry(t)
+	_, err := r.Lookup("test.Scal")
+	wantErr(t, err, op.ErrNotFound, `"test.Scal"`, `did you mean "test.Scale"?`)
+	_, err = r.Lookup("other.Thing")
+	wantErr(t, err, op.ErrNotFound, `"other.Thing"`)
+	if strings.Contains(err.Error(), "did you mean") {
+		t.Errorf("suggestion for a far name: %v", err)
+	}
+	list := r.List()
+	if len(list) != 1 || list[0].Schema.Name != "test.Scale" || list[0].Plugin != "" {
+		t.Errorf("List = %+v", list)
+	}
+}
+
+func TestNewDevices(t *testing.T) {
+	ctx := context.Background()
+	r := newRegistry(t)
+	_, err := r.New(ctx, "test.Scale", op.Args{"count": 1}, op.OnDevice(op.GPU))
+	wantErr(t, err, op.ErrUnsupported, `operator "test.Scale" on device gpu`, "no gpu backend", "devices: cpu")
+
+	s := scaleSchema()
+	s.Name = "test.GPUOnly"
+	s.Devices = []op.Device{op.GPU}
+	if err := r.Register(op.Operator{Schema: s, Backends: map[op.Device]op.Factory{op.GPU: scaleFactory}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.New(ctx, "test.GPUOnly", op.Args{"count": 1}, op.OnDevice(op.GPU))
+	wantErr(t, err, op.ErrUnsupported, "this machine has no gpu device", "it has: cpu")
+	_, err = r.New(ctx, "test.GPUOnly", op.Args{"count": 1})
+	wantErr(t, err, op.ErrUnsupported, "no cpu backend")
+
+	withGPU := op.NewRegistry(op.Options{Devices: []op.Device{op.CPU, op.GPU}})
+	if err := withGPU.Register(op.Operator{Schema: s, Backends: map[op.Device]op.Factory{op.GPU: scaleFactory}}); err != nil {
+		t.Fatal(err)
+	}
+	in, err := withGPU.New(ctx, "test.GPUOnly", op.Args{"count": 1}, op.OnDevice(op.GPU))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// CPU tensors cannot feed a GPU instance.
+	_, err = in.Setup([]*tensor.Batch{batchOf(t, "HW", []int64{1, 2}, 1, 2)})
+	wantErr(t, err, op.ErrInput, `input 0 "in"`, "data is on cpu; the operator runs on gpu")
+}
+
+func TestNewFactoryFailures(t *testing.T) {
+	ctx := context.Background()
+	r := newRegistry(t)
+	_, err := r.New(ctx, "test.Scale", op.Args{"count": 1, "mode": "exact", "factor": 0})
+	if err == nil || !strings.Contains(err.Error(), `operator "test.Scale": create: exact mode needs a non-zero factor`) {
+		t.Errorf("factory error = %v", err)
+	}
+	s := scaleSchema()
+	s.Name = "test.Panics"
+	if err := r.Register(op.Operator{Schema: s, Backends: map[op.Device]op.Factory{op.CPU: func(*op.Values) (op.Impl, error) { panic("no way") }}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.New(ctx, "test.Panics", op.Args{"count": 1})
+	wantErr(t, err, op.ErrPanic, `operator "test.Panics": create`, "no way")
+	s.Name = "test.Nil"
+	if err := r.Register(op.Operator{Schema: s, Backends: map[op.Device]op.Factory{op.CPU: func(*op.Values) (op.Impl, error) { return nil, nil }}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.New(ctx, "test.Nil", op.Args{"count": 1})
+	wantErr(t, err, op.ErrSchema, "returned no implementation")
+}
+
+func TestInstanceChecksInputs(t *testing.T) {
+	ctx := context.Background()
+	r := newRegistry(t)
+	in, err := r.New(ctx, "test.Scale", op.Args{"count": 1, "factor": 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	good := batchOf(t, "HW", []int64{2, 2}, 1, 2, 3, 4)
+	u8, _ := tensor.FromSlice([]uint8{1, 2})
+	u8b, _ := tensor.NewBatch(u8)
+	chw := batchOf(t, "CHW", []int64{1, 1, 2}, 1, 2)
+	flat := batchOf(t, "", []int64{2}, 1, 2)
+	two, _ := tensor.NewBatch(good.Sample(0), good.Sample(0))
+
+	for _, c := range []struct {
+		name   string
+		inputs []*tensor.Batch
+		expect []string
+	}{
+		{"none", nil, []string{"takes 1 to 2 input(s), got 0"}},
+		{"three", []*tensor.Batch{good, good, good}, []string{"got 3"}},
+		{"nil", []*tensor.Batch{nil}, []string{`input 0 "in"`, "batch is nil"}},
+		{"dtype", []*tensor.Batch{u8b}, []string{`input 0 "in"`, "dtype uint8 is not allowed (want [float32])"}},
+		{"layout", []*tensor.Batch{chw}, []string{`layout "CHW" is not allowed`}},
+		{"ndim", []*tensor.Batch{flat}, []string{"samples have 1 dimension(s)"}},
+		{"batch size", []*tensor.Batch{good, two}, []string{`input 1 "bias"`, "batch of 2 sample(s); input 0 has 1"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := in.Setup(c.inputs)
+			wantErr(t, err, op.ErrInput, append([]string{`operator "test.Scale"`}, c.expect...)...)
+		})
+	}
+	err = in.Run(ctx, nil, []*tensor.Batch{good})
+	wantErr(t, err, op.ErrInput, "Setup has not succeeded")
+
+	outs, err := in.Exec(ctx, good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := tensor.Values[float32](outs[0].Sample(0))
+	if !reflect.DeepEqual(got, []float32{2, 4, 6, 8}) || outs[0].Layout() != "HW" {
+		t.Errorf("Exec = %v layout %q, want [2 4 6 8] HW", got, outs[0].Layout())
+	}
+	// Run checks its batches against what Setup saw and answered.
+	other := batchOf(t, "HW", []int64{1, 4}, 1, 2, 3, 4)
+	wantErr(t, in.Run(ctx, outs, []*tensor.Batch{other}), op.ErrInput, "input 0 sample 0 has shape [1 4]; Setup saw [2 2]")
+	small, _ := tensor.Alloc(tensor.Float32, "HW", [][]int64{{1, 1}})
+	wantErr(t, in.Run(ctx, []*tensor.Batch{small}, []*tensor.Batch{good}), op.ErrInput, `output "out" sample 0 is float32 [1 1]; Setup asked for float32 [2 2]`)
+	wantErr(t, in.Run(ctx, nil, []*tensor.Batch{good}), op.ErrInput, "0 output(s), want 1")
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	wantErr(t, in.Run(canceled, outs, []*tensor.Batch{good}), context.Canceled, `operator "test.Scale": run`)
+}
+
+func TestInstancePanicsAndClose(t *testing.T) {
+	ctx := context.Background()
+	released := 0
+	r := op.NewRegistry(op.Options{})
+	impl := &scaleImpl{factor: 1}
+	if err := r.Declare(scaleSchema(), "acme.plugin.scale", provider(func(ctx context.Context, name string) (op.Operator, func() error, error) {
+		return op.Operator{Backends: map[op.Device]op.Factory{op.CPU: func(*op.Values) (op.Impl, error) { return impl, nil }}},
+			func() error { released++; return nil }, nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	in, err := r.New(ctx, "test.Scale", op.Args{"count": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Plugin() != "acme.plugin.scale" || in.Name() != "test.Scale" || in.Device() != op.CPU {
+		t.Errorf("instance names %q %q %q", in.Plugin(), in.Name(), in.Device())
+	}
+	good := batchOf(t, "HW", []int64{1, 1}, 1)
+	impl.panics = "setup"
+	_, err = in.Setup([]*tensor.Batch{good})
+	wantErr(t, err, op.ErrPanic, `operator "test.Scale" (plugin "acme.plugin.scale"): setup`, "boom in setup")
+	impl.panics = "run"
+	outs, err := in.Setup([]*tensor.Batch{good})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, _ := outs[0].Alloc()
+	wantErr(t, in.Run(ctx, []*tensor.Batch{o}, []*tensor.Batch{good}), op.ErrPanic, "run", "boom in run")
+	if err := in.Close(); err != nil || released != 1 {
+		t.Fatalf("Close = %v, released %d times", err, released)
+	}
+	wantErr(t, in.Close(), op.ErrClosed, `operator "test.Scale"`)
+	_, err = in.Setup([]*tensor.Batch{good})
+	wantErr(t, err, op.ErrClosed, "setup")
+	if released != 1 {
+		t.Errorf("released %d times after a second Close", released)
+	}
+}
+
+func TestProviderFailure(t *testing.T) {
+	r := op.NewRegistry(op.Options{})
+	startErr := errors.New("register: libfoo.so: cannot open shared object")
+	if err := r.Declare(scaleSchema(), "acme.plugin.scale", provider(func(context.Context, string) (op.Operator, func() error, error) {
+		return op.Operator{}, nil, startErr
+	})); err != nil {
+		t.Fatal(err)
+	}
+	// Arguments are checked before the provider runs.
+	_, err := r.New(context.Background(), "test.Scale", op.Args{})
+	wantErr(t, err, op.ErrArgument, `"count"`)
+	_, err = r.New(context.Background(), "test.Scale", op.Args{"count": 1})
+	wantErr(t, err, startErr, `operator "test.Scale": plugin "acme.plugin.scale"`, "cannot open shared object")
+	if e, _ := r.Lookup("test.Scale"); e.Plugin != "acme.plugin.scale" {
+		t.Errorf("Lookup plugin = %q", e.Plugin)
+	}
+}
+
+type provider func(ctx context.Context, name string) (op.Operator, func() error, error)
+
+func (p provider) Provide(ctx context.Context, name string) (op.Operator, func() error, error) {
+	return p(ctx, name)
+}
+
+func TestRunAllocatesNothing(t *testing.T) {
+	ctx := context.Background()
+	in, err := newRegistry(t).New(ctx, "test.Scale", op.Args{"count": 1, "factor": 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	inputs := []*tensor.Batch{batchOf(t, "HW", []int64{2, 2}, 1, 2, 3, 4)}
+	descs, err := in.Setup(inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, _ := descs[0].Alloc()
+	outputs := []*tensor.Batch{o}
+	if n := testing.AllocsPerRun(100, func() {
+		if err := in.Run(ctx, outputs, inputs); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("Run allocates %v times per call", n)
+	}
+}

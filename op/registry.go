@@ -1,0 +1,273 @@
+package op
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/dynop/dynop/internal/suggest"
+)
+
+// Factory creates an operator implementation from validated arguments.
+type Factory func(args *Values) (Impl, error)
+
+// Operator is an operator ready to instantiate: its schema and a factory
+// per device. Registering one whose schema lists a device without a
+// backend, or with a backend for a device its schema does not list, is an
+// error.
+type Operator struct {
+	Schema   Schema
+	Backends map[Device]Factory
+}
+
+// Provider produces an operator's backends on demand. The host declares
+// the operators of a plugin that is not started with a Provider that
+// starts it: Provide returns the operator and a release function that
+// drops the reference keeping the plugin started.
+type Provider interface {
+	Provide(ctx context.Context, name string) (op Operator, release func() error, err error)
+}
+
+// Entry is what a registry knows about one operator.
+type Entry struct {
+	Schema Schema `json:"schema"`
+	// Plugin is the ID of the plugin that provides the operator, or "" if
+	// it was registered directly.
+	Plugin string `json:"plugin,omitempty"`
+}
+
+type entry struct {
+	Entry
+	backends map[Device]Factory // registered directly
+	provider Provider           // declared
+}
+
+// Options configures a Registry.
+type Options struct {
+	// Logger receives warnings, such as deprecated argument names. Nil
+	// means slog.Default().
+	Logger *slog.Logger
+	// Devices are the devices this machine has. Empty means CPU only.
+	Devices []Device
+}
+
+// Registry maps operator names to operators. It is safe for concurrent
+// use.
+type Registry struct {
+	log     *slog.Logger
+	devices []Device
+
+	mu  sync.RWMutex
+	ops map[string]*entry
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry(opts Options) *Registry {
+	r := &Registry{log: opts.Logger, devices: opts.Devices, ops: make(map[string]*entry)}
+	if r.log == nil {
+		r.log = slog.Default()
+	}
+	if len(r.devices) == 0 {
+		r.devices = []Device{CPU}
+	}
+	return r
+}
+
+// Register adds an operator with its backends. Its schema's Devices, if
+// empty, become the devices of its backends; otherwise they must match
+// them exactly. Errors wrap [ErrSchema] or [ErrDuplicate].
+func (r *Registry) Register(o Operator) error {
+	if len(o.Schema.Devices) == 0 {
+		o.Schema.Devices = slices.Sorted(maps.Keys(o.Backends))
+	}
+	if err := CheckBackends(o); err != nil {
+		return err
+	}
+	return r.add(&entry{Entry: Entry{Schema: o.Schema}, backends: maps.Clone(o.Backends)})
+}
+
+// CheckBackends verifies that o's schema is valid and that o has a
+// non-nil backend for every device its schema lists and for no other: a
+// schema without a backend, or a backend without a schema, is an error
+// wrapping [ErrSchema].
+func CheckBackends(o Operator) error {
+	if err := o.Schema.Validate(); err != nil {
+		return err
+	}
+	if len(o.Backends) == 0 {
+		return fmt.Errorf("%w: operator %q: no backends: a schema needs a factory for at least one device", ErrSchema, o.Schema.Name)
+	}
+	for _, d := range o.Schema.Devices {
+		if o.Backends[d] == nil {
+			return fmt.Errorf("%w: operator %q: schema lists device %s, which has no backend", ErrSchema, o.Schema.Name, d)
+		}
+	}
+	for d := range o.Backends {
+		if !o.Schema.HasDevice(d) {
+			return fmt.Errorf("%w: operator %q: backend for device %q, which its schema does not list (%v)", ErrSchema, o.Schema.Name, d, o.Schema.Devices)
+		}
+	}
+	return nil
+}
+
+// Declare adds an operator known only by its schema, provided by plugin
+// through p when it is instantiated. Errors wrap [ErrSchema] or
+// [ErrDuplicate].
+func (r *Registry) Declare(s Schema, plugin string, p Provider) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	if p == nil {
+		return fmt.Errorf("%w: operator %q: declared without a provider", ErrSchema, s.Name)
+	}
+	return r.add(&entry{Entry: Entry{Schema: s, Plugin: plugin}, provider: p})
+}
+
+func (r *Registry) add(e *entry) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old, dup := r.ops[e.Schema.Name]; dup {
+		return fmt.Errorf("%w: operator %q is already registered%s", ErrDuplicate, e.Schema.Name, from(old.Plugin))
+	}
+	r.ops[e.Schema.Name] = e
+	return nil
+}
+
+func from(plugin string) string {
+	if plugin == "" {
+		return ""
+	}
+	return fmt.Sprintf(" by plugin %q", plugin)
+}
+
+// Lookup returns the operator called name. An unknown name is an error
+// wrapping [ErrNotFound], with a "did you mean" for a near miss.
+func (r *Registry) Lookup(name string) (Entry, error) {
+	e, err := r.entry(name)
+	if err != nil {
+		return Entry{}, err
+	}
+	return e.Entry, nil
+}
+
+func (r *Registry) entry(name string) (*entry, error) {
+	r.mu.RLock()
+	e, ok := r.ops[name]
+	r.mu.RUnlock()
+	if ok {
+		return e, nil
+	}
+	hint := ""
+	if near := suggest.Nearest(name, r.names()); near != "" {
+		hint = fmt.Sprintf("; did you mean %q?", near)
+	}
+	return nil, fmt.Errorf("op: %w: %q%s", ErrNotFound, name, hint)
+}
+
+func (r *Registry) names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return slices.Collect(maps.Keys(r.ops))
+}
+
+// List returns every operator, sorted by name.
+func (r *Registry) List() []Entry {
+	r.mu.RLock()
+	list := make([]Entry, 0, len(r.ops))
+	for _, e := range r.ops {
+		list = append(list, e.Entry)
+	}
+	r.mu.RUnlock()
+	sort.Slice(list, func(i, j int) bool { return list[i].Schema.Name < list[j].Schema.Name })
+	return list
+}
+
+// HasDevice reports whether this machine has device d.
+func (r *Registry) HasDevice(d Device) bool { return slices.Contains(r.devices, d) }
+
+// Option configures [Registry.New] and [Registry.Check].
+type Option func(*settings)
+
+type settings struct{ device Device }
+
+// OnDevice picks the device whose backend to use; the default is CPU.
+func OnDevice(d Device) Option { return func(s *settings) { s.device = d } }
+
+// Check validates what [Registry.New] would validate before running any
+// operator or plugin code: the name, the device and the arguments.
+func (r *Registry) Check(name string, args Args, opts ...Option) (*Values, error) {
+	_, _, v, err := r.check(name, args, opts)
+	return v, err
+}
+
+func (r *Registry) check(name string, args Args, opts []Option) (*entry, Device, *Values, error) {
+	s := settings{device: CPU}
+	for _, o := range opts {
+		o(&s)
+	}
+	e, err := r.entry(name)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	switch {
+	case !e.Schema.HasDevice(s.device):
+		return nil, "", nil, fmt.Errorf("op: operator %q on device %s: %w: it has no %s backend (devices: %s)",
+			name, s.device, ErrUnsupported, s.device, devList(e.Schema.Devices))
+	case !r.HasDevice(s.device):
+		return nil, "", nil, fmt.Errorf("op: operator %q on device %s: %w: this machine has no %s device (it has: %s)",
+			name, s.device, ErrUnsupported, s.device, devList(r.devices))
+	}
+	v, err := e.Schema.Check(args, r.log)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return e, s.device, v, nil
+}
+
+func devList(ds []Device) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = string(d)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// New instantiates operator name with args on the chosen device (CPU by
+// default). It checks everything [Registry.Check] checks first; then, for
+// an operator a plugin provides, it starts the plugin if need be, and the
+// instance keeps the plugin started until it is closed. Errors name the
+// operator: [ErrNotFound], [ErrUnsupported], [ErrArgument], the plugin's
+// start error, or the factory's error ([ErrPanic] if it panicked).
+func (r *Registry) New(ctx context.Context, name string, args Args, opts ...Option) (*Instance, error) {
+	e, dev, vals, err := r.check(name, args, opts)
+	if err != nil {
+		return nil, err
+	}
+	backends, release := e.backends, func() error { return nil }
+	if e.provider != nil {
+		o, rel, err := e.provider.Provide(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("op: operator %q: plugin %q: %w", name, e.Plugin, err)
+		}
+		backends, release = o.Backends, rel
+	}
+	in := &Instance{schema: vals.schema, plugin: e.Plugin, device: dev, args: vals, release: release}
+	factory := backends[dev]
+	if factory == nil {
+		err = fmt.Errorf("op: %s: %w: the started plugin has no %s backend", in.what(), ErrUnsupported, dev)
+	} else {
+		err = in.guard("create", func() (err error) { in.impl, err = factory(vals); return err })
+		if err == nil && in.impl == nil {
+			err = fmt.Errorf("op: %s: create: %w: the factory returned no implementation", in.what(), ErrSchema)
+		}
+	}
+	if err != nil {
+		return nil, joinRelease(err, release)
+	}
+	return in, nil
+}
