@@ -7,7 +7,7 @@ GO ?= go
 PLUGIN_FLAGS = -O2 -fPIC -shared -fvisibility=hidden -Wall -Wextra -pedantic -Werror -Iabi/include
 PLUGIN_CFLAGS = -std=c99
 PLUGIN_CXXFLAGS = -std=c++17 -fno-gnu-unique
-PLUGINS = plugins/vecmath/libdynop_vecmath.so plugins/stats/libdynop_stats.so
+PLUGINS = plugins/vecmath/libdynop_vecmath.so plugins/stats/libdynop_stats.so plugins/imgproc/libdynop_imgproc.so
 
 .PHONY: demo test bench build plugins clean
 
@@ -35,6 +35,9 @@ build: plugins
 plugins: $(PLUGINS)
 
 plugins/vecmath/libdynop_vecmath.so: plugins/vecmath/c/vecmath.c plugins/vecmath/vecmath.h abi/include/dynop/dynop.h
+	$(CC) $(PLUGIN_CFLAGS) $(PLUGIN_FLAGS) -o $@ $<
+
+plugins/imgproc/libdynop_imgproc.so: plugins/imgproc/c/imgproc.c abi/include/dynop/dynop.h
 	$(CC) $(PLUGIN_CFLAGS) $(PLUGIN_FLAGS) -o $@ $<
 
 plugins/stats/libdynop_stats.so: plugins/stats/cpp/stats.cpp plugins/stats/stats.h plugins/vecmath/vecmath.h abi/include/dynop/dynop.h

@@ -35,6 +35,7 @@ import (
 
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/suggest"
+	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
 )
 
@@ -106,6 +107,7 @@ type Host struct {
 	broken   []Broken
 	watchers []*watcher
 	startSeq uint64
+	ops      *op.Registry
 }
 
 // record is the host's state for one plugin. Fields other than id, p,
@@ -125,6 +127,7 @@ type record struct {
 	lastErr     error         // why the last start failed
 	waitingOn   []*record     // while starting: the plugins whose transitions its start awaits
 	live        []*entry      // interfaces added by Register
+	ops         operatorTable // operators registered by Register
 	refs        int           // references held to live
 	refused     bool          // started, no references, CanUnload said false
 	held        slotList      // references this plugin holds to others
@@ -150,6 +153,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if h.log == nil {
 		h.log = slog.Default()
 	}
+	h.ops = op.NewRegistry(op.Options{Logger: h.log})
 	h.idle = sync.NewCond(&h.mu)
 	for i, p := range opts.Plugins {
 		if p == nil {
@@ -187,6 +191,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	}
 	slices.SortFunc(h.sorted, func(a, b *record) int { return strings.Compare(a.id, b.id) })
 	h.checkUIDs()
+	h.declareOperators()
 	for _, rec := range h.sorted {
 		for _, n := range rec.info.Needs {
 			if _, ok := h.plugins[n.Plugin]; !ok && rec.unusable == nil {
@@ -292,7 +297,7 @@ func readInfo(p plugin.Plugin) (info plugin.Info, err error) {
 	if err := iface.CheckVersion("plugin API", plugin.APIVersion, info.APIVersion); err != nil {
 		errs = append(errs, fmt.Errorf("plugin %q was built for a plugin API this host does not implement: %w", info.ID, err))
 	}
-	return info, errors.Join(errs...)
+	return withOperatorsInterface(info), errors.Join(errs...)
 }
 
 // Plugins returns the status of every plugin the host knows, sorted by ID.

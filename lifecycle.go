@@ -98,6 +98,7 @@ func (h *Host) releaseHeld(rec *record) error {
 	var stop []*record
 	h.mu.Lock()
 	rec.live = nil
+	rec.ops = nil
 	rec.handle.dead = true
 	for rec.held.head != nil {
 		stop = append(stop, h.drop(rec.held.head)...)
@@ -106,13 +107,14 @@ func (h *Host) releaseHeld(rec *record) error {
 	return h.stopAll(stop)
 }
 
-// checkLive verifies that Register added every interface Info declares.
+// checkLive verifies that Register added every interface and registered
+// every operator that Info declares, and publishes the operators.
 func (h *Host) checkLive(rec *record) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var missing []string
 	for _, d := range rec.info.Interfaces {
-		if rec.entry(d.UID) == nil {
+		if rec.entry(d.UID) == nil && d.UID != OperatorsInterface.UID {
 			missing = append(missing, d.String())
 		}
 	}
@@ -120,7 +122,7 @@ func (h *Host) checkLive(rec *record) error {
 		return fmt.Errorf("dynop: start plugin %q: %w: Info declares interface(s) that Register did not add: %s",
 			rec.id, ErrNotFound, strings.Join(missing, ", "))
 	}
-	return nil
+	return h.publishOperators(rec)
 }
 
 // markStopping moves a started plugin to StateStopping. h.mu is held.

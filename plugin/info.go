@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/op"
 )
 
 // APIVersion is the version of the dynop plugin API that this module
@@ -43,6 +44,10 @@ type Info struct {
 	// Interfaces lists every interface the plugin provides, at the version
 	// it provides. Register must add exactly these.
 	Interfaces []iface.Desc `json:"interfaces"`
+	// Operators lists the schemas of the operators the plugin provides,
+	// each with the devices it has backends for. Register must register
+	// exactly these, with [Host.RegisterOperator].
+	Operators []op.Schema `json:"operators,omitempty"`
 	// Needs lists the interfaces the plugin acquires from other plugins.
 	Needs []Need `json:"needs,omitempty"`
 	// Requirements says which machines the plugin can run on.
@@ -135,7 +140,8 @@ func validIDPart(p string) bool {
 
 // Validate checks everything about info that can be checked without a
 // machine: the ID, interface descriptors (valid, no UID twice), needs
-// (valid plugin IDs and interfaces, not the plugin itself) and GPU vendor.
+// (valid plugin IDs and interfaces, not the plugin itself), operator
+// schemas (valid, no name twice) and GPU vendor.
 // All problems are reported together; each wraps [ErrInvalid].
 func (info Info) Validate() error {
 	var errs []error
@@ -156,6 +162,17 @@ func (info Info) Validate() error {
 		}
 		seen[d.UID] = d.Name
 	}
+	ops := make(map[string]bool, len(info.Operators))
+	for i := range info.Operators {
+		s := &info.Operators[i]
+		if err := s.Validate(); err != nil {
+			add("provides %v", err)
+		}
+		if ops[s.Name] {
+			add("provides operator %q twice", s.Name)
+		}
+		ops[s.Name] = true
+	}
 	for _, n := range info.Needs {
 		if n.Plugin == info.ID {
 			add("needs interface %q from itself", n.Interface.Name)
@@ -170,6 +187,17 @@ func (info Info) Validate() error {
 		add("GPU vendor %q is not one of %s", g.Vendor, strings.Join(gpuVendors, ", "))
 	}
 	return errors.Join(errs...)
+}
+
+// Operator returns the schema of operator name that info declares, and
+// whether there is one.
+func (info Info) Operator(name string) (*op.Schema, bool) {
+	for i := range info.Operators {
+		if info.Operators[i].Name == name {
+			return &info.Operators[i], true
+		}
+	}
+	return nil, false
 }
 
 // Provides returns the descriptor of the interface with the given UID that

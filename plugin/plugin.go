@@ -38,6 +38,7 @@ import (
 	"log/slog"
 
 	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/op"
 )
 
 // Plugin is the one thing every plugin implements.
@@ -47,7 +48,8 @@ type Plugin interface {
 	// same value.
 	Info() Info
 	// Register starts the plugin: it adds every interface that Info lists
-	// with h.AddInterface, and may acquire other plugins' interfaces
+	// with h.AddInterface and every operator with h.RegisterOperator, and
+	// may acquire other plugins' interfaces
 	// through h. It should do no heavy lifting; interfaces do that.
 	// An error (or a panic) leaves the plugin not started: the host removes
 	// what it added and releases what it acquired.
@@ -111,6 +113,12 @@ type Host interface {
 	// declares, with the same version.
 	AddInterface(desc iface.Desc, impl any) error
 
+	// RegisterOperator adds the backends of one of the operators Info
+	// declares. It is allowed only during Register; o.Schema must equal
+	// the declared schema (its Devices may be left empty) and o must have
+	// a backend for each of its devices and no other. Register must
+	// register every operator Info declares.
+	RegisterOperator(o op.Operator) error
 	// RemoveInterface withdraws one of the plugin's interfaces. It is
 	// allowed only during Register and Deregister, when no reference to
 	// the interface can be held.

@@ -86,6 +86,11 @@ func Stats(t testing.TB, extra ...string) string {
 	return Plugin(t, "libdynop_stats.so", "plugins/stats/cpp/stats.cpp", extra...)
 }
 
+// Imgproc builds the example C plugin dynop.plugin.imgproc.
+func Imgproc(t testing.TB) string {
+	return Plugin(t, "libdynop_imgproc.so", "plugins/imgproc/c/imgproc.c")
+}
+
 // Mapped reports whether the file at path is mapped into this process,
 // from /proc/self/maps; it skips the test where there is no such file.
 func Mapped(t testing.TB, path string) bool {

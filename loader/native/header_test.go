@@ -30,7 +30,7 @@ static const dynop_need *const needs[] = {&need};
 static const dynop_requirements req = {DYNOP_REQUIREMENTS_HEADER, "linux", DYNOP_V(5, 0, 0), "amd64", "avx2",
                                        "nvidia", DYNOP_V(8, 6, 0), DYNOP_V(535, 0, 0)};
 static const dynop_plugin_info info = {DYNOP_PLUGIN_INFO_HEADER, DYNOP_API_VERSION, "my.plugin.x", DYNOP_V(1, 0, 0),
-                                       "d", "a", "b", DYNOP_PLUGIN_GLOBAL_SYMBOLS, 1, provides, 1, needs, &req};
+                                       "d", "a", "b", DYNOP_PLUGIN_GLOBAL_SYMBOLS, 1, provides, 1, needs, &req, 0, 0};
 static const dynop_plugin_info *get_info(void) { return &info; }
 static dynop_result reg(const dynop_host *host) {
     const void *p = 0;

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
 )
 
@@ -32,6 +33,9 @@ type session struct {
 	message string          // set_error's message during the running entry point
 	lastErr error           // the last error a host function returned during it
 	refs    map[C.dynop_ref]plugin.Ref
+	ops     map[string]*op.Operator // registered during register
+	opOrder []string                // their names, in order
+	stopped atomic.Bool             // deregister began: operator code may be gone
 }
 
 // begin marks the start of a call into the plugin's entry point step:

@@ -12,12 +12,23 @@ const dynop_uid dynop_loader_info_type = DYNOP_PLUGIN_INFO_TYPE;
 const dynop_uid dynop_loader_desc_type = DYNOP_INTERFACE_DESC_TYPE;
 const dynop_uid dynop_loader_need_type = DYNOP_NEED_TYPE;
 const dynop_uid dynop_loader_requirements_type = DYNOP_REQUIREMENTS_TYPE;
+const dynop_uid dynop_loader_schema_type = DYNOP_OP_SCHEMA_TYPE;
+const dynop_uid dynop_loader_input_type = DYNOP_OP_INPUT_TYPE;
+const dynop_uid dynop_loader_output_type = DYNOP_OP_OUTPUT_TYPE;
+const dynop_uid dynop_loader_arg_type = DYNOP_OP_ARG_TYPE;
+const dynop_uid dynop_loader_operator_type = DYNOP_OPERATOR_TYPE;
 
 #define END_OF(T, m) (offsetof(T, m) + sizeof(((T *)0)->m))
 const size_t dynop_loader_min_info = END_OF(dynop_plugin_info, requirements);
 const size_t dynop_loader_min_desc = END_OF(dynop_interface_desc, name);
 const size_t dynop_loader_min_need = END_OF(dynop_need, iface);
 const size_t dynop_loader_min_requirements = END_OF(dynop_requirements, gpu_min_driver);
+const size_t dynop_loader_info_operators_end = END_OF(dynop_plugin_info, operators);
+const size_t dynop_loader_min_schema = END_OF(dynop_op_schema, args);
+const size_t dynop_loader_min_input = END_OF(dynop_op_input, ndim);
+const size_t dynop_loader_min_output = END_OF(dynop_op_output, doc);
+const size_t dynop_loader_min_arg = END_OF(dynop_op_arg, deprecated);
+const size_t dynop_loader_min_operator = END_OF(dynop_operator, destroy);
 
 /* dlerror's state is per thread, and a goroutine may change threads
  * between two cgo calls: each wrapper reads dlerror in the same call. */
@@ -69,6 +80,11 @@ dynop_result dynop_loader_call_step(dynop_function f, const dynop_host *h) {
  * buffer, which last_error returns. */
 
 static _Thread_local char last_error[1024];
+
+/* While a thread runs an operator function, set_error writes here, and the
+ * trampoline copies the message out before it returns. */
+static _Thread_local char op_error[1024];
+static _Thread_local int in_op;
 
 static uintptr_t session_of(const dynop_host *h) {
     return ((const dynop_loader_host *)h)->session;
@@ -125,8 +141,19 @@ static void host_log(const dynop_host *h, dynop_log_level level, const char *mes
 }
 
 static void host_set_error(const dynop_host *h, const char *message) {
+    if (in_op) {
+        snprintf(op_error, sizeof op_error, "%s", message ? message : "");
+        return;
+    }
     if (h == NULL) return;
     dynopGoSetError(session_of(h), (char *)(message ? message : ""));
+}
+
+static dynop_result host_register_operator(const dynop_host *h, const dynop_operator *op) {
+    last_error[0] = 0;
+    if (h == NULL) return invalid("register_operator: host is NULL");
+    if (op == NULL) return invalid("register_operator: op is NULL");
+    return done(dynopGoRegisterOperator(session_of(h), (dynop_operator *)op, last_error, sizeof last_error));
 }
 
 static const char *host_last_error(const dynop_host *h) {
@@ -148,8 +175,64 @@ dynop_loader_host *dynop_loader_new_host(uintptr_t session) {
     h->pub.log = host_log;
     h->pub.set_error = host_set_error;
     h->pub.last_error = host_last_error;
+    h->pub.register_operator = host_register_operator;
     h->session = session;
     return h;
 }
 
 void dynop_loader_free_host(dynop_loader_host *h) { free(h); }
+
+/* Operator trampolines. Each runs one operator function for a whole batch,
+ * so a batch costs one cgo call, and copies the message the plugin gave
+ * with set_error into err before returning (a goroutine may change threads
+ * between two cgo calls). */
+
+static dynop_result op_failed(dynop_result rc, char *err, size_t errcap) {
+    snprintf(err, errcap, "%s", op_error);
+    return rc;
+}
+
+dynop_result dynop_loader_op_create(const dynop_operator *op, const dynop_arg *args, uint32_t n,
+                                    void **instance, char *err, size_t errcap) {
+    dynop_result rc;
+    *instance = NULL;
+    op_error[0] = 0;
+    in_op = 1;
+    rc = op->create(op->user_data, args, n, instance);
+    in_op = 0;
+    return rc == DYNOP_OK ? rc : op_failed(rc, err, errcap);
+}
+
+dynop_result dynop_loader_op_setup(const dynop_operator *op, void *instance, uint32_t samples,
+                                   const dynop_tensor *in, uint32_t nin, dynop_tensor *out, uint32_t nout,
+                                   uint32_t *failed, char *err, size_t errcap) {
+    dynop_result rc = DYNOP_OK;
+    uint32_t i;
+    op_error[0] = 0;
+    in_op = 1;
+    for (i = 0; i < samples && rc == DYNOP_OK; i++) {
+        rc = op->setup(instance, in + (size_t)i * nin, nin, out + (size_t)i * nout, nout);
+    }
+    in_op = 0;
+    *failed = i - 1;
+    return rc == DYNOP_OK ? rc : op_failed(rc, err, errcap);
+}
+
+dynop_result dynop_loader_op_run(const dynop_operator *op, void *instance, uint32_t samples,
+                                 const dynop_tensor *out, uint32_t nout, const dynop_tensor *in, uint32_t nin,
+                                 uint32_t *failed, char *err, size_t errcap) {
+    dynop_result rc = DYNOP_OK;
+    uint32_t i;
+    op_error[0] = 0;
+    in_op = 1;
+    for (i = 0; i < samples && rc == DYNOP_OK; i++) {
+        rc = op->run(instance, out + (size_t)i * nout, nout, in + (size_t)i * nin, nin);
+    }
+    in_op = 0;
+    *failed = i - 1;
+    return rc == DYNOP_OK ? rc : op_failed(rc, err, errcap);
+}
+
+void dynop_loader_op_destroy(const dynop_operator *op, void *instance) {
+    if (op->destroy != NULL) op->destroy(instance);
+}

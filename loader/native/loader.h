@@ -31,12 +31,32 @@ dynop_result dynop_loader_call_step(dynop_function f, const dynop_host *h);
  * major it knows, so these, not sizeof, are the least a plugin's struct may
  * be; they stay as the structs grow. */
 extern const size_t dynop_loader_min_info, dynop_loader_min_desc, dynop_loader_min_need,
-    dynop_loader_min_requirements;
+    dynop_loader_min_requirements, dynop_loader_min_schema, dynop_loader_min_input,
+    dynop_loader_min_output, dynop_loader_min_arg, dynop_loader_min_operator;
+
+/* Where dynop_plugin_info.operators ends: an info (of version 1.1 or
+ * later) whose size covers it lists operators. */
+extern const size_t dynop_loader_info_operators_end;
 
 /* The ABI structs' type UIDs, as data Go can read. */
 extern const dynop_uid dynop_loader_info_type;
 extern const dynop_uid dynop_loader_desc_type;
 extern const dynop_uid dynop_loader_need_type;
 extern const dynop_uid dynop_loader_requirements_type;
+extern const dynop_uid dynop_loader_schema_type;
+extern const dynop_uid dynop_loader_input_type;
+extern const dynop_uid dynop_loader_output_type;
+extern const dynop_uid dynop_loader_arg_type;
+extern const dynop_uid dynop_loader_operator_type;
+
+dynop_result dynop_loader_op_create(const dynop_operator *op, const dynop_arg *args, uint32_t n,
+                                    void **instance, char *err, size_t errcap);
+dynop_result dynop_loader_op_setup(const dynop_operator *op, void *instance, uint32_t samples,
+                                   const dynop_tensor *in, uint32_t nin, dynop_tensor *out, uint32_t nout,
+                                   uint32_t *failed, char *err, size_t errcap);
+dynop_result dynop_loader_op_run(const dynop_operator *op, void *instance, uint32_t samples,
+                                 const dynop_tensor *out, uint32_t nout, const dynop_tensor *in, uint32_t nin,
+                                 uint32_t *failed, char *err, size_t errcap);
+void dynop_loader_op_destroy(const dynop_operator *op, void *instance);
 
 #endif

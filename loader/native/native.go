@@ -219,6 +219,10 @@ func (p *Plugin) Register(ctx context.Context, h plugin.Host) (err error) {
 	if err := s.end("register", C.dynop_loader_call_step(register, &lib.host.pub)); err != nil {
 		return err
 	}
+	if err := s.publishOperators(); err != nil {
+		// register succeeded, so the plugin holds state: let it go.
+		return errors.Join(err, lib.deregister(ctx))
+	}
 	lib.release = release
 	p.lib = lib
 	return nil
@@ -267,11 +271,18 @@ func (p *Plugin) Deregister(ctx context.Context) error {
 	if lib == nil {
 		return nil
 	}
+	return lib.deregister(ctx)
+}
+
+// deregister marks the session stopped, so no operator instance calls in
+// any more, and calls the plugin's deregister entry point, if it has one.
+func (lib *library) deregister(ctx context.Context) error {
+	s := lib.sess
+	s.stopped.Store(true)
 	deregister := C.dynop_loader_get_function(lib.getFunc, epDeregister.cname)
 	if deregister == nil {
 		return nil // deregister is optional
 	}
-	s := lib.sess
 	s.begin(ctx, "deregister")
 	return s.end("deregister", C.dynop_loader_call_step(deregister, &lib.host.pub))
 }
@@ -285,6 +296,9 @@ func (p *Plugin) Unload(ctx context.Context) error {
 	p.lib = nil
 	if lib == nil {
 		return nil
+	}
+	if lib.sess != nil {
+		lib.sess.stopped.Store(true)
 	}
 	err := lib.close()
 	lib.release()
@@ -461,6 +475,7 @@ func (r *reader) info(ci *C.dynop_plugin_info) (plugin.Info, uint32) {
 			info.Requirements.GPU = &gpu
 		}
 	}
+	info.Operators = r.operators(ci)
 	return info, uint32(ci.flags)
 }
 

@@ -193,6 +193,233 @@ enum {
 typedef uint64_t dynop_ref;
 
 /* ------------------------------------------------------------------------
+ * Tensors: DLPack's DLTensor, byte for byte
+ * ------------------------------------------------------------------------ */
+
+/* Data crosses the boundary as DLPack tensors (dlpack.h, v0.8 and later):
+ * dynop_device, dynop_dtype and dynop_tensor have exactly the layout of
+ * DLDevice, DLDataType and DLTensor, so a plugin that uses dlpack.h may
+ * cast between them. These are value types, frozen like DLPack's, and
+ * carry no header. */
+
+/* Where a tensor's memory is: DLPack's DLDeviceType values. */
+enum {
+    DYNOP_DEVICE_CPU = 1,
+    DYNOP_DEVICE_CUDA = 2,
+    DYNOP_DEVICE_CUDA_HOST = 3
+};
+
+typedef struct dynop_device {
+    int32_t device_type; /* DYNOP_DEVICE_* */
+    int32_t device_id;   /* which device of that type; 0 for the CPU */
+} dynop_device;
+
+/* Element type codes: DLPack's DLDataTypeCode values. */
+enum {
+    DYNOP_DTYPE_INT = 0,
+    DYNOP_DTYPE_UINT = 1,
+    DYNOP_DTYPE_FLOAT = 2,
+    DYNOP_DTYPE_OPAQUE_HANDLE = 3,
+    DYNOP_DTYPE_BFLOAT = 4,
+    DYNOP_DTYPE_COMPLEX = 5,
+    DYNOP_DTYPE_BOOL = 6
+};
+
+/* An element type: code, bits per lane, lanes (1 for scalars).
+ * uint8 is {DYNOP_DTYPE_UINT, 8, 1}, float32 {DYNOP_DTYPE_FLOAT, 32, 1}. */
+typedef struct dynop_dtype {
+    uint8_t code;
+    uint8_t bits;
+    uint16_t lanes;
+} dynop_dtype;
+
+/* A tensor: element [i0, i1, ...] lies at
+ *   (char *)data + byte_offset + (i0*strides[0] + i1*strides[1] + ...) * element size.
+ * Shapes and strides count elements. strides is never NULL in tensors the
+ * host passes. The memory belongs to the host, valid for the call. */
+typedef struct dynop_tensor {
+    void *data;
+    dynop_device device;
+    int32_t ndim;
+    dynop_dtype dtype;
+    int64_t *shape;
+    int64_t *strides;
+    uint64_t byte_offset;
+} dynop_tensor;
+
+/* The most dimensions an operator's output may have: setup writes shapes
+ * into arrays of this many elements. */
+#define DYNOP_MAX_NDIM 16
+
+/* ------------------------------------------------------------------------
+ * Operators
+ * ------------------------------------------------------------------------ */
+
+/* An operator (DALI's term) is a schema, data the host reads without
+ * running the plugin, and a backend per device, which the plugin registers
+ * from register with dynop_host.register_operator.
+ *
+ * The schema's arrays (inputs, outputs, args) are arrays of structs that
+ * each start with a header; the host steps through an array by the size in
+ * its first element's header, so the element structs can grow like any
+ * other. */
+
+/* Argument types. Lists hold elements of the scalar type. */
+typedef int32_t dynop_arg_type;
+enum {
+    DYNOP_ARG_INT = 1,    /* int64_t */
+    DYNOP_ARG_FLOAT = 2,  /* double */
+    DYNOP_ARG_BOOL = 3,   /* int32_t, 0 or 1 */
+    DYNOP_ARG_STRING = 4, /* const char * */
+    DYNOP_ARG_DTYPE = 5,  /* dynop_dtype */
+    DYNOP_ARG_INT_LIST = 6,
+    DYNOP_ARG_FLOAT_LIST = 7,
+    DYNOP_ARG_BOOL_LIST = 8,
+    DYNOP_ARG_STRING_LIST = 9,
+    DYNOP_ARG_DTYPE_LIST = 10
+};
+
+/* Flags in dynop_op_arg.flags. */
+enum {
+    DYNOP_ARG_REQUIRED = 1u << 0, /* must be given; has no default */
+    DYNOP_ARG_HAS_MIN = 1u << 1,  /* min bounds the value (each element) */
+    DYNOP_ARG_HAS_MAX = 1u << 2   /* max bounds the value (each element) */
+};
+
+#define DYNOP_OP_INPUT_TYPE                                                   \
+    DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x06)
+#define DYNOP_OP_INPUT_VERSION_MAJOR 1
+#define DYNOP_OP_INPUT_VERSION DYNOP_V(DYNOP_OP_INPUT_VERSION_MAJOR, 0, 0)
+#define DYNOP_OP_INPUT_HEADER                                                 \
+    DYNOP_HEADER(DYNOP_OP_INPUT_TYPE, DYNOP_OP_INPUT_VERSION, dynop_op_input)
+
+#define DYNOP_OP_OUTPUT_TYPE                                                  \
+    DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x07)
+#define DYNOP_OP_OUTPUT_VERSION_MAJOR 1
+#define DYNOP_OP_OUTPUT_VERSION DYNOP_V(DYNOP_OP_OUTPUT_VERSION_MAJOR, 0, 0)
+#define DYNOP_OP_OUTPUT_HEADER                                                \
+    DYNOP_HEADER(DYNOP_OP_OUTPUT_TYPE, DYNOP_OP_OUTPUT_VERSION, dynop_op_output)
+
+#define DYNOP_OP_ARG_TYPE                                                     \
+    DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x08)
+#define DYNOP_OP_ARG_VERSION_MAJOR 1
+#define DYNOP_OP_ARG_VERSION DYNOP_V(DYNOP_OP_ARG_VERSION_MAJOR, 0, 0)
+#define DYNOP_OP_ARG_HEADER                                                   \
+    DYNOP_HEADER(DYNOP_OP_ARG_TYPE, DYNOP_OP_ARG_VERSION, dynop_op_arg)
+
+#define DYNOP_OP_SCHEMA_TYPE                                                  \
+    DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x09)
+#define DYNOP_OP_SCHEMA_VERSION_MAJOR 1
+#define DYNOP_OP_SCHEMA_VERSION DYNOP_V(DYNOP_OP_SCHEMA_VERSION_MAJOR, 0, 0)
+#define DYNOP_OP_SCHEMA_HEADER                                                \
+    DYNOP_HEADER(DYNOP_OP_SCHEMA_TYPE, DYNOP_OP_SCHEMA_VERSION, dynop_op_schema)
+
+#define DYNOP_OPERATOR_TYPE                                                   \
+    DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x0A)
+#define DYNOP_OPERATOR_VERSION_MAJOR 1
+#define DYNOP_OPERATOR_VERSION DYNOP_V(DYNOP_OPERATOR_VERSION_MAJOR, 0, 0)
+#define DYNOP_OPERATOR_HEADER                                                 \
+    DYNOP_HEADER(DYNOP_OPERATOR_TYPE, DYNOP_OPERATOR_VERSION, dynop_operator)
+
+/* One input of an operator: a batch of tensors. Lists are comma-separated
+ * and NULL or "" for "any": dtypes by name ("uint8,float32"), layouts as
+ * dimension letters ("HWC,HW"). ndim 0 means any (or what layouts imply). */
+typedef struct dynop_op_input {
+    dynop_header header; /* DYNOP_OP_INPUT_TYPE */
+    const char *name;
+    const char *doc;
+    const char *dtypes;
+    const char *layouts;
+    int32_t ndim;
+} dynop_op_input;
+
+/* One output of an operator. */
+typedef struct dynop_op_output {
+    dynop_header header; /* DYNOP_OP_OUTPUT_TYPE */
+    const char *name;
+    const char *doc;
+} dynop_op_output;
+
+/* One argument of an operator. Values are JSON text: default_value is the
+ * default ("3", "0.5", "true", "\"linear\"", "[1, 2]"; dtypes by name, as
+ * "\"uint8\""), or NULL for none; allowed is a JSON array of the values
+ * (each element, for lists) the argument may take, or NULL for any.
+ * deprecated lists former names, comma-separated. */
+typedef struct dynop_op_arg {
+    dynop_header header; /* DYNOP_OP_ARG_TYPE */
+    const char *name;    /* snake_case */
+    const char *doc;
+    dynop_arg_type type; /* DYNOP_ARG_* */
+    uint32_t flags;      /* DYNOP_ARG_* flags */
+    double min, max;     /* bounds, if flags say so */
+    const char *default_value;
+    const char *allowed;
+    const char *deprecated;
+} dynop_op_arg;
+
+/* An operator's schema, listed in dynop_plugin_info.operators. name is
+ * namespaced: lower-case namespaces and a CamelCase name ("imgproc.Gray").
+ * devices lists the devices the plugin registers backends for ("cpu").
+ * The last optional_inputs inputs may be left out. */
+typedef struct dynop_op_schema {
+    dynop_header header; /* DYNOP_OP_SCHEMA_TYPE */
+    const char *name;
+    const char *doc;
+    const char *devices;
+    uint32_t input_count;
+    uint32_t optional_inputs;
+    const dynop_op_input *inputs;
+    uint32_t output_count;
+    const dynop_op_output *outputs;
+    uint32_t arg_count;
+    const dynop_op_arg *args;
+} dynop_op_schema;
+
+/* An argument value as create receives it. create gets every argument of
+ * the schema, in the schema's order, given or defaulted. values points to
+ * count elements of the C type the arg type names (count is 1 for a
+ * scalar, 0 for an optional argument without default that was not given).
+ * Strings and arrays are the host's, valid during create: copy what you
+ * keep. */
+typedef struct dynop_arg {
+    const char *name;
+    dynop_arg_type type;
+    int32_t given; /* nonzero if the caller gave it; zero if defaulted */
+    uint32_t count;
+    const void *values;
+} dynop_arg;
+
+/* An operator's backend for one device, registered from register with
+ * dynop_host.register_operator.
+ *
+ * The host calls the functions per sample: setup and run receive the
+ * sample's tensors, one per input and output. They may be called from
+ * several threads at once for different instances, never for one instance.
+ *
+ *   create   makes an instance from the arguments; *instance is passed to
+ *            the others (it may be NULL if the operator keeps no state).
+ *   setup    fills in each outputs[i]: dtype, ndim (at most
+ *            DYNOP_MAX_NDIM) and shape (an array of DYNOP_MAX_NDIM the
+ *            host provides). data and strides are NULL during setup.
+ *   run      computes outputs (allocated as setup said) from inputs.
+ *   destroy  frees an instance; may be NULL.
+ *
+ * A function that fails returns an error code, and may say why first with
+ * dynop_host.set_error, from the same thread. */
+typedef struct dynop_operator {
+    dynop_header header; /* DYNOP_OPERATOR_TYPE */
+    const char *name;    /* of a schema in the plugin's info */
+    const char *device;  /* "cpu" */
+    void *user_data;     /* passed to create */
+    dynop_result (*create)(void *user_data, const dynop_arg *args, uint32_t arg_count, void **instance);
+    dynop_result (*setup)(void *instance, const dynop_tensor *inputs, uint32_t input_count,
+                          dynop_tensor *outputs, uint32_t output_count);
+    dynop_result (*run)(void *instance, const dynop_tensor *outputs, uint32_t output_count,
+                        const dynop_tensor *inputs, uint32_t input_count);
+    void (*destroy)(void *instance);
+} dynop_operator;
+
+/* ------------------------------------------------------------------------
  * Plugin information
  * ------------------------------------------------------------------------ */
 
@@ -224,14 +451,14 @@ typedef uint64_t dynop_ref;
 #define DYNOP_PLUGIN_INFO_TYPE                                                \
     DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x04)
 #define DYNOP_PLUGIN_INFO_VERSION_MAJOR 1
-#define DYNOP_PLUGIN_INFO_VERSION DYNOP_V(DYNOP_PLUGIN_INFO_VERSION_MAJOR, 0, 0)
+#define DYNOP_PLUGIN_INFO_VERSION DYNOP_V(DYNOP_PLUGIN_INFO_VERSION_MAJOR, 1, 0)
 #define DYNOP_PLUGIN_INFO_HEADER                                              \
     DYNOP_HEADER(DYNOP_PLUGIN_INFO_TYPE, DYNOP_PLUGIN_INFO_VERSION, dynop_plugin_info)
 
 #define DYNOP_HOST_TYPE                                                       \
     DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x05)
 #define DYNOP_HOST_VERSION_MAJOR 1
-#define DYNOP_HOST_VERSION DYNOP_V(DYNOP_HOST_VERSION_MAJOR, 0, 0)
+#define DYNOP_HOST_VERSION DYNOP_V(DYNOP_HOST_VERSION_MAJOR, 1, 0)
 #define DYNOP_HOST_HEADER                                                     \
     DYNOP_HEADER(DYNOP_HOST_TYPE, DYNOP_HOST_VERSION, dynop_host)
 
@@ -305,6 +532,9 @@ typedef struct dynop_plugin_info {
     uint32_t need_count;          /* entries in needs */
     const dynop_need *const *needs;
     const dynop_requirements *requirements; /* may be NULL: runs anywhere */
+    /* Since 1.1: */
+    uint32_t operator_count;      /* entries in operators */
+    const dynop_op_schema *const *operators; /* what register registers */
 } dynop_plugin_info;
 
 /* ------------------------------------------------------------------------
@@ -359,6 +589,14 @@ struct dynop_host {
      * if it succeeded. The string is the host's, valid until the thread's
      * next call into the host. */
     const char *(*last_error)(const dynop_host *host);
+
+    /* Since 1.1: */
+
+    /* Registers a backend of one of the operators the plugin's info
+     * declares. Allowed only during register; register must register a
+     * backend for every device of every operator it declares. The struct
+     * must stay valid until the plugin is unloaded. */
+    dynop_result (*register_operator)(const dynop_host *host, const dynop_operator *op);
 };
 
 /* ------------------------------------------------------------------------
@@ -410,7 +648,17 @@ DYNOP_STATIC_ASSERT(offsetof(dynop_plugin_info, api_version) == 32, info_api_off
 DYNOP_STATIC_ASSERT(offsetof(dynop_plugin_info, id) == (DYNOP_PTR_ == 8 ? 48 : 44), info_id_offset);
 DYNOP_STATIC_ASSERT(offsetof(dynop_host, api_version) == 32, host_api_offset);
 DYNOP_STATIC_ASSERT(offsetof(dynop_host, add_interface) == (DYNOP_PTR_ == 8 ? 48 : 44), host_first_fn_offset);
-DYNOP_STATIC_ASSERT(sizeof(dynop_host) == (DYNOP_PTR_ == 8 ? 48 : 44) + 7 * DYNOP_PTR_, host_size);
+DYNOP_STATIC_ASSERT(sizeof(dynop_host) == (DYNOP_PTR_ == 8 ? 48 : 44) + 8 * DYNOP_PTR_, host_size);
+DYNOP_STATIC_ASSERT(sizeof(dynop_device) == 8 && sizeof(dynop_dtype) == 4, dlpack_value_sizes);
+DYNOP_STATIC_ASSERT(offsetof(dynop_tensor, device) == DYNOP_PTR_, tensor_device_offset);
+DYNOP_STATIC_ASSERT(offsetof(dynop_tensor, ndim) == DYNOP_PTR_ + 8, tensor_ndim_offset);
+DYNOP_STATIC_ASSERT(offsetof(dynop_tensor, dtype) == DYNOP_PTR_ + 12, tensor_dtype_offset);
+DYNOP_STATIC_ASSERT(offsetof(dynop_tensor, shape) == DYNOP_PTR_ + 16, tensor_shape_offset);
+/* byte_offset, a uint64_t, follows the target's alignment for it, as in
+ * DLPack: offset 40 on 64-bit targets; 32 on wasm32, 28 on i386. */
+DYNOP_STATIC_ASSERT(DYNOP_PTR_ != 8 || (offsetof(dynop_tensor, byte_offset) == 40 && sizeof(dynop_tensor) == 48),
+                    tensor_size);
+DYNOP_STATIC_ASSERT(sizeof(dynop_arg) == (DYNOP_PTR_ == 8 ? 32 : 20), arg_size);
 DYNOP_STATIC_ASSERT(sizeof(dynop_result) == 4 && sizeof(dynop_ref) == 8, scalar_sizes);
 #undef DYNOP_PTR_
 

@@ -79,6 +79,7 @@ static const dynop_plugin_info info = {
     IFACE_COUNT, provides,
     0, NULL,
     NULL,
+    0, NULL,
 };
 
 /* A symbol with default visibility, to see whether the library's symbols

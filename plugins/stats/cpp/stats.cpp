@@ -76,6 +76,7 @@ const dynop_plugin_info info = {
     1, provides,
     1, needs,
     nullptr,
+    0, nullptr,
 };
 
 const dynop_plugin_info *get_info() { return &info; }

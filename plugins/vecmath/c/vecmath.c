@@ -56,6 +56,7 @@ static const dynop_plugin_info info = {
     1, provides,
     0, NULL,
     NULL,
+    0, NULL,
 };
 
 static const dynop_plugin_info *get_info(void) { return &info; }

@@ -1,0 +1,543 @@
+package native
+
+/*
+#include <stdlib.h>
+#include "loader.h"
+*/
+import "C"
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/tensor"
+)
+
+// operators reads the operator schemas of an info whose size covers them.
+func (r *reader) operators(ci *C.dynop_plugin_info) []op.Schema {
+	if uintptr(TableAt(unsafe.Pointer(ci)).Header().Size) < uintptr(C.dynop_loader_info_operators_end) {
+		return nil // an info from before operators
+	}
+	var out []op.Schema
+	for i, cs := range cArray(ci.operators, ci.operator_count, r, "operators") {
+		what := fmt.Sprintf("operators[%d]", i)
+		if !r.check(what, unsafe.Pointer(cs), &C.dynop_loader_schema_type, C.DYNOP_OP_SCHEMA_VERSION_MAJOR, uintptr(C.dynop_loader_min_schema)) {
+			break
+		}
+		if cs.name == nil {
+			r.fail("%s: name is NULL", what)
+			break
+		}
+		what = fmt.Sprintf("operator %q", C.GoString(cs.name))
+		s := op.Schema{
+			Name:           C.GoString(cs.name),
+			Doc:            goString(cs.doc),
+			OptionalInputs: int(cs.optional_inputs),
+		}
+		for _, d := range splitList(cs.devices) {
+			s.Devices = append(s.Devices, op.Device(d))
+		}
+		for j, p := range structArray(r, what+" inputs", unsafe.Pointer(cs.inputs), cs.input_count, &C.dynop_loader_input_type, C.DYNOP_OP_INPUT_VERSION_MAJOR, C.dynop_loader_min_input) {
+			ci := (*C.dynop_op_input)(p)
+			in := op.Input{Name: goString(ci.name), Doc: goString(ci.doc), Layouts: splitList(ci.layouts), NDim: int(ci.ndim)}
+			for _, name := range splitList(ci.dtypes) {
+				dt, err := tensor.ParseDType(name)
+				if err != nil {
+					r.fail("%s input %d: %v", what, j, err)
+				}
+				in.DTypes = append(in.DTypes, dt)
+			}
+			s.Inputs = append(s.Inputs, in)
+		}
+		for _, p := range structArray(r, what+" outputs", unsafe.Pointer(cs.outputs), cs.output_count, &C.dynop_loader_output_type, C.DYNOP_OP_OUTPUT_VERSION_MAJOR, C.dynop_loader_min_output) {
+			co := (*C.dynop_op_output)(p)
+			s.Outputs = append(s.Outputs, op.Output{Name: goString(co.name), Doc: goString(co.doc)})
+		}
+		for j, p := range structArray(r, what+" args", unsafe.Pointer(cs.args), cs.arg_count, &C.dynop_loader_arg_type, C.DYNOP_OP_ARG_VERSION_MAJOR, C.dynop_loader_min_arg) {
+			if a, err := readArg((*C.dynop_op_arg)(p)); err != nil {
+				r.fail("%s arg %d: %v", what, j, err)
+			} else {
+				s.Args = append(s.Args, a)
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// readArg converts one C argument description.
+func readArg(ca *C.dynop_op_arg) (op.Arg, error) {
+	a := op.Arg{
+		Name:       goString(ca.name),
+		Doc:        goString(ca.doc),
+		Type:       op.Type(ca._type),
+		Required:   ca.flags&C.DYNOP_ARG_REQUIRED != 0,
+		Deprecated: splitList(ca.deprecated),
+	}
+	if ca.flags&C.DYNOP_ARG_HAS_MIN != 0 {
+		a.Min = op.Bounds(float64(ca.min))
+	}
+	if ca.flags&C.DYNOP_ARG_HAS_MAX != 0 {
+		a.Max = op.Bounds(float64(ca.max))
+	}
+	if ca.default_value != nil {
+		if err := json.Unmarshal([]byte(C.GoString(ca.default_value)), &a.Default); err != nil {
+			return a, fmt.Errorf("argument %q: default_value is not JSON: %v", a.Name, err)
+		}
+	}
+	if ca.allowed != nil {
+		if err := json.Unmarshal([]byte(C.GoString(ca.allowed)), &a.Allowed); err != nil {
+			return a, fmt.Errorf("argument %q: allowed is not a JSON array: %v", a.Name, err)
+		}
+	}
+	return a, a.Normalize()
+}
+
+// structArray returns pointers to the n structs of the C array at p, each
+// starting with a header of type typ and major version major. The array's
+// stride is the size in its first element's header, which is at least
+// minSize.
+func structArray(r *reader, what string, p unsafe.Pointer, n C.uint32_t, typ *C.dynop_uid, major uint32, minSize C.size_t) []unsafe.Pointer {
+	if n == 0 || r.err != nil {
+		return nil
+	}
+	if p == nil || n > maxCount {
+		r.fail("%s: array is NULL or its count %d is broken", what, uint32(n))
+		return nil
+	}
+	if !r.check(what+"[0]", p, typ, major, uintptr(minSize)) {
+		return nil
+	}
+	stride := uintptr(TableAt(p).Header().Size)
+	out := make([]unsafe.Pointer, 0, n)
+	for i := range uintptr(n) {
+		e := unsafe.Add(p, i*stride)
+		if !r.check(fmt.Sprintf("%s[%d]", what, i), e, typ, major, uintptr(minSize)) {
+			return nil
+		}
+		if s := uintptr(TableAt(e).Header().Size); s != stride {
+			r.fail("%s[%d] says it is %d bytes, but element 0 says %d: elements of one array have one size", what, i, s, stride)
+			return nil
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// dynopGoRegisterOperator checks an operator backend a plugin registers
+// during register and keeps it until register returns.
+//
+//export dynopGoRegisterOperator
+func dynopGoRegisterOperator(h C.uintptr_t, cop *C.dynop_operator, buf *C.char, n C.size_t) (rc C.dynop_result) {
+	defer catch("register_operator", &rc, buf, n)
+	s := sessionOf(h)
+	if err := s.registerOperator(cop); err != nil {
+		return s.fail(err, buf, n)
+	}
+	return C.DYNOP_OK
+}
+
+func (s *session) registerOperator(cop *C.dynop_operator) error {
+	r := reader{path: s.p.path}
+	if !r.check("register_operator: operator", unsafe.Pointer(cop), &C.dynop_loader_operator_type, C.DYNOP_OPERATOR_VERSION_MAJOR, uintptr(C.dynop_loader_min_operator)) {
+		return r.err
+	}
+	name, device := goString(cop.name), op.Device(goString(cop.device))
+	fail := func(sentinel error, format string, args ...any) error {
+		return fmt.Errorf("native: plugin %q: register_operator %q (%s): %w: "+format, append([]any{s.p.info.ID, name, device, sentinel}, args...)...)
+	}
+	schema, ok := s.p.info.Operator(name)
+	switch {
+	case !ok:
+		return fail(dynop.ErrInvalid, "a backend without a schema: the plugin's info does not declare it")
+	case !schema.HasDevice(device):
+		return fail(dynop.ErrInvalid, "the schema lists devices %v", schema.Devices)
+	case cop.create == nil || cop.setup == nil || cop.run == nil:
+		return fail(ErrABI, "create, setup and run must not be NULL")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.step != "register" {
+		return fail(dynop.ErrState, "allowed only during register")
+	}
+	if s.ops == nil {
+		s.ops = make(map[string]*op.Operator)
+	}
+	o := s.ops[name]
+	if o == nil {
+		o = &op.Operator{Schema: *schema, Backends: make(map[op.Device]op.Factory)}
+		s.ops[name] = o
+		s.opOrder = append(s.opOrder, name)
+	}
+	if o.Backends[device] != nil {
+		return fail(dynop.ErrDuplicate, "registered already")
+	}
+	o.Backends[device] = (&nativeOp{sess: s, cop: cop, schema: schema}).create
+	return nil
+}
+
+// publishOperators hands the operators registered during register to the
+// host, in the order registered.
+func (s *session) publishOperators() error {
+	for _, name := range s.opOrder {
+		if err := s.host.RegisterOperator(*s.ops[name]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nativeOp is one operator backend of a started native plugin.
+type nativeOp struct {
+	sess   *session
+	cop    *C.dynop_operator
+	schema *op.Schema
+}
+
+// create is the backend's op.Factory: it calls the plugin's create with
+// the arguments in C memory.
+func (o *nativeOp) create(vals *op.Values) (op.Impl, error) {
+	if o.sess.stopped.Load() {
+		return nil, fmt.Errorf("%w: plugin %q is stopped", dynop.ErrState, o.sess.p.info.ID)
+	}
+	mem := newCMem(o.schema, vals)
+	defer mem.free()
+	impl := &nativeImpl{op: o}
+	impl.buf = (*C.char)(C.calloc(errBufSize, 1))
+	if impl.buf == nil || mem.failed {
+		impl.release()
+		return nil, errors.New("out of C memory")
+	}
+	var inst unsafe.Pointer
+	if rc := C.dynop_loader_op_create(o.cop, mem.args, C.uint32_t(len(o.schema.Args)), &inst, impl.buf, errBufSize); rc != C.DYNOP_OK {
+		err := o.fail("create", rc, C.GoString(impl.buf), -1)
+		impl.release()
+		return nil, err
+	}
+	impl.inst = inst
+	return impl, nil
+}
+
+// fail describes a failed operator function call.
+func (o *nativeOp) fail(call string, rc C.dynop_result, msg string, sample int) error {
+	if sample >= 0 {
+		call = fmt.Sprintf("%s (sample %d)", call, sample)
+	}
+	return &ResultError{Plugin: o.sess.p.info.ID, Call: call, Result: Result(rc), Message: msg}
+}
+
+const errBufSize = 1024
+
+// cMem is C memory for create's arguments, freed after the call.
+type cMem struct {
+	args   *C.dynop_arg
+	ptrs   []unsafe.Pointer
+	failed bool
+}
+
+func (m *cMem) alloc(n uintptr) unsafe.Pointer {
+	p := C.calloc(1, C.size_t(max(n, 1)))
+	if p == nil {
+		m.failed = true
+		return nil
+	}
+	m.ptrs = append(m.ptrs, p)
+	return p
+}
+
+func (m *cMem) free() {
+	for _, p := range m.ptrs {
+		C.free(p)
+	}
+}
+
+// newCMem lays out every argument of schema, in order, as dynop_arg
+// values in C memory.
+func newCMem(schema *op.Schema, vals *op.Values) *cMem {
+	m := &cMem{}
+	n := len(schema.Args)
+	m.args = (*C.dynop_arg)(m.alloc(uintptr(n) * C.sizeof_dynop_arg))
+	if m.failed {
+		return m
+	}
+	args := unsafe.Slice(m.args, n)
+	for i, a := range schema.Args {
+		ca := &args[i]
+		ca.name = (*C.char)(m.cstring(a.Name))
+		ca._type = C.dynop_arg_type(a.Type)
+		if vals.Has(a.Name) {
+			ca.given = 1
+		}
+		ca.count, ca.values = m.values(vals.Value(a.Name))
+	}
+	return m
+}
+
+func (m *cMem) cstring(s string) unsafe.Pointer {
+	p := m.alloc(uintptr(len(s)) + 1)
+	if p != nil {
+		copy(unsafe.Slice((*byte)(p), len(s)), s)
+	}
+	return p
+}
+
+// values copies one argument value into C memory as count elements.
+func (m *cMem) values(v any) (C.uint32_t, unsafe.Pointer) {
+	switch v := v.(type) {
+	case nil:
+		return 0, nil
+	case int64:
+		return fill(m, []int64{v})
+	case float64:
+		return fill(m, []float64{v})
+	case bool:
+		return fill(m, []int32{boolInt(v)})
+	case tensor.DType:
+		return fill(m, []tensor.DType{v})
+	case string:
+		return fill(m, []unsafe.Pointer{m.cstring(v)})
+	case []int64:
+		return fill(m, v)
+	case []float64:
+		return fill(m, v)
+	case []tensor.DType:
+		return fill(m, v)
+	case []bool:
+		ints := make([]int32, len(v))
+		for i, b := range v {
+			ints[i] = boolInt(b)
+		}
+		return fill(m, ints)
+	case []string:
+		ptrs := make([]unsafe.Pointer, len(v))
+		for i, s := range v {
+			ptrs[i] = m.cstring(s)
+		}
+		return fill(m, ptrs)
+	}
+	panic(fmt.Sprintf("native: argument value of type %T", v))
+}
+
+func boolInt(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// fill copies elements into C memory.
+func fill[T any](m *cMem, elems []T) (C.uint32_t, unsafe.Pointer) {
+	var zero T
+	p := m.alloc(uintptr(len(elems)) * unsafe.Sizeof(zero))
+	if p != nil {
+		copy(unsafe.Slice((*T)(p), len(elems)), elems)
+	}
+	return C.uint32_t(len(elems)), p
+}
+
+// nativeImpl is one instance of a native operator: the plugin's instance
+// pointer and C memory for the tensors it is handed, reused across calls
+// so that a steady-state Run allocates nothing.
+type nativeImpl struct {
+	op   *nativeOp
+	inst unsafe.Pointer
+	buf  *C.char // errBufSize bytes for messages
+
+	// C memory for one call: samples × (inputs + outputs) dynop_tensors,
+	// then for each of them DYNOP_MAX_NDIM shape and stride elements.
+	mem         unsafe.Pointer
+	memTensors int        // tensors mem has room for
+	failed     C.uint32_t // the sample a call failed on
+	pin        runtime.Pinner
+	closed     atomic.Bool
+}
+
+const maxNDim = C.DYNOP_MAX_NDIM
+
+// tensors returns room for n tensors, with their shape and stride arrays.
+func (im *nativeImpl) tensors(n int) ([]C.dynop_tensor, []C.int64_t, error) {
+	if n > im.memTensors {
+		C.free(im.mem)
+		im.mem = C.calloc(C.size_t(n), C.size_t(C.sizeof_dynop_tensor+2*maxNDim*8))
+		if im.mem == nil {
+			im.memTensors = 0
+			return nil, nil, errors.New("native: out of C memory for operator tensors")
+		}
+		im.memTensors = n
+	}
+	ts := unsafe.Slice((*C.dynop_tensor)(im.mem), im.memTensors)
+	dims := unsafe.Slice((*C.int64_t)(unsafe.Add(im.mem, uintptr(im.memTensors)*C.sizeof_dynop_tensor)), im.memTensors*2*maxNDim)
+	return ts[:n], dims, nil
+}
+
+// describe writes t into ct, with shape and strides in dims, pinning its
+// memory for the call.
+func (im *nativeImpl) describe(ct *C.dynop_tensor, dims []C.int64_t, t *tensor.Tensor) error {
+	if t.NDim() > maxNDim {
+		return fmt.Errorf("%w: a tensor of %d dimensions; the C ABI passes at most %d", op.ErrInput, t.NDim(), maxNDim)
+	}
+	base := t.Base()
+	if base != nil {
+		im.pin.Pin(base)
+	}
+	shape, strides := dims[:maxNDim], dims[maxNDim:2*maxNDim]
+	for i, d := range t.Shape() {
+		shape[i] = C.int64_t(d)
+	}
+	for i, d := range t.Strides() {
+		strides[i] = C.int64_t(d)
+	}
+	dev, dt := t.Device(), t.DType()
+	*ct = C.dynop_tensor{
+		data:        base,
+		device:      C.dynop_device{device_type: C.int32_t(dev.Type), device_id: C.int32_t(dev.ID)},
+		ndim:        C.int32_t(t.NDim()),
+		dtype:       C.dynop_dtype{code: C.uint8_t(dt.Code), bits: C.uint8_t(dt.Bits), lanes: C.uint16_t(dt.Lanes)},
+		shape:       &shape[0],
+		strides:     &strides[0],
+		byte_offset: C.uint64_t(t.ByteOffset()),
+	}
+	return nil
+}
+
+// lay describes each sample of batches into ts: sample j's tensor of
+// batch i is ts[base+j*len(batches)+i], as the trampolines expect.
+func (im *nativeImpl) lay(ts []C.dynop_tensor, dims []C.int64_t, base int, batches []*tensor.Batch) error {
+	for i, b := range batches {
+		for j, t := range b.Samples() {
+			k := base + j*len(batches) + i
+			if err := im.describe(&ts[k], dims[k*2*maxNDim:(k+1)*2*maxNDim], t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ends returns pointers to the first input and first output tensor of a
+// call over samples samples, nil where there are none.
+func ends(ts []C.dynop_tensor, samples, nin, nout int) (in, out *C.dynop_tensor) {
+	if samples*nin > 0 {
+		in = &ts[0]
+	}
+	if samples*nout > 0 {
+		out = &ts[samples*nin]
+	}
+	return in, out
+}
+
+func (im *nativeImpl) usable(call string) error {
+	if im.op.sess.stopped.Load() {
+		return fmt.Errorf("native: plugin %q: %s: %w: the plugin stopped; its code is gone", im.op.sess.p.info.ID, call, dynop.ErrState)
+	}
+	return nil
+}
+
+// Setup implements op.Impl: the plugin's setup per sample.
+func (im *nativeImpl) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
+	if err := im.usable("setup"); err != nil {
+		return nil, err
+	}
+	samples, nin, nout := batchLen(inputs), len(inputs), len(im.op.schema.Outputs)
+	ts, dims, err := im.tensors(samples * (nin + nout))
+	if err != nil {
+		return nil, err
+	}
+	defer im.pin.Unpin()
+	if err := im.lay(ts, dims, 0, inputs); err != nil {
+		return nil, err
+	}
+	outBase := samples * nin
+	for k := outBase; k < len(ts); k++ {
+		ts[k] = C.dynop_tensor{shape: &dims[k*2*maxNDim], device: C.dynop_device{device_type: C.DYNOP_DEVICE_CPU}}
+	}
+	in, out := ends(ts, samples, nin, nout)
+	if rc := C.dynop_loader_op_setup(im.op.cop, im.inst, C.uint32_t(samples), in, C.uint32_t(nin), out, C.uint32_t(nout), &im.failed, im.buf, errBufSize); rc != C.DYNOP_OK {
+		return nil, im.op.fail("setup", rc, C.GoString(im.buf), int(im.failed))
+	}
+	id := im.op.sess.p.info.ID
+	descs := make([]op.OutputDesc, nout)
+	for i := range descs {
+		d := &descs[i]
+		d.Shapes = make([][]int64, samples)
+		for j := range samples {
+			k := outBase + j*nout + i
+			ct := &ts[k]
+			dt := tensor.DType{Code: tensor.Code(ct.dtype.code), Bits: uint8(ct.dtype.bits), Lanes: uint16(ct.dtype.lanes)}
+			nd := int(ct.ndim)
+			if nd < 0 || nd > maxNDim || dt.Size() == 0 {
+				return nil, fmt.Errorf("native: plugin %q: setup (sample %d): %w: output %d has ndim %d and dtype %s", id, j, ErrABI, i, nd, dt)
+			}
+			if j == 0 {
+				d.DType = dt
+			} else if dt != d.DType || nd != len(d.Shapes[0]) {
+				return nil, fmt.Errorf("native: plugin %q: setup (sample %d): %w: output %d is %s with %d dimension(s); sample 0's is %s with %d", id, j, op.ErrSchema, i, dt, nd, d.DType, len(d.Shapes[0]))
+			}
+			d.Shapes[j] = make([]int64, nd)
+			for x := range nd {
+				d.Shapes[j][x] = int64(dims[k*2*maxNDim+x])
+			}
+		}
+		if nin > 0 && samples > 0 && len(inputs[0].Layout()) == len(d.Shapes[0]) {
+			d.Layout = inputs[0].Layout()
+		}
+	}
+	return descs, nil
+}
+
+func batchLen(bs []*tensor.Batch) int {
+	if len(bs) == 0 {
+		return 1 // an operator without inputs makes one sample
+	}
+	return bs[0].Len()
+}
+
+// Run implements op.Impl: the plugin's run per sample, in one cgo call.
+func (im *nativeImpl) Run(ctx context.Context, outputs, inputs []*tensor.Batch) error {
+	if err := im.usable("run"); err != nil {
+		return err
+	}
+	samples, nin, nout := batchLen(inputs), len(inputs), len(outputs)
+	ts, dims, err := im.tensors(samples * (nin + nout))
+	if err != nil {
+		return err
+	}
+	defer im.pin.Unpin()
+	if err := im.lay(ts, dims, 0, inputs); err != nil {
+		return err
+	}
+	if err := im.lay(ts, dims, samples*nin, outputs); err != nil {
+		return err
+	}
+	in, out := ends(ts, samples, nin, nout)
+	if rc := C.dynop_loader_op_run(im.op.cop, im.inst, C.uint32_t(samples), out, C.uint32_t(nout), in, C.uint32_t(nin), &im.failed, im.buf, errBufSize); rc != C.DYNOP_OK {
+		return im.op.fail("run", rc, C.GoString(im.buf), int(im.failed))
+	}
+	return nil
+}
+
+// Close implements io.Closer: the plugin's destroy, then the C memory.
+func (im *nativeImpl) Close() error {
+	if im.closed.Swap(true) {
+		return nil
+	}
+	err := im.usable("destroy")
+	if err == nil {
+		C.dynop_loader_op_destroy(im.op.cop, im.inst)
+	}
+	im.release()
+	return err
+}
+
+func (im *nativeImpl) release() {
+	C.free(im.mem)
+	C.free(unsafe.Pointer(im.buf))
+	im.mem, im.buf, im.memTensors = nil, nil, 0
+}

@@ -1,0 +1,261 @@
+package native_test
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/internal/cbuild"
+	"github.com/dynop/dynop/loader/native"
+	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/tensor"
+)
+
+// opsPlugin builds testdata/ops.c with the given -D switches.
+func opsPlugin(t testing.TB, defines ...string) string {
+	t.Helper()
+	return cbuild.Plugin(t, "libops.so", "loader/native/testdata/ops.c", append([]string{"-Wno-unused-const-variable", "-Wno-unused-function"}, defines...)...)
+}
+
+const opsID = "dynop.plugin.ops"
+
+func state(t *testing.T, h *dynop.Host) dynop.State {
+	t.Helper()
+	st, err := h.Plugin(opsID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.State
+}
+
+func echo(t *testing.T, h *dynop.Host, args op.Args) []float64 {
+	t.Helper()
+	in, err := h.NewOperator(ctx, "test.Args", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, err := in.Exec(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Close(); err != nil {
+		t.Fatal(err)
+	}
+	v, err := tensor.Values[float64](outs[0].Sample(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestNativeOperatorsStartLazily(t *testing.T) {
+	h := openHost(t, []string{opsPlugin(t)})
+	var names []string
+	for _, e := range h.Operators().List() {
+		if e.Plugin != opsID {
+			t.Errorf("operator %s provided by %q", e.Schema.Name, e.Plugin)
+		}
+		names = append(names, e.Schema.Name)
+	}
+	if want := []string{"test.Args", "test.Fail", "test.Nop"}; !reflect.DeepEqual(names, want) {
+		t.Fatalf("operators %v, want %v", names, want)
+	}
+	e, _ := h.Operators().Lookup("test.Args")
+	if a, _ := e.Schema.Arg("il"); a == nil || !reflect.DeepEqual(a.Default, []int64{1, 2, 3}) {
+		t.Errorf("schema read from C: arg il = %+v", a)
+	}
+	if a, _ := e.Schema.Arg("old_i"); a == nil || a.Name != "i" || *a.Max != 100 {
+		t.Errorf("deprecated name old_i = %+v", a)
+	}
+	if state(t, h) != dynop.StateAvailable {
+		t.Fatal("plugin started before any operator was asked for")
+	}
+	// Arguments are checked against the schema without starting the plugin.
+	_, err := h.NewOperator(ctx, "test.Args", op.Args{"i": 101})
+	if !errors.Is(err, op.ErrArgument) || !strings.Contains(err.Error(), "101 is above the maximum 100") {
+		t.Errorf("bad argument: %v", err)
+	}
+	_, err = h.NewOperator(ctx, "test.Args", op.Args{"s": "nearest"})
+	if !errors.Is(err, op.ErrArgument) || !strings.Contains(err.Error(), "nearest is not one of [linear cubic]") {
+		t.Errorf("bad argument: %v", err)
+	}
+	if state(t, h) != dynop.StateAvailable {
+		t.Fatal("a failed argument check started the plugin")
+	}
+
+	// Every argument type reaches C: [i, f, b, strlen(s), d.bits, sum(il), given(i), strlen(sl[last]), count(sl)].
+	got := echo(t, h, op.Args{"old_i": 42, "f": 2, "b": true, "s": "cubic", "d": "float64", "il": []int{5, -1}, "sl": []string{"a", "bcd"}})
+	if want := []float64{42, 2, 1, 5, 64, 4, 1, 3, 2}; !reflect.DeepEqual(got, want) {
+		t.Errorf("arguments as C saw them: %v, want %v", got, want)
+	}
+	if state(t, h) != dynop.StateAvailable {
+		t.Error("plugin still started after its last instance closed")
+	}
+	got = echo(t, h, op.Args{})
+	if want := []float64{7, 0.5, 0, 6, 8, 6, 0, -1, 0}; !reflect.DeepEqual(got, want) {
+		t.Errorf("defaults as C saw them: %v, want %v", got, want)
+	}
+}
+
+func TestNativeOperatorRuns(t *testing.T) {
+	h := openHost(t, []string{opsPlugin(t)})
+	a, _ := tensor.FromSlice([]uint8{1, 2, 3, 4, 5, 6}, 2, 3)
+	b, _ := tensor.FromSlice([]uint8{7, 8}, 2, 1)
+	batch, err := tensor.NewBatch(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nop, err := h.NewOperator(ctx, "test.Nop", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if state(t, h) != dynop.StateStarted {
+		t.Fatal("the plugin did not start for its operator")
+	}
+	outs, err := nop.Exec(ctx, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := outs[0].Shapes(); !reflect.DeepEqual(got, [][]int64{{2, 3}, {2, 1}}) || outs[0].DType() != tensor.Uint8 {
+		t.Errorf("setup from C: %v %v", got, outs[0].DType())
+	}
+
+	fail, err := h.NewOperator(ctx, "test.Fail", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	three, _ := tensor.NewBatch(a, b, a)
+	_, err = fail.Exec(ctx, three)
+	var re *native.ResultError
+	if !errors.As(err, &re) || !errors.Is(err, dynop.ErrInvalid) ||
+		!strings.Contains(err.Error(), `operator "test.Fail" (plugin "dynop.plugin.ops")`) ||
+		!strings.Contains(err.Error(), "run (sample 1) returned DYNOP_ERROR_INVALID_ARGUMENT: sample 1 is cursed") {
+		t.Errorf("failing run: %v", err)
+	}
+	// Two instances hold the plugin; it stops with the last.
+	if err := nop.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if state(t, h) != dynop.StateStarted {
+		t.Error("plugin stopped while an instance was still open")
+	}
+	if err := fail.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if state(t, h) != dynop.StateAvailable {
+		t.Error("plugin still started after its last instance closed")
+	}
+}
+
+func TestNativeOperatorRunAllocatesNothing(t *testing.T) {
+	h := openHost(t, []string{opsPlugin(t)})
+	in, err := h.NewOperator(ctx, "test.Nop", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	x, _ := tensor.New(tensor.Float32, 64, 64)
+	inputs := []*tensor.Batch{mustBatch(t, x, x)}
+	descs, err := in.Setup(inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, _ := descs[0].Alloc()
+	outputs := []*tensor.Batch{o}
+	if n := testing.AllocsPerRun(100, func() {
+		if err := in.Run(ctx, outputs, inputs); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("a native Run allocates %v times", n)
+	}
+}
+
+func mustBatch(t testing.TB, samples ...*tensor.Tensor) *tensor.Batch {
+	t.Helper()
+	b, err := tensor.NewBatch(samples...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestNativeOperatorBadPlugins(t *testing.T) {
+	for _, c := range []struct {
+		define string
+		start  bool // the error comes when the plugin starts, not at Open
+		expect []string
+	}{
+		{"-DUNDECLARED", true, []string{`register_operator "test.Ghost"`, "a backend without a schema"}},
+		{"-DMISSING", true, []string{"a schema without a backend", "test.Fail"}},
+		{"-DTWICE", true, []string{`register_operator "test.Nop" (cpu)`, "registered already"}},
+		{"-DBAD_DEFAULT", false, []string{`operator "test.Args" arg 0`, "default_value is not JSON"}},
+		{"-DBAD_STRIDE", false, []string{"outputs[1] says it is", "elements of one array have one size"}},
+	} {
+		t.Run(c.define, func(t *testing.T) {
+			h := openHost(t, []string{opsPlugin(t, c.define)})
+			if !c.start {
+				broken := h.Broken()
+				if len(broken) != 1 || !errors.Is(broken[0].Err, native.ErrABI) {
+					t.Fatalf("Broken = %v, want one ErrABI", broken)
+				}
+				for _, f := range c.expect {
+					if !strings.Contains(broken[0].Err.Error(), f) {
+						t.Errorf("error %q does not mention %q", broken[0].Err, f)
+					}
+				}
+				return
+			}
+			_, err := h.NewOperator(ctx, "test.Nop", nil)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, f := range append(c.expect, `plugin "dynop.plugin.ops"`) {
+				if !strings.Contains(err.Error(), f) {
+					t.Errorf("error %q does not mention %q", err, f)
+				}
+			}
+			if state(t, h) != dynop.StateAvailable {
+				t.Error("a failed start left the plugin started")
+			}
+		})
+	}
+	t.Run("-DBAD_SETUP", func(t *testing.T) {
+		h := openHost(t, []string{opsPlugin(t, "-DBAD_SETUP")})
+		in, err := h.NewOperator(ctx, "test.Nop", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer in.Close()
+		x, _ := tensor.New(tensor.Uint8, 2)
+		_, err = in.Setup([]*tensor.Batch{mustBatch(t, x)})
+		if !errors.Is(err, native.ErrABI) || !strings.Contains(err.Error(), "output 0 has ndim 99") {
+			t.Errorf("setup with 99 dimensions: %v", err)
+		}
+	})
+}
+
+func TestNativeOperatorAfterLeak(t *testing.T) {
+	h, err := dynop.Open(ctx, dynop.Options{Paths: []string{opsPlugin(t)}, NoRegistered: true, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := h.NewOperator(ctx, "test.Nop", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Close(ctx); !errors.Is(err, dynop.ErrLeaked) {
+		t.Errorf("Close with an open instance = %v, want ErrLeaked", err)
+	}
+	// The plugin's code is gone: the instance refuses instead of crashing.
+	x, _ := tensor.New(tensor.Uint8, 2)
+	_, err = in.Setup([]*tensor.Batch{mustBatch(t, x)})
+	if !errors.Is(err, dynop.ErrState) || !strings.Contains(err.Error(), "its code is gone") {
+		t.Errorf("setup after the plugin stopped: %v", err)
+	}
+	if err := in.Close(); err == nil || !strings.Contains(err.Error(), "its code is gone") {
+		t.Errorf("Close after the plugin stopped: %v", err)
+	}
+}

@@ -1,0 +1,220 @@
+/*
+ * ops.c — a native plugin with operators, for the loader's tests. Without
+ * switches it declares and registers:
+ *
+ *   test.Nop    one input, one output of the input's shape; run does nothing
+ *   test.Fail   run fails on sample FAIL_SAMPLE (default 1) with a message
+ *   test.Args   echoes its arguments: output float64 [i, f, b, strlen(s),
+ *               d.bits, sum(il), given(i), strlen(sl[last]), count(sl)]
+ *
+ * -D switches make it misbehave: UNDECLARED (registers an operator the info
+ * does not declare), MISSING (registers no test.Fail), TWICE (registers
+ * test.Nop twice), BAD_DEFAULT (a default that is not JSON), BAD_STRIDE
+ * (elements of one array with different sizes), BAD_SETUP (setup gives an
+ * output 99 dimensions).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <dynop/dynop.h>
+
+#ifndef FAIL_SAMPLE
+#define FAIL_SAMPLE 1
+#endif
+
+static const dynop_host *host_table;
+
+/* ---- test.Nop ---- */
+
+static dynop_result nop_create(void *u, const dynop_arg *a, uint32_t n, void **inst) {
+    (void)u, (void)a, (void)n;
+    *inst = NULL;
+    return DYNOP_OK;
+}
+
+static dynop_result same_shape(void *inst, const dynop_tensor *in, uint32_t nin, dynop_tensor *out, uint32_t nout) {
+    int32_t i;
+    (void)inst, (void)nin, (void)nout;
+    out->dtype = in->dtype;
+#ifdef BAD_SETUP
+    out->ndim = 99;
+#else
+    out->ndim = in->ndim;
+#endif
+    for (i = 0; i < in->ndim; i++) out->shape[i] = in->shape[i];
+    return DYNOP_OK;
+}
+
+static dynop_result nop_run(void *inst, const dynop_tensor *out, uint32_t nout, const dynop_tensor *in, uint32_t nin) {
+    (void)inst, (void)out, (void)nout, (void)in, (void)nin;
+    return DYNOP_OK;
+}
+
+/* ---- test.Fail ---- */
+
+typedef struct { int sample; } fail_state;
+static fail_state fail_instance;
+
+static dynop_result fail_create(void *u, const dynop_arg *a, uint32_t n, void **inst) {
+    (void)u, (void)a, (void)n;
+    fail_instance.sample = 0;
+    *inst = &fail_instance;
+    return DYNOP_OK;
+}
+
+static dynop_result fail_run(void *inst, const dynop_tensor *out, uint32_t nout, const dynop_tensor *in, uint32_t nin) {
+    fail_state *s = (fail_state *)inst;
+    char msg[64];
+    (void)out, (void)nout, (void)in, (void)nin;
+    if (s->sample++ == FAIL_SAMPLE) {
+        snprintf(msg, sizeof msg, "sample %d is cursed", FAIL_SAMPLE);
+        host_table->set_error(host_table, msg);
+        return DYNOP_ERROR_INVALID_ARGUMENT;
+    }
+    return DYNOP_OK;
+}
+
+/* ---- test.Args ---- */
+
+#define ECHO 9
+typedef struct { double v[ECHO]; } args_state;
+static args_state args_instance;
+static int destroyed;
+
+static dynop_result args_create(void *u, const dynop_arg *a, uint32_t n, void **inst) {
+    args_state *s = &args_instance;
+    uint32_t k;
+    (void)u;
+    if (n != 7) {
+        host_table->set_error(host_table, "test.Args: want 7 arguments");
+        return DYNOP_ERROR_INVALID_ARGUMENT;
+    }
+    if (strcmp(a[0].name, "i") != 0 || a[0].type != DYNOP_ARG_INT) return DYNOP_ERROR;
+    s->v[0] = (double)*(const int64_t *)a[0].values;
+    s->v[1] = *(const double *)a[1].values;
+    s->v[2] = *(const int32_t *)a[2].values;
+    s->v[3] = (double)strlen(*(const char *const *)a[3].values);
+    s->v[4] = ((const dynop_dtype *)a[4].values)->bits;
+    s->v[5] = 0;
+    for (k = 0; k < a[5].count; k++) s->v[5] += (double)((const int64_t *)a[5].values)[k];
+    s->v[6] = a[0].given;
+    s->v[7] = a[6].count ? (double)strlen(((const char *const *)a[6].values)[a[6].count - 1]) : -1;
+    s->v[8] = a[6].count;
+    destroyed = 0;
+    *inst = s;
+    return DYNOP_OK;
+}
+
+static dynop_result args_setup(void *inst, const dynop_tensor *in, uint32_t nin, dynop_tensor *out, uint32_t nout) {
+    (void)inst, (void)in, (void)nin, (void)nout;
+    out->dtype.code = DYNOP_DTYPE_FLOAT;
+    out->dtype.bits = 64;
+    out->dtype.lanes = 1;
+    out->ndim = 1;
+    out->shape[0] = ECHO;
+    return DYNOP_OK;
+}
+
+static dynop_result args_run(void *inst, const dynop_tensor *out, uint32_t nout, const dynop_tensor *in, uint32_t nin) {
+    args_state *s = (args_state *)inst;
+    double *d = (double *)((char *)out->data + out->byte_offset);
+    int k;
+    (void)nout, (void)in, (void)nin;
+    for (k = 0; k < ECHO; k++) d[k * out->strides[0]] = s->v[k];
+    return DYNOP_OK;
+}
+
+static void args_destroy(void *inst) {
+    (void)inst;
+    destroyed++;
+}
+
+DYNOP_EXPORT int dynop_test_destroyed(void);
+DYNOP_EXPORT int dynop_test_destroyed(void) { return destroyed; }
+
+/* ---- schemas ---- */
+
+static const dynop_op_input any_input[] = {
+    {DYNOP_OP_INPUT_HEADER, "in", "Anything.", NULL, NULL, 0},
+};
+static const dynop_op_output one_output[] = {
+    {DYNOP_OP_OUTPUT_HEADER, "out", "The result."},
+#ifdef BAD_STRIDE
+    {{DYNOP_OP_OUTPUT_TYPE, DYNOP_OP_OUTPUT_VERSION, (uint32_t)sizeof(dynop_op_output) + 8}, "x", "y"},
+#endif
+};
+static const dynop_op_arg echo_args[] = {
+    {DYNOP_OP_ARG_HEADER, "i", "An int.", DYNOP_ARG_INT, DYNOP_ARG_HAS_MIN | DYNOP_ARG_HAS_MAX, 0, 100,
+#ifdef BAD_DEFAULT
+     "seven",
+#else
+     "7",
+#endif
+     NULL, "old_i"},
+    {DYNOP_OP_ARG_HEADER, "f", "A float.", DYNOP_ARG_FLOAT, 0, 0, 0, "0.5", NULL, NULL},
+    {DYNOP_OP_ARG_HEADER, "b", "A bool.", DYNOP_ARG_BOOL, 0, 0, 0, "false", NULL, NULL},
+    {DYNOP_OP_ARG_HEADER, "s", "A string.", DYNOP_ARG_STRING, 0, 0, 0, "\"linear\"", "[\"linear\", \"cubic\"]", NULL},
+    {DYNOP_OP_ARG_HEADER, "d", "A dtype.", DYNOP_ARG_DTYPE, 0, 0, 0, "\"uint8\"", NULL, NULL},
+    {DYNOP_OP_ARG_HEADER, "il", "Ints.", DYNOP_ARG_INT_LIST, 0, 0, 0, "[1, 2, 3]", NULL, NULL},
+    {DYNOP_OP_ARG_HEADER, "sl", "Strings.", DYNOP_ARG_STRING_LIST, 0, 0, 0, NULL, NULL, NULL},
+};
+
+#ifdef BAD_STRIDE
+#define OUTPUTS 2
+#else
+#define OUTPUTS 1
+#endif
+
+static const dynop_op_schema nop_schema = {
+    DYNOP_OP_SCHEMA_HEADER, "test.Nop", "Does nothing.", "cpu", 1, 0, any_input, OUTPUTS, one_output, 0, NULL,
+};
+static const dynop_op_schema fail_schema = {
+    DYNOP_OP_SCHEMA_HEADER, "test.Fail", "Fails on one sample.", "cpu", 1, 0, any_input, 1, one_output, 0, NULL,
+};
+static const dynop_op_schema args_schema = {
+    DYNOP_OP_SCHEMA_HEADER, "test.Args", "Echoes its arguments.", "cpu", 0, 0, NULL, 1, one_output, 7, echo_args,
+};
+static const dynop_op_schema *const schemas[] = {&nop_schema, &fail_schema, &args_schema};
+
+static const dynop_operator nop_op = {DYNOP_OPERATOR_HEADER, "test.Nop", "cpu", NULL, nop_create, same_shape, nop_run, NULL};
+static const dynop_operator fail_op = {DYNOP_OPERATOR_HEADER, "test.Fail", "cpu", NULL, fail_create, same_shape, fail_run, NULL};
+static const dynop_operator args_op = {DYNOP_OPERATOR_HEADER, "test.Args", "cpu", NULL, args_create, args_setup, args_run, args_destroy};
+#ifdef UNDECLARED
+static const dynop_operator undeclared_op = {DYNOP_OPERATOR_HEADER, "test.Ghost", "cpu", NULL, nop_create, same_shape, nop_run, NULL};
+#endif
+
+static const dynop_plugin_info info = {
+    DYNOP_PLUGIN_INFO_HEADER, DYNOP_API_VERSION, "dynop.plugin.ops", DYNOP_V(1, 0, 0), "Operator fixture.", NULL, NULL, 0,
+    0, NULL, 0, NULL, NULL, 3, schemas,
+};
+
+static const dynop_plugin_info *get_info(void) { return &info; }
+
+static dynop_result reg(const dynop_host *host, const dynop_operator *op) {
+    dynop_result rc = host->register_operator(host, op);
+    if (rc != DYNOP_OK) host->set_error(host, host->last_error(host));
+    return rc;
+}
+
+static dynop_result register_plugin(const dynop_host *host) {
+    dynop_result rc;
+    host_table = host;
+    rc = reg(host, &nop_op);
+#ifdef TWICE
+    if (rc == DYNOP_OK) rc = reg(host, &nop_op);
+#endif
+#ifndef MISSING
+    if (rc == DYNOP_OK) rc = reg(host, &fail_op);
+#endif
+    if (rc == DYNOP_OK) rc = reg(host, &args_op);
+#ifdef UNDECLARED
+    if (rc == DYNOP_OK) rc = reg(host, &undeclared_op);
+#endif
+    return rc;
+}
+
+DYNOP_EXPORT dynop_function dynop_plugin_get_function(const char *name) {
+    if (strcmp(name, "get_info") == 0) return (dynop_function)get_info;
+    if (strcmp(name, "register") == 0) return (dynop_function)register_plugin;
+    return NULL;
+}

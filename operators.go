@@ -1,0 +1,191 @@
+package dynop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/plugin"
+)
+
+// ErrUnsupported: an operator has no backend for the device asked for, or
+// the machine has no such device.
+var ErrUnsupported = op.ErrUnsupported
+
+// OperatorsInterface is the interface through which the host reaches the
+// operators a started plugin registered. The host adds it to the Info of
+// every plugin that declares operators; instantiating one of them
+// acquires it, so an operator instance keeps its plugin started like any
+// interface reference does.
+var OperatorsInterface = iface.Desc{
+	UID:     iface.MustParseUID("6D0C9C1E-3B8B-4F4E-A7A3-0F3E54C1D2B7"),
+	Name:    "dynop.Operators",
+	Version: iface.V(1, 0, 0),
+}
+
+// operatorTable is a started plugin's implementation of
+// OperatorsInterface: its operators by name.
+type operatorTable map[string]op.Operator
+
+// withOperatorsInterface returns info with OperatorsInterface added to its
+// interfaces if it declares operators.
+func withOperatorsInterface(info plugin.Info) plugin.Info {
+	if len(info.Operators) > 0 {
+		if _, ok := info.Provides(OperatorsInterface.UID); !ok {
+			info.Interfaces = append(slices.Clip(info.Interfaces), OperatorsInterface)
+		}
+	}
+	return info
+}
+
+// Operators returns the host's operator registry: every operator that the
+// usable plugins declare, by name. Instantiating one ([op.Registry.New])
+// starts its plugin if need be; closing the last instance (and releasing
+// every other reference) stops it. If two plugins declare the same
+// operator name, the one whose ID sorts first provides it and Open warns.
+// Operators registered directly on the registry belong to no plugin.
+func (h *Host) Operators() *op.Registry { return h.ops }
+
+// NewOperator instantiates operator name with args; see
+// [op.Registry.New]. Close the instance when done with it.
+func (h *Host) NewOperator(ctx context.Context, name string, args op.Args, opts ...op.Option) (*op.Instance, error) {
+	return h.ops.New(ctx, name, args, opts...)
+}
+
+// declareOperators puts the operators of every usable plugin into the
+// registry. Only Open calls it, after sorting.
+func (h *Host) declareOperators() {
+	for _, rec := range h.sorted {
+		if rec.unusable != nil {
+			continue
+		}
+		for _, s := range rec.info.Operators {
+			if err := h.ops.Declare(s, rec.id, operatorProvider{h, rec.id}); err != nil {
+				h.log.Warn("operator declared twice; ignoring this plugin's", "plugin", rec.id, "operator", s.Name, "err", err)
+			}
+		}
+	}
+}
+
+// operatorProvider starts plugin id to provide its operators.
+type operatorProvider struct {
+	h  *Host
+	id string
+}
+
+// Provide implements op.Provider.
+func (p operatorProvider) Provide(ctx context.Context, name string) (op.Operator, func() error, error) {
+	impl, ref, err := p.h.Acquire(ctx, p.id, OperatorsInterface.UID, OperatorsInterface.Version)
+	if err != nil {
+		return op.Operator{}, nil, err
+	}
+	table, _ := impl.(operatorTable)
+	o, ok := table[name]
+	if !ok { // publishOperators makes this impossible
+		return op.Operator{}, nil, errors.Join(fmt.Errorf("dynop: %w: started plugin %q has no operator %q", ErrNotFound, p.id, name), ref.Release())
+	}
+	return o, ref.Release, nil
+}
+
+// RegisterOperator implements plugin.Host.
+func (hd *handle) RegisterOperator(o op.Operator) error {
+	h, rec := hd.h, hd.rec
+	fail := func(sentinel error, format string, args ...any) error {
+		return fmt.Errorf("dynop: plugin %q: RegisterOperator %q: %w: "+format, append([]any{rec.id, o.Schema.Name, sentinel}, args...)...)
+	}
+	declared, ok := rec.info.Operator(o.Schema.Name)
+	if !ok {
+		var names []string
+		for _, s := range rec.info.Operators {
+			names = append(names, s.Name)
+		}
+		return fail(ErrInvalid, "a backend without a schema: its Info does not declare the operator (declares %s)", orNone(names))
+	}
+	if len(o.Schema.Devices) == 0 {
+		o.Schema.Devices = declared.Devices
+	}
+	if diff := schemaDiff(declared, &o.Schema); diff != "" {
+		return fail(ErrInvalid, "schema differs from the one its Info declares: %s", diff)
+	}
+	if err := op.CheckBackends(o); err != nil {
+		return fmt.Errorf("dynop: plugin %q: RegisterOperator: %w", rec.id, err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := hd.usable("RegisterOperator"); err != nil {
+		return err
+	}
+	if !rec.registering {
+		return fail(ErrState, "allowed only during Register")
+	}
+	if _, dup := rec.ops[o.Schema.Name]; dup {
+		return fail(ErrDuplicate, "already registered")
+	}
+	if rec.ops == nil {
+		rec.ops = make(operatorTable)
+	}
+	o.Backends = maps.Clone(o.Backends)
+	rec.ops[o.Schema.Name] = o
+	return nil
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// schemaDiff names the top-level fields in which two schemas differ, with
+// both values, comparing their JSON forms; "" if they agree.
+func schemaDiff(a, b *op.Schema) string {
+	ja, jb := jsonFields(a), jsonFields(b)
+	var diffs []string
+	for _, k := range slices.Sorted(maps.Keys(ja)) {
+		if string(ja[k]) != string(jb[k]) {
+			diffs = append(diffs, fmt.Sprintf("%s: %s ≠ %s", k, ja[k], jb[k]))
+		}
+	}
+	for k := range jb {
+		if _, ok := ja[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%s: (none) ≠ %s", k, jb[k]))
+		}
+	}
+	return strings.Join(diffs, "; ")
+}
+
+func jsonFields(s *op.Schema) map[string]json.RawMessage {
+	var m map[string]json.RawMessage
+	if b, err := json.Marshal(s); err == nil {
+		_ = json.Unmarshal(b, &m)
+	}
+	return m
+}
+
+// publishOperators checks that Register registered every operator Info
+// declares and makes them live as OperatorsInterface. h.mu is held.
+func (h *Host) publishOperators(rec *record) error {
+	if len(rec.info.Operators) == 0 {
+		return nil
+	}
+	var missing []string
+	for _, s := range rec.info.Operators {
+		if _, ok := rec.ops[s.Name]; !ok {
+			missing = append(missing, s.Name)
+		}
+	}
+	if missing != nil {
+		return fmt.Errorf("dynop: start plugin %q: %w: a schema without a backend: Info declares operator(s) that Register did not register: %s",
+			rec.id, ErrNotFound, strings.Join(missing, ", "))
+	}
+	if rec.entry(OperatorsInterface.UID) == nil {
+		rec.live = append(rec.live, &entry{rec: rec, desc: OperatorsInterface, impl: rec.ops})
+	}
+	return nil
+}

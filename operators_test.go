@@ -1,0 +1,215 @@
+package dynop_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/tensor"
+)
+
+// opPlugin is a Go plugin that declares operators; by default its
+// Register registers each with a backend that doubles float32 input.
+type opPlugin struct {
+	id       string
+	schemas  []op.Schema
+	register func(h plugin.Host) error // replaces the default body
+}
+
+func doubleSchema(name string) op.Schema {
+	return op.Schema{
+		Name:    name,
+		Doc:     "Doubles.",
+		Inputs:  []op.Input{{Name: "x", DTypes: []tensor.DType{tensor.Float32}}},
+		Outputs: []op.Output{{Name: "y"}},
+		Args:    []op.Arg{{Name: "times", Type: op.Int, Default: int64(2)}},
+		Devices: []op.Device{op.CPU},
+	}
+}
+
+func (p *opPlugin) Info() plugin.Info {
+	return plugin.Info{ID: p.id, Version: iface.V(1, 0, 0), Operators: p.schemas}
+}
+
+func (p *opPlugin) Register(ctx context.Context, h plugin.Host) error {
+	if p.register != nil {
+		return p.register(h)
+	}
+	for _, s := range p.schemas {
+		if err := h.RegisterOperator(op.Operator{Schema: s, Backends: map[op.Device]op.Factory{op.CPU: newDouble}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type double struct{ times float32 }
+
+func newDouble(v *op.Values) (op.Impl, error) { return &double{float32(v.Int("times"))}, nil }
+
+func (d *double) Setup(in []*tensor.Batch) ([]op.OutputDesc, error) {
+	return []op.OutputDesc{{DType: tensor.Float32, Shapes: in[0].Shapes()}}, nil
+}
+
+func (d *double) Run(ctx context.Context, out, in []*tensor.Batch) error {
+	for i, t := range in[0].Samples() {
+		src, _ := tensor.Values[float32](t)
+		dst, _ := tensor.Values[float32](out[0].Sample(i))
+		for j, v := range src {
+			dst[j] = v * d.times
+		}
+	}
+	return nil
+}
+
+func TestOperatorStartsPlugin(t *testing.T) {
+	ctx := context.Background()
+	p := &opPlugin{id: "test.plugin.ops", schemas: []op.Schema{doubleSchema("test.Double"), doubleSchema("test.Triple")}}
+	h := open(t, p)
+	defer h.Close(ctx)
+
+	st, _ := h.Plugin(p.id)
+	if _, ok := st.Info.Provides(dynop.OperatorsInterface.UID); !ok {
+		t.Errorf("Info of a plugin with operators lacks %s: %v", dynop.OperatorsInterface, st.Info.Interfaces)
+	}
+	list := h.Operators().List()
+	if len(list) != 2 || list[0].Schema.Name != "test.Double" || list[0].Plugin != p.id {
+		t.Fatalf("operators: %+v", list)
+	}
+	wantState(t, h, "ops", dynop.StateAvailable, 0)
+
+	a, err := h.NewOperator(ctx, "test.Double", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, h, "ops", dynop.StateStarted, 1)
+	b, err := h.NewOperator(ctx, "test.Triple", op.Args{"times": 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, h, "ops", dynop.StateStarted, 2)
+
+	x, _ := tensor.FromSlice([]float32{1, 2})
+	in, _ := tensor.NewBatch(x)
+	outs, err := b.Exec(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := tensor.Values[float32](outs[0].Sample(0)); got[0] != 3 || got[1] != 6 {
+		t.Errorf("test.Triple = %v", got)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, h, "ops", dynop.StateStarted, 1)
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, h, "ops", dynop.StateAvailable, 0)
+	if err := h.Close(ctx); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	_, err = h.NewOperator(ctx, "test.Double", nil)
+	wantErr(t, err, dynop.ErrClosed, `operator "test.Double"`)
+}
+
+func TestRegisterOperatorErrors(t *testing.T) {
+	ctx := context.Background()
+	s := doubleSchema("test.Double")
+	backends := map[op.Device]op.Factory{op.CPU: newDouble}
+	changed := doubleSchema("test.Double")
+	changed.Doc = "Something else."
+	changed.Args[0].Default = int64(4)
+
+	for _, c := range []struct {
+		name     string
+		register func(h plugin.Host) error
+		target   error
+		expect   []string
+	}{
+		{"undeclared", func(h plugin.Host) error {
+			return h.RegisterOperator(op.Operator{Schema: doubleSchema("test.Ghost"), Backends: backends})
+		}, dynop.ErrInvalid, []string{`RegisterOperator "test.Ghost"`, "a backend without a schema", "declares test.Double"}},
+		{"schema differs", func(h plugin.Host) error {
+			return h.RegisterOperator(op.Operator{Schema: changed, Backends: backends})
+		}, dynop.ErrInvalid, []string{"schema differs", `doc: "Doubles." ≠ "Something else."`, "args:"}},
+		{"no backend", func(h plugin.Host) error {
+			return h.RegisterOperator(op.Operator{Schema: s})
+		}, op.ErrSchema, []string{"no backends"}},
+		{"missing", func(h plugin.Host) error { return nil },
+			dynop.ErrNotFound, []string{"a schema without a backend", "did not register: test.Double"}},
+		{"twice", func(h plugin.Host) error {
+			if err := h.RegisterOperator(op.Operator{Schema: s, Backends: backends}); err != nil {
+				return err
+			}
+			return h.RegisterOperator(op.Operator{Schema: s, Backends: backends})
+		}, dynop.ErrDuplicate, []string{"already registered"}},
+		{"operators interface", func(h plugin.Host) error {
+			return h.AddInterface(dynop.OperatorsInterface, "mine")
+		}, dynop.ErrInvalid, []string{"the host provides it"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := &opPlugin{id: "test.plugin.ops", schemas: []op.Schema{s}, register: c.register}
+			h := open(t, p)
+			defer h.Close(ctx)
+			_, err := h.NewOperator(ctx, "test.Double", nil)
+			wantErr(t, err, c.target, append(c.expect, `plugin "test.plugin.ops"`)...)
+			wantState(t, h, "ops", dynop.StateAvailable, 0)
+		})
+	}
+
+	t.Run("after register", func(t *testing.T) {
+		var host plugin.Host
+		p := &opPlugin{id: "test.plugin.ops", schemas: []op.Schema{s}}
+		p.register = func(h plugin.Host) error {
+			host = h
+			return h.RegisterOperator(op.Operator{Schema: s, Backends: backends})
+		}
+		h := open(t, p)
+		defer h.Close(ctx)
+		in, err := h.NewOperator(ctx, "test.Double", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer in.Close()
+		wantErr(t, host.RegisterOperator(op.Operator{Schema: s, Backends: backends}), dynop.ErrState, "allowed only during Register")
+	})
+}
+
+func TestOperatorDeclaredTwice(t *testing.T) {
+	ctx := context.Background()
+	first := &opPlugin{id: "test.plugin.a", schemas: []op.Schema{doubleSchema("test.Double")}}
+	second := &opPlugin{id: "test.plugin.b", schemas: []op.Schema{doubleSchema("test.Double")}}
+	h := open(t, second, first)
+	defer h.Close(ctx)
+	e, err := h.Operators().Lookup("test.Double")
+	if err != nil || e.Plugin != "test.plugin.a" {
+		t.Errorf("Lookup = %+v, %v; want the plugin whose ID sorts first", e, err)
+	}
+}
+
+func TestOperatorPluginFailsToStart(t *testing.T) {
+	ctx := context.Background()
+	p := &opPlugin{id: "test.plugin.ops", schemas: []op.Schema{doubleSchema("test.Double")},
+		register: func(plugin.Host) error { return errors.New("no frobnicator on this machine") }}
+	h := open(t, p)
+	defer h.Close(ctx)
+	_, err := h.NewOperator(ctx, "test.Double", nil)
+	wantErr(t, err, nil, `operator "test.Double": plugin "test.plugin.ops"`, "no frobnicator on this machine")
+	_, err = h.NewOperator(ctx, "test.Duble", nil)
+	wantErr(t, err, op.ErrNotFound, `did you mean "test.Double"?`)
+}
+
+func TestOperatorInstanceLeaked(t *testing.T) {
+	ctx := context.Background()
+	p := &opPlugin{id: "test.plugin.ops", schemas: []op.Schema{doubleSchema("test.Double")}}
+	h := open(t, p)
+	if _, err := h.NewOperator(ctx, "test.Double", nil); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, h.Close(ctx), dynop.ErrLeaked, "test.plugin.ops")
+}
