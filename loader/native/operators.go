@@ -352,7 +352,7 @@ type nativeImpl struct {
 
 	// C memory for one call: samples × (inputs + outputs) dynop_tensors,
 	// then for each of them DYNOP_MAX_NDIM shape and stride elements.
-	mem         unsafe.Pointer
+	mem        unsafe.Pointer
 	memTensors int        // tensors mem has room for
 	failed     C.uint32_t // the sample a call failed on
 	pin        runtime.Pinner
