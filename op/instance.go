@@ -51,6 +51,10 @@ type Instance struct {
 	outs      []OutputDesc
 	inShapes  [][][]int64 // per input, per sample, as seen by Setup
 	batchSize int
+
+	// The batches of the last Run that passed checkRun since Setup.
+	// Batches and tensors are immutable, so the same batches pass again.
+	okIn, okOut []*tensor.Batch
 }
 
 // Schema returns the operator's schema.
@@ -86,6 +90,7 @@ func (in *Instance) what() string {
 // and name the operator.
 func (in *Instance) Setup(inputs []*tensor.Batch) ([]OutputDesc, error) {
 	in.setUp = false
+	in.okIn, in.okOut = in.okIn[:0], in.okOut[:0]
 	if in.closed.Load() {
 		return nil, fmt.Errorf("op: %s: setup: %w", in.what(), ErrClosed)
 	}
@@ -197,8 +202,11 @@ func (in *Instance) Run(ctx context.Context, outputs, inputs []*tensor.Batch) er
 	if !in.setUp {
 		return fmt.Errorf("op: %s: run: %w: Setup has not succeeded", in.what(), ErrInput)
 	}
-	if err := in.checkRun(outputs, inputs); err != nil {
-		return err
+	if !slices.Equal(inputs, in.okIn) || !slices.Equal(outputs, in.okOut) || len(in.okIn)+len(in.okOut) == 0 {
+		if err := in.checkRun(outputs, inputs); err != nil {
+			return err
+		}
+		in.okIn, in.okOut = append(in.okIn[:0], inputs...), append(in.okOut[:0], outputs...)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("op: %s: run: %w", in.what(), err)

@@ -203,33 +203,49 @@ dynop_result dynop_loader_op_create(const dynop_operator *op, const dynop_arg *a
     return rc == DYNOP_OK ? rc : op_failed(rc, err, errcap);
 }
 
-dynop_result dynop_loader_op_setup(const dynop_operator *op, void *instance, uint32_t samples,
-                                   const dynop_tensor *in, uint32_t nin, dynop_tensor *out, uint32_t nout,
-                                   uint32_t *failed, char *err, size_t errcap) {
+/* dynop_loader_op_call runs setup (if setup is nonzero) or run for
+ * samples samples: inputs in[j*nin ...], outputs out[j*nout ...] for sample
+ * j. If fill is nonzero the tensors' data pointers come from p0..p7, in
+ * the order sample 0's inputs, then its outputs, then sample 1's, and are
+ * cleared again before returning: Go passes the pointers to its memory as
+ * arguments, which C may use for the call, instead of pinning them. The
+ * other pointers, all to C memory, come as integers: cgo checks every
+ * pointer argument, and these need no check. */
+dynop_result dynop_loader_op_call(int setup, uintptr_t op_, uintptr_t instance, uint32_t samples,
+                                  uintptr_t in_, uint32_t nin, uintptr_t out_, uint32_t nout, int fill,
+                                  void *p0, void *p1, void *p2, void *p3, void *p4, void *p5, void *p6, void *p7,
+                                  uintptr_t failed_, uintptr_t err_, size_t errcap) {
+    const dynop_operator *op = (const dynop_operator *)op_;
+    dynop_tensor *in = (dynop_tensor *)in_, *out = (dynop_tensor *)out_;
+    uint32_t *failed = (uint32_t *)failed_;
+    char *err = (char *)err_;
+    void *p[DYNOP_LOADER_ARG_POINTERS];
     dynop_result rc = DYNOP_OK;
-    uint32_t i;
+    uint32_t i, j, k = 0;
+    p[0] = p0, p[1] = p1, p[2] = p2, p[3] = p3, p[4] = p4, p[5] = p5, p[6] = p6, p[7] = p7;
+    if (fill) {
+        for (j = 0; j < samples; j++) {
+            for (i = 0; i < nin; i++) in[j * nin + i].data = p[k++];
+            for (i = 0; i < nout; i++) out[j * nout + i].data = p[k++];
+        }
+    }
     op_error[0] = 0;
     in_op = 1;
-    for (i = 0; i < samples && rc == DYNOP_OK; i++) {
-        rc = op->setup(instance, in + (size_t)i * nin, nin, out + (size_t)i * nout, nout);
+    for (j = 0; j < samples && rc == DYNOP_OK; j++) {
+        if (setup) {
+            rc = op->setup((void *)instance, in + (size_t)j * nin, nin, out + (size_t)j * nout, nout);
+        } else {
+            rc = op->run((void *)instance, out + (size_t)j * nout, nout, in + (size_t)j * nin, nin);
+        }
     }
     in_op = 0;
-    *failed = i - 1;
-    return rc == DYNOP_OK ? rc : op_failed(rc, err, errcap);
-}
-
-dynop_result dynop_loader_op_run(const dynop_operator *op, void *instance, uint32_t samples,
-                                 const dynop_tensor *out, uint32_t nout, const dynop_tensor *in, uint32_t nin,
-                                 uint32_t *failed, char *err, size_t errcap) {
-    dynop_result rc = DYNOP_OK;
-    uint32_t i;
-    op_error[0] = 0;
-    in_op = 1;
-    for (i = 0; i < samples && rc == DYNOP_OK; i++) {
-        rc = op->run(instance, out + (size_t)i * nout, nout, in + (size_t)i * nin, nin);
+    *failed = j - 1;
+    if (fill) {
+        for (j = 0; j < samples; j++) {
+            for (i = 0; i < nin; i++) in[j * nin + i].data = NULL;
+            for (i = 0; i < nout; i++) out[j * nout + i].data = NULL;
+        }
     }
-    in_op = 0;
-    *failed = i - 1;
     return rc == DYNOP_OK ? rc : op_failed(rc, err, errcap);
 }
 

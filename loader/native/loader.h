@@ -51,12 +51,12 @@ extern const dynop_uid dynop_loader_operator_type;
 
 dynop_result dynop_loader_op_create(const dynop_operator *op, const dynop_arg *args, uint32_t n,
                                     void **instance, char *err, size_t errcap);
-dynop_result dynop_loader_op_setup(const dynop_operator *op, void *instance, uint32_t samples,
-                                   const dynop_tensor *in, uint32_t nin, dynop_tensor *out, uint32_t nout,
-                                   uint32_t *failed, char *err, size_t errcap);
-dynop_result dynop_loader_op_run(const dynop_operator *op, void *instance, uint32_t samples,
-                                 const dynop_tensor *out, uint32_t nout, const dynop_tensor *in, uint32_t nin,
-                                 uint32_t *failed, char *err, size_t errcap);
+/* How many data pointers dynop_loader_op_call takes as arguments. */
+#define DYNOP_LOADER_ARG_POINTERS 8
+dynop_result dynop_loader_op_call(int setup, uintptr_t op_, uintptr_t instance, uint32_t samples,
+                                  uintptr_t in_, uint32_t nin, uintptr_t out_, uint32_t nout, int fill,
+                                  void *p0, void *p1, void *p2, void *p3, void *p4, void *p5, void *p6, void *p7,
+                                  uintptr_t failed_, uintptr_t err_, size_t errcap);
 void dynop_loader_op_destroy(const dynop_operator *op, void *instance);
 
 #endif

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -210,7 +211,8 @@ func (o *nativeOp) create(vals *op.Values) (op.Impl, error) {
 	mem := newCMem(o.schema, vals)
 	defer mem.free()
 	impl := &nativeImpl{op: o}
-	impl.buf = (*C.char)(C.calloc(errBufSize, 1))
+	impl.buf = (*C.char)(C.calloc(errBufSize+4, 1))
+	impl.failed = (*C.uint32_t)(unsafe.Add(unsafe.Pointer(impl.buf), errBufSize))
 	if impl.buf == nil || mem.failed {
 		impl.release()
 		return nil, errors.New("out of C memory")
@@ -345,26 +347,41 @@ func fill[T any](m *cMem, elems []T) (C.uint32_t, unsafe.Pointer) {
 // nativeImpl is one instance of a native operator: the plugin's instance
 // pointer and C memory for the tensors it is handed, reused across calls
 // so that a steady-state Run allocates nothing.
+//
+// Data pointers into Go memory reach C as arguments of the cgo call, up to
+// argPointers per call (a batch takes as many calls as it needs), so
+// nothing is pinned; only an operator with more inputs and outputs than
+// that has its memory pinned for the call.
 type nativeImpl struct {
 	op   *nativeOp
 	inst unsafe.Pointer
 	buf  *C.char // errBufSize bytes for messages
 
-	// C memory for one call: samples × (inputs + outputs) dynop_tensors,
-	// then for each of them DYNOP_MAX_NDIM shape and stride elements.
+	// C memory for one call: the samples × inputs tensors, then the
+	// samples × outputs tensors, then DYNOP_MAX_NDIM shape and stride
+	// elements for each.
 	mem        unsafe.Pointer
-	memTensors int        // tensors mem has room for
-	failed     C.uint32_t // the sample a call failed on
+	memTensors int         // tensors mem has room for
+	failed     *C.uint32_t // C memory: the sample a call failed on
+	ptrs       []unsafe.Pointer
 	pin        runtime.Pinner
 	closed     atomic.Bool
+
+	// The batches mem describes (after a Run), which the next Run with
+	// the same batches need not describe again: batches are immutable.
+	laidIn, laidOut []*tensor.Batch
 }
 
-const maxNDim = C.DYNOP_MAX_NDIM
+const (
+	maxNDim     = C.DYNOP_MAX_NDIM
+	argPointers = C.DYNOP_LOADER_ARG_POINTERS
+)
 
 // tensors returns room for n tensors, with their shape and stride arrays.
 func (im *nativeImpl) tensors(n int) ([]C.dynop_tensor, []C.int64_t, error) {
 	if n > im.memTensors {
 		C.free(im.mem)
+		im.laidIn, im.laidOut = im.laidIn[:0], im.laidOut[:0]
 		im.mem = C.calloc(C.size_t(n), C.size_t(C.sizeof_dynop_tensor+2*maxNDim*8))
 		if im.mem == nil {
 			im.memTensors = 0
@@ -377,15 +394,11 @@ func (im *nativeImpl) tensors(n int) ([]C.dynop_tensor, []C.int64_t, error) {
 	return ts[:n], dims, nil
 }
 
-// describe writes t into ct, with shape and strides in dims, pinning its
-// memory for the call.
-func (im *nativeImpl) describe(ct *C.dynop_tensor, dims []C.int64_t, t *tensor.Tensor) error {
+// describe writes t, without its data pointer, into ct, with shape and
+// strides in dims.
+func describe(ct *C.dynop_tensor, dims []C.int64_t, t *tensor.Tensor) error {
 	if t.NDim() > maxNDim {
 		return fmt.Errorf("%w: a tensor of %d dimensions; the C ABI passes at most %d", op.ErrInput, t.NDim(), maxNDim)
-	}
-	base := t.Base()
-	if base != nil {
-		im.pin.Pin(base)
 	}
 	shape, strides := dims[:maxNDim], dims[maxNDim:2*maxNDim]
 	for i, d := range t.Shape() {
@@ -396,7 +409,6 @@ func (im *nativeImpl) describe(ct *C.dynop_tensor, dims []C.int64_t, t *tensor.T
 	}
 	dev, dt := t.Device(), t.DType()
 	*ct = C.dynop_tensor{
-		data:        base,
 		device:      C.dynop_device{device_type: C.int32_t(dev.Type), device_id: C.int32_t(dev.ID)},
 		ndim:        C.int32_t(t.NDim()),
 		dtype:       C.dynop_dtype{code: C.uint8_t(dt.Code), bits: C.uint8_t(dt.Bits), lanes: C.uint16_t(dt.Lanes)},
@@ -407,31 +419,102 @@ func (im *nativeImpl) describe(ct *C.dynop_tensor, dims []C.int64_t, t *tensor.T
 	return nil
 }
 
-// lay describes each sample of batches into ts: sample j's tensor of
-// batch i is ts[base+j*len(batches)+i], as the trampolines expect.
-func (im *nativeImpl) lay(ts []C.dynop_tensor, dims []C.int64_t, base int, batches []*tensor.Batch) error {
+// lay describes each sample of batches into ts: sample j's tensor of batch
+// i is ts[base+j*len(batches)+i], and its data pointer goes to
+// im.ptrs[j*per+first+i], where per is the number of inputs and outputs.
+func (im *nativeImpl) lay(ts []C.dynop_tensor, dims []C.int64_t, base, first, per int, batches []*tensor.Batch) error {
 	for i, b := range batches {
 		for j, t := range b.Samples() {
 			k := base + j*len(batches) + i
-			if err := im.describe(&ts[k], dims[k*2*maxNDim:(k+1)*2*maxNDim], t); err != nil {
+			if err := describe(&ts[k], dims[k*2*maxNDim:(k+1)*2*maxNDim], t); err != nil {
 				return err
 			}
+			im.ptrs[j*per+first+i] = t.Base()
 		}
 	}
 	return nil
 }
 
-// ends returns pointers to the first input and first output tensor of a
-// call over samples samples, nil where there are none.
-func ends(ts []C.dynop_tensor, samples, nin, nout int) (in, out *C.dynop_tensor) {
-	if samples*nin > 0 {
-		in = &ts[0]
+// layAll describes inputs and outputs (nil in setup) for samples samples.
+func (im *nativeImpl) layAll(samples int, inputs, outputs []*tensor.Batch, nout int) ([]C.dynop_tensor, []C.int64_t, error) {
+	nin := len(inputs)
+	per := nin + nout
+	ts, dims, err := im.tensors(samples * per)
+	if err != nil {
+		return nil, nil, err
 	}
-	if samples*nout > 0 {
-		out = &ts[samples*nin]
+	im.ptrs = slices.Grow(im.ptrs[:0], samples*per)[:samples*per]
+	clear(im.ptrs)
+	if err := im.lay(ts, dims, 0, 0, per, inputs); err != nil {
+		return nil, nil, err
 	}
-	return in, out
+	if outputs == nil { // setup: outputs get shape arrays to fill in
+		for k := samples * nin; k < len(ts); k++ {
+			ts[k] = C.dynop_tensor{shape: &dims[k*2*maxNDim], device: C.dynop_device{device_type: C.DYNOP_DEVICE_CPU}}
+		}
+		return ts, dims, nil
+	}
+	return ts, dims, im.lay(ts, dims, samples*nin, nin, per, outputs)
 }
+
+// call runs the plugin's setup or run over samples samples laid out in ts,
+// passing data pointers as arguments, argPointers per cgo call.
+func (im *nativeImpl) call(step string, samples, nin, nout int, ts []C.dynop_tensor) error {
+	per := nin + nout
+	chunk, fill := samples, C.int(1)
+	switch {
+	case per > argPointers: // too many for arguments: pin and store them
+		for k := range ts {
+			if p := im.ptrs[k/per*per+k%per]; p != nil {
+				im.pin.Pin(p)
+			}
+		}
+		defer im.pin.Unpin()
+		for j := range samples {
+			for i := range per {
+				k := j*nin + i
+				if i >= nin {
+					k = samples*nin + j*nout + i - nin
+				}
+				ts[k].data = im.ptrs[j*per+i]
+			}
+		}
+		fill = 0
+	case per > 0:
+		chunk = argPointers / per
+	}
+	setup := C.int(0)
+	if step == "setup" {
+		setup = 1
+	}
+	for s := 0; s < samples || s == 0; s += chunk {
+		n := min(chunk, samples-s)
+		var p [argPointers]unsafe.Pointer
+		if fill != 0 {
+			copy(p[:], im.ptrs[s*per:(s+n)*per])
+		}
+		var in, out C.uintptr_t
+		if n*nin > 0 {
+			in = cAddr(unsafe.Pointer(&ts[s*nin]))
+		}
+		if n*nout > 0 {
+			out = cAddr(unsafe.Pointer(&ts[samples*nin+s*nout]))
+		}
+		rc := C.dynop_loader_op_call(setup, cAddr(unsafe.Pointer(im.op.cop)), cAddr(im.inst), C.uint32_t(n), in, C.uint32_t(nin), out, C.uint32_t(nout), fill,
+			p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], cAddr(unsafe.Pointer(im.failed)), cAddr(unsafe.Pointer(im.buf)), errBufSize)
+		if rc != C.DYNOP_OK {
+			return im.op.fail(step, rc, C.GoString(im.buf), s+int(*im.failed))
+		}
+		if samples == 0 {
+			break
+		}
+	}
+	return nil
+}
+
+// cAddr passes a pointer to C memory as an integer, which cgo does not
+// check: only pointers into Go memory need checking.
+func cAddr(p unsafe.Pointer) C.uintptr_t { return C.uintptr_t(uintptr(p)) }
 
 func (im *nativeImpl) usable(call string) error {
 	if im.op.sess.stopped.Load() {
@@ -446,21 +529,13 @@ func (im *nativeImpl) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
 		return nil, err
 	}
 	samples, nin, nout := batchLen(inputs), len(inputs), len(im.op.schema.Outputs)
-	ts, dims, err := im.tensors(samples * (nin + nout))
+	im.laidIn, im.laidOut = im.laidIn[:0], im.laidOut[:0]
+	ts, dims, err := im.layAll(samples, inputs, nil, nout)
 	if err != nil {
 		return nil, err
 	}
-	defer im.pin.Unpin()
-	if err := im.lay(ts, dims, 0, inputs); err != nil {
+	if err := im.call("setup", samples, nin, nout, ts); err != nil {
 		return nil, err
-	}
-	outBase := samples * nin
-	for k := outBase; k < len(ts); k++ {
-		ts[k] = C.dynop_tensor{shape: &dims[k*2*maxNDim], device: C.dynop_device{device_type: C.DYNOP_DEVICE_CPU}}
-	}
-	in, out := ends(ts, samples, nin, nout)
-	if rc := C.dynop_loader_op_setup(im.op.cop, im.inst, C.uint32_t(samples), in, C.uint32_t(nin), out, C.uint32_t(nout), &im.failed, im.buf, errBufSize); rc != C.DYNOP_OK {
-		return nil, im.op.fail("setup", rc, C.GoString(im.buf), int(im.failed))
 	}
 	id := im.op.sess.p.info.ID
 	descs := make([]op.OutputDesc, nout)
@@ -468,7 +543,7 @@ func (im *nativeImpl) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
 		d := &descs[i]
 		d.Shapes = make([][]int64, samples)
 		for j := range samples {
-			k := outBase + j*nout + i
+			k := samples*nin + j*nout + i
 			ct := &ts[k]
 			dt := tensor.DType{Code: tensor.Code(ct.dtype.code), Bits: uint8(ct.dtype.bits), Lanes: uint16(ct.dtype.lanes)}
 			nd := int(ct.ndim)
@@ -499,28 +574,22 @@ func batchLen(bs []*tensor.Batch) int {
 	return bs[0].Len()
 }
 
-// Run implements op.Impl: the plugin's run per sample, in one cgo call.
+// Run implements op.Impl: the plugin's run per sample.
 func (im *nativeImpl) Run(ctx context.Context, outputs, inputs []*tensor.Batch) error {
 	if err := im.usable("run"); err != nil {
 		return err
 	}
 	samples, nin, nout := batchLen(inputs), len(inputs), len(outputs)
-	ts, dims, err := im.tensors(samples * (nin + nout))
-	if err != nil {
-		return err
+	ts := unsafe.Slice((*C.dynop_tensor)(im.mem), samples*(nin+nout))
+	if !slices.Equal(inputs, im.laidIn) || !slices.Equal(outputs, im.laidOut) || len(im.laidIn)+len(im.laidOut) == 0 {
+		var err error
+		if ts, _, err = im.layAll(samples, inputs, outputs, nout); err != nil {
+			im.laidIn, im.laidOut = im.laidIn[:0], im.laidOut[:0]
+			return err
+		}
+		im.laidIn, im.laidOut = append(im.laidIn[:0], inputs...), append(im.laidOut[:0], outputs...)
 	}
-	defer im.pin.Unpin()
-	if err := im.lay(ts, dims, 0, inputs); err != nil {
-		return err
-	}
-	if err := im.lay(ts, dims, samples*nin, outputs); err != nil {
-		return err
-	}
-	in, out := ends(ts, samples, nin, nout)
-	if rc := C.dynop_loader_op_run(im.op.cop, im.inst, C.uint32_t(samples), out, C.uint32_t(nout), in, C.uint32_t(nin), &im.failed, im.buf, errBufSize); rc != C.DYNOP_OK {
-		return im.op.fail("run", rc, C.GoString(im.buf), int(im.failed))
-	}
-	return nil
+	return im.call("run", samples, nin, nout, ts)
 }
 
 // Close implements io.Closer: the plugin's destroy, then the C memory.
@@ -539,5 +608,5 @@ func (im *nativeImpl) Close() error {
 func (im *nativeImpl) release() {
 	C.free(im.mem)
 	C.free(unsafe.Pointer(im.buf))
-	im.mem, im.buf, im.memTensors = nil, nil, 0
+	im.mem, im.buf, im.memTensors, im.ptrs = nil, nil, 0, nil
 }
