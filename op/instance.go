@@ -190,8 +190,9 @@ func (in *Instance) recordShapes(inputs []*tensor.Batch) {
 
 // Run computes outputs from inputs. The inputs must have the shapes they
 // had at the last Setup, and the outputs the dtype and shapes that Setup
-// returned (allocate them with [OutputDesc.Alloc], or reuse batches of the
-// same shapes); so a native kernel never writes outside its buffers.
+// returned, contiguous (allocate them with [OutputDesc.Alloc], or reuse
+// batches of the same shapes); so a kernel never writes outside its
+// buffers and may assume compact outputs. Inputs may be strided views.
 // Cancellation is checked before the operator runs; the operator sees ctx.
 // Errors wrap [ErrInput], [ErrClosed], [ErrPanic] or the operator's error
 // and name the operator.
@@ -242,6 +243,9 @@ func (in *Instance) checkRun(outputs, inputs []*tensor.Batch) error {
 		for j, t := range b.Samples() {
 			if t.DType() != d.DType || !slices.Equal(t.Shape(), d.Shapes[j]) {
 				return fmt.Errorf("op: %s: run: %w: output %q sample %d is %s %v; Setup asked for %s %v", in.what(), ErrInput, name, j, t.DType(), t.Shape(), d.DType, d.Shapes[j])
+			}
+			if !t.IsContiguous() {
+				return fmt.Errorf("op: %s: run: %w: output %q sample %d is not contiguous; operators write compact outputs (allocate them with OutputDesc.Alloc)", in.what(), ErrInput, name, j)
 			}
 			if t.Device().Type != tensorDevice(in.device) {
 				return fmt.Errorf("op: %s: run: %w: output %q sample %d is on %s; the operator runs on %s", in.what(), ErrInput, name, j, t.Device(), in.device)

@@ -3,8 +3,12 @@
 // Usage:
 //
 //	dynop version                    print the dynop build, the plugin API version and the Go toolchain
-//	dynop list [--json] [PATH...]    list the plugins, their state and interfaces
-//	dynop inspect [--json] PATH|ID   show one plugin: a plugin file, or a compiled-in plugin's ID
+//	dynop list [--json] [--ops] [PATH...]
+//	                                 list the plugins, their state and interfaces,
+//	                                 or with --ops the operators they provide
+//	dynop inspect [--json] PATH|ID|OPERATOR [PATH...]
+//	                                 show one plugin (a plugin file, or a plugin's ID)
+//	                                 or one operator's schema
 //	dynop help                       print this help
 //
 // The host knows the Go plugins compiled into this binary (the example
@@ -38,8 +42,31 @@
 //	  "broken": [{"path": "…", "error": "…"}]    // plugin files that could not be used; omitted if none
 //	}
 //
+// Plugins with operators list their schemas under "operators" (the form of
+// op.Schema), and the host adds dynop.Operators to their interfaces.
+//
 // `dynop inspect --json` prints {"schema": "dynop.inspect/v1", "plugin": {…}}
 // with one plugin object as above.
+//
+// # JSON output of operators
+//
+// `dynop list --ops --json` prints {"schema": "dynop.ops/v1", "operators":
+// [ENTRY…]} and `dynop inspect --json OPERATOR` prints {"schema":
+// "dynop.operator/v1", "operator": ENTRY}, where ENTRY is
+//
+//	{
+//	  "schema": {
+//	    "name": "image.Resize", "doc": "…",
+//	    "inputs": [{"name": "images", "doc": "…", "dtypes": ["uint8"], "layouts": ["HWC"], "ndim": 3}],
+//	    "optional_inputs": 0,                  // the last N inputs may be left out
+//	    "outputs": [{"name": "resized", "doc": "…"}],
+//	    "args": [{"name": "width", "doc": "…", "type": "int",   // int float bool string dtype, or []T
+//	              "required": true, "default": …, "min": 1, "max": 65536,
+//	              "allowed": […], "deprecated": ["old_name"]}],  // empty fields omitted
+//	    "devices": ["cpu"]
+//	  },
+//	  "plugin": "dynop.plugin.image"          // omitted for operators registered directly
+//	}
 package main
 
 import (
@@ -59,9 +86,11 @@ import (
 
 	"github.com/dynop/dynop"
 	_ "github.com/dynop/dynop/loader/native" // native plugin files
+	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
 	_ "github.com/dynop/dynop/plugins/greeter" // example plugins, compiled in
-	_ "github.com/dynop/dynop/plugins/stats"   // bindings of the native examples' interfaces
+	_ "github.com/dynop/dynop/plugins/image"
+	_ "github.com/dynop/dynop/plugins/stats" // bindings of the native examples' interfaces
 	_ "github.com/dynop/dynop/plugins/text"
 	_ "github.com/dynop/dynop/plugins/vecmath/govecmath"
 )
@@ -74,10 +103,13 @@ const usage = `Usage: dynop <command> [flags]
 
 Commands:
   version                     print the dynop build, the plugin API version and the Go toolchain
-  list [--json] [PATH...]     list the compiled-in plugins and the plugin files PATH,
-                              their state and interfaces
-  inspect [--json] PATH|ID    show everything about one plugin: a plugin file,
-                              or the ID of a compiled-in plugin
+  list [--json] [--ops] [PATH...]
+                              list the compiled-in plugins and the plugin files PATH,
+                              their state and interfaces; with --ops, their operators
+  inspect [--json] PATH|ID|OPERATOR [PATH...]
+                              show everything about one plugin (a plugin file, or
+                              a plugin's ID) or one operator's schema, with the
+                              plugin files PATH known too
   help                        print this help
 `
 
@@ -115,9 +147,13 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer) error {
 		return version(stdout)
 	case "list":
 		fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
-		asJSON := fs.Bool("json", false, "print JSON (schema dynop.list/v1) instead of a table")
+		asJSON := fs.Bool("json", false, "print JSON (schema dynop.list/v1, or dynop.ops/v1) instead of a table")
+		ops := fs.Bool("ops", false, "list operators instead of plugins")
 		if err := parse(cmd, fs, args); err != nil {
 			return err
+		}
+		if *ops {
+			return listOps(ctx, stdout, fs.Args(), *asJSON)
 		}
 		return list(ctx, stdout, fs.Args(), *asJSON)
 	case "inspect":
@@ -126,10 +162,10 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer) error {
 		if err := parse(cmd, fs, args); err != nil {
 			return err
 		}
-		if fs.NArg() != 1 {
-			return fmt.Errorf("%w: inspect takes one plugin file or plugin ID, got %d arguments", errUsage, fs.NArg())
+		if fs.NArg() < 1 {
+			return fmt.Errorf("%w: inspect takes a plugin file, a plugin ID or an operator name", errUsage)
 		}
-		return inspect(ctx, stdout, fs.Arg(0), *asJSON)
+		return inspect(ctx, stdout, fs.Arg(0), fs.Args()[1:], *asJSON)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -293,12 +329,14 @@ func writeList(w io.Writer, plugins []dynop.PluginStatus, broken []dynop.Broken,
 }
 
 // inspect shows one plugin: the plugin file at target, or else the
-// compiled-in plugin with ID target.
-func inspect(ctx context.Context, w io.Writer, target string, asJSON bool) error {
-	opts := dynop.Options{Logger: quietLogger()}
+// plugin with ID target, or else the operator called target; the plugin
+// files paths are known too.
+func inspect(ctx context.Context, w io.Writer, target string, paths []string, asJSON bool) error {
+	opts := dynop.Options{Logger: quietLogger(), Paths: paths}
 	id := target
+	isFile := false
 	if _, err := os.Stat(target); err == nil || strings.ContainsRune(target, os.PathSeparator) {
-		opts.Paths, opts.NoRegistered = []string{target}, true
+		opts.Paths, opts.NoRegistered, isFile = append([]string{target}, paths...), true, true
 	}
 	h, err := dynop.Open(ctx, opts)
 	if err != nil {
@@ -308,12 +346,19 @@ func inspect(ctx context.Context, w io.Writer, target string, asJSON bool) error
 	if err := brokenError(h.Broken()); err != nil {
 		return err
 	}
-	if opts.Paths != nil {
+	if isFile {
 		id = h.Plugins()[0].Info.ID
 	}
 	st, err := h.Plugin(id)
+	if err != nil && !isFile {
+		e, oerr := h.Operators().Lookup(target)
+		if oerr == nil {
+			return writeOperator(w, e, asJSON)
+		}
+		return fmt.Errorf("%q is neither a plugin nor an operator: %w; %w; give a plugin file's path, a plugin ID or an operator name (dynop list and dynop list --ops show them)", target, err, oerr)
+	}
 	if err != nil {
-		return fmt.Errorf("%w; give a plugin file's path or the ID of a compiled-in plugin (dynop list shows them)", err)
+		return err
 	}
 	e := newListEntry(st)
 	if asJSON {
@@ -351,7 +396,144 @@ func writeInspect(w io.Writer, e listEntry) error {
 		row("needs", fmt.Sprintf("%s %s or newer {%s} from %s", n.Interface.Name, n.Interface.Version, n.Interface.UID, n.Plugin))
 	}
 	row("requires", requirements(e.Requirements))
+	for _, s := range e.Operators {
+		row("operator", fmt.Sprintf("%s (%s)", s.Name, devices(s.Devices)))
+	}
 	return tw.Flush()
+}
+
+func devices(ds []op.Device) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = string(d)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// listOps lists the operators of the compiled-in plugins and the plugin
+// files paths, as a table or as JSON (schema dynop.ops/v1).
+func listOps(ctx context.Context, w io.Writer, paths []string, asJSON bool) error {
+	h, err := dynop.Open(ctx, dynop.Options{Paths: paths, Logger: quietLogger()})
+	if err != nil {
+		return err
+	}
+	defer h.Close(ctx)
+	list := h.Operators().List()
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			Schema    string     `json:"schema"`
+			Operators []op.Entry `json:"operators"`
+		}{"dynop.ops/v1", list}); err != nil {
+			return err
+		}
+	} else {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "OPERATOR\tDEVICES\tPLUGIN\tDOC")
+		for _, e := range list {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Schema.Name, devices(e.Schema.Devices), e.Plugin, firstSentence(e.Schema.Doc))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return brokenError(h.Broken())
+}
+
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i >= 0 {
+		return s[:i+1]
+	}
+	return s
+}
+
+// writeOperator prints one operator's schema, as text or as JSON (schema
+// dynop.operator/v1).
+func writeOperator(w io.Writer, e op.Entry, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Schema   string   `json:"schema"`
+			Operator op.Entry `json:"operator"`
+		}{"dynop.operator/v1", e})
+	}
+	s := e.Schema
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(tw, "%s\t%s\n", k, v)
+		}
+	}
+	row("operator", s.Name)
+	row("plugin", cmp.Or(e.Plugin, "(registered directly)"))
+	row("devices", devices(s.Devices))
+	row("doc", s.Doc)
+	for i, in := range s.Inputs {
+		var parts []string
+		if len(in.DTypes) > 0 {
+			names := make([]string, len(in.DTypes))
+			for j, d := range in.DTypes {
+				names[j] = d.String()
+			}
+			parts = append(parts, strings.Join(names, "|"))
+		}
+		if len(in.Layouts) > 0 {
+			parts = append(parts, "layout "+strings.Join(in.Layouts, "|"))
+		}
+		if in.NDim > 0 {
+			parts = append(parts, fmt.Sprintf("%d dims", in.NDim))
+		}
+		if i >= s.MinInputs() {
+			parts = append(parts, "optional")
+		}
+		row(fmt.Sprintf("input %d", i), joinDoc(in.Name+" "+strings.Join(parts, ", "), in.Doc))
+	}
+	for i, out := range s.Outputs {
+		row(fmt.Sprintf("output %d", i), joinDoc(out.Name, out.Doc))
+	}
+	for _, a := range s.Args {
+		row("arg", joinDoc(argLine(a), a.Doc))
+	}
+	return tw.Flush()
+}
+
+func joinDoc(what, doc string) string {
+	what = strings.TrimSpace(what)
+	if doc == "" {
+		return what
+	}
+	return what + " — " + doc
+}
+
+// argLine describes an argument: name, type, default or required, bounds,
+// allowed values and former names.
+func argLine(a op.Arg) string {
+	line := a.Name + " " + a.Type.String()
+	switch {
+	case a.Required:
+		line += " (required)"
+	case a.Default != nil:
+		line += fmt.Sprintf(" = %v", a.Default)
+	}
+	var extra []string
+	if a.Min != nil {
+		extra = append(extra, fmt.Sprintf("min %g", *a.Min))
+	}
+	if a.Max != nil {
+		extra = append(extra, fmt.Sprintf("max %g", *a.Max))
+	}
+	if len(a.Allowed) > 0 {
+		extra = append(extra, fmt.Sprintf("one of %v", a.Allowed))
+	}
+	if len(a.Deprecated) > 0 {
+		extra = append(extra, "formerly "+strings.Join(a.Deprecated, ", "))
+	}
+	if extra != nil {
+		line += " [" + strings.Join(extra, "; ") + "]"
+	}
+	return line
 }
 
 // requirements spells out what a plugin needs of the machine, or "" for

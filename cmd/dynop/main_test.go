@@ -96,8 +96,7 @@ func TestUsageErrors(t *testing.T) {
 		{nil, "no command given"},
 		{[]string{"lsit"}, `unknown command "lsit"`},
 		{[]string{"list", "--yaml"}, "list: flag provided but not defined: -yaml"},
-		{[]string{"inspect"}, "inspect takes one plugin file or plugin ID, got 0 arguments"},
-		{[]string{"inspect", "a", "b"}, "got 2 arguments"},
+		{[]string{"inspect"}, "inspect takes a plugin file, a plugin ID or an operator name"},
 		{[]string{"version", "now"}, "version takes no arguments"},
 	} {
 		code, out, errOut := runCLI(t, tc.args...)
@@ -143,5 +142,47 @@ func TestListShowsWhyAPluginIsUnusable(t *testing.T) {
 	}
 	if len(got.Plugins) != 1 || got.Plugins[0].State != "unusable" || !strings.Contains(got.Plugins[0].Error, "requested 9.0.0 or newer, provided "+plugin.APIVersion.String()) {
 		t.Errorf("JSON = %s", js.String())
+	}
+}
+
+func TestOperatorsCLI(t *testing.T) {
+	code, out, errOut := runCLI(t, "list", "--ops")
+	if code != 0 || !strings.Contains(out, "image.Resize") || !strings.Contains(out, "dynop.plugin.image") {
+		t.Errorf("list --ops: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "inspect", "image.Resize")
+	for _, want := range []string{"operator  image.Resize", "plugin    dynop.plugin.image", "devices   cpu",
+		"input 0   images uint8|float32, layout HWC", "arg       width int (required) [min 1; max 65536]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("inspect image.Resize: missing %q in\n%s%s", want, out, errOut)
+		}
+	}
+	if code != 0 {
+		t.Errorf("inspect image.Resize: exit %d", code)
+	}
+	code, out, _ = runCLI(t, "inspect", "--json", "image.Resize")
+	var doc struct {
+		Schema   string
+		Operator struct {
+			Schema struct {
+				Name string
+				Args []struct {
+					Name string
+					Type string
+				}
+			}
+			Plugin string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
+		t.Fatalf("inspect --json: exit %d, %v\n%s", code, err, out)
+	}
+	if doc.Schema != "dynop.operator/v1" || doc.Operator.Schema.Name != "image.Resize" || doc.Operator.Plugin != "dynop.plugin.image" ||
+		len(doc.Operator.Schema.Args) == 0 || doc.Operator.Schema.Args[0].Type != "int" {
+		t.Errorf("inspect --json: %+v", doc)
+	}
+	code, _, errOut = runCLI(t, "inspect", "image.Resise")
+	if code != 1 || !strings.Contains(errOut, `did you mean "image.Resize"?`) || !strings.Contains(errOut, "neither a plugin nor an operator") {
+		t.Errorf("inspect of a near miss: exit %d, %s", code, errOut)
 	}
 }

@@ -89,3 +89,15 @@ func TestListAndInspectNativeFiles(t *testing.T) {
 		}
 	}
 }
+
+func TestInspectNativeOperator(t *testing.T) {
+	lib := cbuild.Imgproc(t)
+	code, out, errOut := runCLI(t, "inspect", "imgproc.Grayscale", lib)
+	if code != 0 || !strings.Contains(out, "plugin    dynop.plugin.imgproc") || !strings.Contains(out, "input 0   images uint8|float32, layout HWC, 3 dims") {
+		t.Errorf("inspect imgproc.Grayscale: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "inspect", lib)
+	if code != 0 || !strings.Contains(out, "operator     imgproc.Grayscale (cpu)") {
+		t.Errorf("inspect %s: exit %d\n%s%s", lib, code, out, errOut)
+	}
+}

@@ -1,0 +1,285 @@
+// Package image is dynop.plugin.image, a Go plugin of built-in image
+// operators that run on the CPU:
+//
+//   - image.Read reads files into 1-D uint8 tensors of their bytes.
+//   - image.Decode decodes PNG or JPEG bytes to uint8 HWC pixels.
+//   - image.Encode encodes uint8 HWC pixels as PNG or JPEG bytes.
+//   - image.Write writes 1-D uint8 tensors to files.
+//   - image.ToFloat converts uint8 to float32, scaled.
+//   - image.Grayscale turns RGB or RGBA pixels into luma.
+//   - image.Crop copies a box out of HWC images.
+//   - image.Resize resamples HWC images bilinearly.
+//
+// Importing the package registers the plugin with every dynop host the
+// program opens ([plugin.Register]); [New] returns it for hosts that list
+// their plugins themselves. Nothing runs until a host is asked for one of
+// the operators: that starts the plugin, and closing the last instance
+// lets it stop.
+//
+// # Formulas
+//
+// Grayscale, and Decode to one channel, compute luma after ITU-R BT.601
+// with exactly these operations, so that other implementations can match
+// them bit for bit:
+//
+//	uint8:   Y = (77*R + 150*G + 29*B + 128) >> 8     in uint32
+//	float32: Y = 0.299f*R + 0.587f*G + 0.114f*B       in float32, each
+//	                                                  product rounded, summed left to right
+//
+// Resize interpolates bilinearly with half-pixel centres: output column x
+// samples source column sx = (x+0.5)*inW/outW - 0.5, clamped to [0, inW-1]
+// (and rows likewise), all in float32. With x0 = floor(sx), x1 =
+// min(x0+1, inW-1) and f = sx-x0, lerp(a, b, f) = a + f*(b-a) (a if f is
+// 0); each output value is lerp(lerp(p00, p01, fx), lerp(p10, p11, fx), fy).
+// uint8 results are rounded to nearest, half up (v+0.5 truncated), and
+// clamped to 0..255.
+//
+// # Errors
+//
+// Errors wrap [op.ErrArgument] for arguments that no input could make
+// right, [op.ErrInput] for inputs that do not fit the operator or its
+// arguments, [ErrDecode], [ErrEncode] and [ErrChanged] for the operators'
+// own failures, and the [os] errors of file operations (test them with
+// [errors.Is] and [io/fs.ErrNotExist] and the like). Each names the sample
+// it is about.
+package image
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/tensor"
+)
+
+// ID is the plugin's ID.
+const ID = "dynop.plugin.image"
+
+// Errors of the operators themselves; test for them with [errors.Is].
+var (
+	// ErrDecode: image.Decode could not decode a sample: its format is
+	// neither PNG nor JPEG, or its data is corrupt. The message names the
+	// sample and has the decoder's own message.
+	ErrDecode = errors.New("cannot decode image")
+	// ErrEncode: image.Encode's encoder failed on a sample.
+	ErrEncode = errors.New("cannot encode image")
+	// ErrChanged: a file that image.Read sized in Setup has another size
+	// when Run reads it.
+	ErrChanged = errors.New("file changed since Setup")
+)
+
+// maxPixels is the most pixels an image that Decode or Resize produces may
+// have (a 16384x16384 image); maxElements bounds the number of elements of
+// one output sample of Resize (maxPixels of 4 channels). They keep an
+// absurd argument or a forged header from allocating tens of gigabytes.
+const (
+	maxPixels   = 1 << 28
+	maxElements = 4 * maxPixels
+)
+
+func init() { plugin.Register(New()) }
+
+// New returns the plugin, for hosts opened with
+// dynop.Options{NoRegistered: true, Plugins: ...}. Importing the package
+// already registers it globally; two hosts may share one value.
+func New() plugin.Plugin { return imagePlugin{} }
+
+// imagePlugin is stateless: every operator instance keeps its own state.
+type imagePlugin struct{}
+
+func (imagePlugin) Info() plugin.Info {
+	ops := operators()
+	schemas := make([]op.Schema, len(ops))
+	for i, o := range ops {
+		schemas[i] = o.schema
+	}
+	return plugin.Info{
+		ID:          ID,
+		Version:     iface.V(1, 0, 0),
+		Description: "Built-in image operators: read, decode (PNG, JPEG), encode, write, convert to float, grayscale, crop and resize.",
+		Author:      "dynop",
+		Operators:   schemas,
+	}
+}
+
+func (imagePlugin) Register(ctx context.Context, h plugin.Host) error {
+	for _, o := range operators() {
+		err := h.RegisterOperator(op.Operator{
+			Schema:   o.schema,
+			Backends: map[op.Device]op.Factory{op.CPU: o.factory},
+		})
+		if err != nil {
+			return fmt.Errorf("image: %w", err)
+		}
+	}
+	return nil
+}
+
+// operator is one row of the plugin's table: a schema and its CPU
+// factory.
+type operator struct {
+	schema  op.Schema
+	factory op.Factory
+}
+
+var (
+	cpuOnly  = []op.Device{op.CPU}
+	uint8In  = []tensor.DType{tensor.Uint8}
+	pixelsIn = []tensor.DType{tensor.Uint8, tensor.Float32}
+	hwc      = []string{"HWC"}
+)
+
+// operators returns the table from which both Info and Register read, so
+// that they cannot disagree. It builds it afresh on every call: nobody
+// who modifies what Info returns can change what a later call returns.
+func operators() []operator {
+	return []operator{
+		{op.Schema{
+			Name: "image.Read",
+			Doc: "Reads files whole: one 1-D uint8 sample of each file's bytes, in the order of paths. " +
+				"Setup sizes the files; Run reads them and fails if a size changed in between.",
+			Outputs: []op.Output{{Name: "data", Doc: "The bytes of each file, 1-D uint8."}},
+			Args: []op.Arg{
+				{Name: "paths", Type: op.StringList, Required: true,
+					Doc: "The files to read, one sample each; the batch has len(paths) samples."},
+			},
+			Devices: cpuOnly,
+		}, newRead},
+		{op.Schema{
+			Name: "image.Decode",
+			Doc: "Decodes PNG or JPEG images, told apart by their first bytes, to uint8 HWC pixels with the " +
+				"given number of channels. Setup reads only the headers, to size the outputs; Run decodes.",
+			Inputs: []op.Input{{Name: "encoded", DTypes: uint8In, NDim: 1,
+				Doc: "The bytes of a PNG or JPEG file, 1-D uint8."}},
+			Outputs: []op.Output{{Name: "images", Doc: "Decoded pixels, uint8 HWC."}},
+			Args: []op.Arg{
+				{Name: "channels", Type: op.Int, Default: int64(3), Allowed: []any{int64(1), int64(3), int64(4)},
+					Doc: "Channels of the output: 1 for luma (BT.601, as image.Grayscale computes it), " +
+						"3 for RGB, 4 for RGBA with straight (not premultiplied) alpha."},
+			},
+			Devices: cpuOnly,
+		}, newDecode},
+		{op.Schema{
+			Name: "image.Encode",
+			Doc: "Encodes uint8 HWC images with 1 (gray), 3 (RGB) or 4 (RGBA, straight alpha) channels as PNG or JPEG. " +
+				"The encoded size is known only once encoded, so Setup encodes each sample into a buffer the " +
+				"instance keeps and Run copies the bytes out: the output encodes the pixels as Setup saw them.",
+			Inputs: []op.Input{{Name: "images", DTypes: uint8In, Layouts: hwc,
+				Doc: "Pixels, uint8 HWC with 1, 3 or 4 channels."}},
+			Outputs: []op.Output{{Name: "encoded", Doc: "The encoded file's bytes, 1-D uint8."}},
+			Args: []op.Arg{
+				{Name: "format", Type: op.String, Default: "png", Allowed: []any{"png", "jpeg"},
+					Doc: "The file format; JPEG has no alpha and drops the fourth channel."},
+				{Name: "quality", Type: op.Int, Default: int64(90), Min: op.Bounds(1), Max: op.Bounds(100),
+					Doc: "JPEG quality, 1 (smallest) to 100 (best); PNG ignores it."},
+			},
+			Devices: cpuOnly,
+		}, newEncode},
+		{op.Schema{
+			Name: "image.Write",
+			Doc: "Writes each sample's bytes to a file dir/name, creating dir if need be. " +
+				"Each file is written to a temporary file in dir and renamed into place, so a reader sees " +
+				"the old file or the whole new one, never part of it.",
+			Inputs: []op.Input{{Name: "data", DTypes: uint8In, NDim: 1,
+				Doc: "The bytes to write, 1-D uint8, such as image.Encode's output."}},
+			Args: []op.Arg{
+				{Name: "dir", Type: op.String, Required: true, Doc: "The directory to write into."},
+				{Name: "names", Type: op.StringList, Required: true,
+					Doc: "One file name per sample, in order: plain names, without path separators, distinct."},
+			},
+			Devices: cpuOnly,
+		}, newWrite},
+		{op.Schema{
+			Name:    "image.ToFloat",
+			Doc:     "Converts uint8 elements to float32 value*scale, keeping shape and layout.",
+			Inputs:  []op.Input{{Name: "input", DTypes: uint8In, Doc: "uint8 tensors of any shape and layout."}},
+			Outputs: []op.Output{{Name: "output", Doc: "float32 tensors of the input's shape and layout."}},
+			Args: []op.Arg{
+				{Name: "scale", Type: op.Float, Default: 1.0 / 255,
+					Doc: "The factor each value is multiplied by (in float64, rounded once to float32); " +
+						"the default maps 0..255 to 0..1."},
+			},
+			Devices: cpuOnly,
+		}, newToFloat},
+		{op.Schema{
+			Name: "image.Grayscale",
+			Doc: "Computes BT.601 luma of RGB or RGBA pixels (alpha ignored): " +
+				"uint8 Y = (77*R + 150*G + 29*B + 128) >> 8, float32 Y = 0.299*R + 0.587*G + 0.114*B.",
+			Inputs: []op.Input{{Name: "images", DTypes: pixelsIn, Layouts: hwc,
+				Doc: "uint8 or float32 HWC pixels with 3 (RGB) or 4 (RGBA) channels."}},
+			Outputs: []op.Output{{Name: "gray", Doc: "Luma, HWC with one channel, of the input's dtype."}},
+			Devices: cpuOnly,
+		}, newGrayscale},
+		{op.Schema{
+			Name:    "image.Crop",
+			Doc:     "Copies the box [y, y+height) x [x, x+width) of every channel out of HWC images; the box must lie inside each image.",
+			Inputs:  []op.Input{{Name: "images", Layouts: hwc, Doc: "HWC images of any dtype."}},
+			Outputs: []op.Output{{Name: "cropped", Doc: "The boxes, HWC of shape [height, width, C], contiguous."}},
+			Args: []op.Arg{
+				{Name: "x", Type: op.Int, Default: int64(0), Min: op.Bounds(0), Doc: "Left column of the box."},
+				{Name: "y", Type: op.Int, Default: int64(0), Min: op.Bounds(0), Doc: "Top row of the box."},
+				{Name: "width", Type: op.Int, Required: true, Min: op.Bounds(1), Doc: "Columns in the box."},
+				{Name: "height", Type: op.Int, Required: true, Min: op.Bounds(1), Doc: "Rows in the box."},
+			},
+			Devices: cpuOnly,
+		}, newCrop},
+		{op.Schema{
+			Name: "image.Resize",
+			Doc: "Resizes HWC images bilinearly, with half-pixel centres and the border replicated, computing in float32; " +
+				"uint8 results are rounded to nearest. The output has at most 2^28 pixels.",
+			Inputs: []op.Input{{Name: "images", DTypes: pixelsIn, Layouts: hwc,
+				Doc: "uint8 or float32 HWC images, not empty."}},
+			Outputs: []op.Output{{Name: "resized", Doc: "HWC images of shape [height, width, C], of the input's dtype."}},
+			Args: []op.Arg{
+				{Name: "width", Type: op.Int, Required: true, Min: op.Bounds(1), Max: op.Bounds(65536),
+					Doc: "Columns of the output."},
+				{Name: "height", Type: op.Int, Required: true, Min: op.Bounds(1), Max: op.Bounds(65536),
+					Doc: "Rows of the output."},
+			},
+			Devices: cpuOnly,
+		}, newResize},
+	}
+}
+
+// elems returns t's elements in row-major order: t's own memory if t is
+// contiguous, a compact copy if t is a strided view.
+func elems[T tensor.Number](t *tensor.Tensor) ([]T, error) {
+	c, err := t.Contiguous()
+	if err != nil {
+		return nil, err
+	}
+	return tensor.Values[T](c)
+}
+
+// fill calls f with the elements of output sample out, to write them.
+// An Instance hands its operators contiguous outputs only.
+func fill[T tensor.Number](out *tensor.Tensor, f func([]T) error) error {
+	v, err := tensor.Values[T](out)
+	if err != nil {
+		return err
+	}
+	return f(v)
+}
+
+// dims returns the height, width and channels of an HWC sample.
+func dims(t *tensor.Tensor) (h, w, c int) {
+	s := t.Shape()
+	return int(s[0]), int(s[1]), int(s[2])
+}
+
+// luma8 is BT.601 luma of 8-bit RGB, exactly as the package doc says.
+func luma8(r, g, b uint8) uint8 {
+	return uint8((77*uint32(r) + 150*uint32(g) + 29*uint32(b) + 128) >> 8)
+}
+
+// luma32 is BT.601 luma of float32 RGB. The conversions round each
+// product to float32, which the Go spec says forbids fusing it with the
+// addition into a multiply-add: the result is the same on every
+// architecture, and the same as C's 0.299f*r + 0.587f*g + 0.114f*b
+// compiled without contraction.
+func luma32(r, g, b float32) float32 {
+	return float32(float32(0.299)*r) + float32(float32(0.587)*g) + float32(float32(0.114)*b)
+}
