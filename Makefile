@@ -15,6 +15,7 @@ PLUGINS = plugins/vecmath/libdynop_vecmath.so plugins/stats/libdynop_stats.so pl
 demo: plugins
 	$(GO) run ./examples/lifecycle
 	$(GO) run ./examples/native $(PLUGINS)
+	$(GO) run ./examples/operators plugins/imgproc/libdynop_imgproc.so
 
 ## test: vet, every test with the race detector (cgo pointer checks on),
 ## then the cgo packages again with the strict pointer checks of cgocheck2.

@@ -29,8 +29,31 @@ static const dynop_need need = DYNOP_NEED(DYNOP_VECMATH_PLUGIN, &vm);
 static const dynop_need *const needs[] = {&need};
 static const dynop_requirements req = {DYNOP_REQUIREMENTS_HEADER, "linux", DYNOP_V(5, 0, 0), "amd64", "avx2",
                                        "nvidia", DYNOP_V(8, 6, 0), DYNOP_V(535, 0, 0)};
+static const dynop_op_input ins[] = {{DYNOP_OP_INPUT_HEADER, "in", "doc", "uint8,float32", "HWC", 3}};
+static const dynop_op_output outs[] = {{DYNOP_OP_OUTPUT_HEADER, "out", "doc"}};
+static const dynop_op_arg args[] = {
+    {DYNOP_OP_ARG_HEADER, "n", "doc", DYNOP_ARG_INT, DYNOP_ARG_HAS_MIN | DYNOP_ARG_HAS_MAX, 1, 9, "3", "[1, 3]", "old_n"}};
+static const dynop_op_schema schema = {DYNOP_OP_SCHEMA_HEADER, "my.Op", "doc", "cpu", 1, 0, ins, 1, outs, 1, args};
+static const dynop_op_schema *const schemas[] = {&schema};
+static dynop_result op_create(void *u, const dynop_arg *a, uint32_t n, void **inst) {
+    (void)u;
+    *inst = 0;
+    return n == 1 && a[0].type == DYNOP_ARG_INT && *(const int64_t *)a[0].values == 3 ? DYNOP_OK : DYNOP_ERROR;
+}
+static dynop_result op_setup(void *inst, const dynop_tensor *in, uint32_t nin, dynop_tensor *out, uint32_t nout) {
+    (void)inst, (void)nin, (void)nout;
+    out->dtype = in->dtype;
+    out->ndim = in->ndim < DYNOP_MAX_NDIM ? in->ndim : DYNOP_MAX_NDIM;
+    out->shape[0] = in->shape[0];
+    return in->device.device_type == DYNOP_DEVICE_CPU && in->dtype.code == DYNOP_DTYPE_UINT ? DYNOP_OK : DYNOP_ERROR_UNSUPPORTED;
+}
+static dynop_result op_run(void *inst, const dynop_tensor *out, uint32_t nout, const dynop_tensor *in, uint32_t nin) {
+    (void)inst, (void)out, (void)nout, (void)in, (void)nin;
+    return DYNOP_OK;
+}
+static const dynop_operator op = {DYNOP_OPERATOR_HEADER, "my.Op", "cpu", 0, op_create, op_setup, op_run, 0};
 static const dynop_plugin_info info = {DYNOP_PLUGIN_INFO_HEADER, DYNOP_API_VERSION, "my.plugin.x", DYNOP_V(1, 0, 0),
-                                       "d", "a", "b", DYNOP_PLUGIN_GLOBAL_SYMBOLS, 1, provides, 1, needs, &req, 0, 0};
+                                       "d", "a", "b", DYNOP_PLUGIN_GLOBAL_SYMBOLS, 1, provides, 1, needs, &req, 1, schemas};
 static const dynop_plugin_info *get_info(void) { return &info; }
 static dynop_result reg(const dynop_host *host) {
     const void *p = 0;
@@ -43,6 +66,9 @@ static dynop_result reg(const dynop_host *host) {
     }
     if (!DYNOP_HAS_MEMBER(dynop_vecmath, (const dynop_vecmath *)p, nop)) return DYNOP_ERROR_VERSION;
     host->log(host, DYNOP_LOG_INFO, "ok");
+    if (DYNOP_HAS_MEMBER(dynop_host, host, register_operator) && host->register_operator(host, &op) != DYNOP_OK) {
+        return DYNOP_ERROR;
+    }
     return host->add_interface(host, &table);
 }
 DYNOP_EXPORT dynop_function dynop_plugin_get_function(const char *name) {

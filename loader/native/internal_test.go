@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"log/slog"
 	"testing"
+	"unsafe"
 
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/cbuild"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/tensor"
 )
 
 func TestHeaderMatchesGo(t *testing.T) {
@@ -19,6 +21,17 @@ func TestHeaderMatchesGo(t *testing.T) {
 	}
 	if size != HeaderSize {
 		t.Errorf("sizeof(dynop_header) = %d, HeaderSize = %d", size, HeaderSize)
+	}
+}
+
+// TestTensorLayoutMatchesGo: dynop_tensor in dynop.h and tensor.DLTensor
+// are the same bytes, so a Go tensor's descriptor can be handed to C as is.
+func TestTensorLayoutMatchesGo(t *testing.T) {
+	var g tensor.DLTensor
+	want := [8]uintptr{unsafe.Sizeof(g), unsafe.Offsetof(g.Data), unsafe.Offsetof(g.Device), unsafe.Offsetof(g.NDim),
+		unsafe.Offsetof(g.DType), unsafe.Offsetof(g.Shape), unsafe.Offsetof(g.Strides), unsafe.Offsetof(g.ByteOffset)}
+	if got := tensorLayout(); got != want {
+		t.Errorf("dynop_tensor size and offsets %v, tensor.DLTensor %v", got, want)
 	}
 }
 

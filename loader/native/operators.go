@@ -610,3 +610,11 @@ func (im *nativeImpl) release() {
 	C.free(unsafe.Pointer(im.buf))
 	im.mem, im.buf, im.memTensors, im.ptrs = nil, nil, 0, nil
 }
+
+// tensorLayout returns dynop_tensor's size and member offsets as the C
+// compiler lays them out, so that tests keep tensor.DLTensor in step.
+func tensorLayout() [8]uintptr {
+	var t C.dynop_tensor
+	return [8]uintptr{C.sizeof_dynop_tensor, unsafe.Offsetof(t.data), unsafe.Offsetof(t.device), unsafe.Offsetof(t.ndim),
+		unsafe.Offsetof(t.dtype), unsafe.Offsetof(t.shape), unsafe.Offsetof(t.strides), unsafe.Offsetof(t.byte_offset)}
+}
