@@ -22,7 +22,7 @@ demo: plugins
 test:
 	$(GO) vet ./...
 	GODEBUG=cgocheck=1 $(GO) test -race ./...
-	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./loader/... ./plugins/... ./examples/native/
+	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./loader/... ./plugins/... ./examples/native/ ./examples/operators/
 
 ## bench: every benchmark, with allocations.
 bench:
