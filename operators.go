@@ -161,10 +161,12 @@ func schemaDiff(a, b *op.Schema) string {
 }
 
 func jsonFields(s *op.Schema) map[string]json.RawMessage {
-	var m map[string]json.RawMessage
-	if b, err := json.Marshal(s); err == nil {
-		_ = json.Unmarshal(b, &m)
+	b, err := json.Marshal(s)
+	if err != nil { // a schema that cannot be written differs from any other
+		return map[string]json.RawMessage{"(json)": json.RawMessage(fmt.Sprintf("%q", err.Error()))}
 	}
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(b, &m)
 	return m
 }
 

@@ -1,6 +1,7 @@
 package op
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -41,6 +42,7 @@ type Values struct {
 // (nil: slog.Default()).
 func (s *Schema) Check(args Args, log *slog.Logger) (*Values, error) {
 	v := &Values{schema: s, vals: make([]any, len(s.Args)), given: make([]bool, len(s.Args))}
+	usedAs := make([]string, len(s.Args)) // the name each given argument was given by
 	var errs []error
 	fail := func(arg, format string, a ...any) {
 		errs = append(errs, fmt.Errorf("%w: operator %q: argument %q: "+format, append([]any{ErrArgument, s.Name, arg}, a...)...))
@@ -58,9 +60,10 @@ func (s *Schema) Check(args Args, log *slog.Logger) (*Values, error) {
 		}
 		a := &s.Args[i]
 		if v.given[i] {
-			fail(a.Name, "given twice, as %q and as its former name", a.Name)
+			fail(a.Name, "given twice, as %q and as %q (names of one argument)", usedAs[i], name)
 			continue
 		}
+		usedAs[i] = name
 		if name != a.Name {
 			if log == nil {
 				log = slog.Default()
@@ -96,13 +99,18 @@ func (s *Schema) Check(args Args, log *slog.Logger) (*Values, error) {
 // unknownArg says that name is no argument of s, suggesting the nearest.
 func (s *Schema) unknownArg(name string) string {
 	var known []string
+	current := map[string]string{} // every name to the argument's current name
 	for _, a := range s.Args {
 		known = append(known, a.Name)
-		known = append(known, a.Deprecated...)
+		current[a.Name] = a.Name
+		for _, d := range a.Deprecated {
+			known = append(known, d)
+			current[d] = a.Name
+		}
 	}
 	msg := "unknown argument"
 	if near := suggest.Nearest(name, known); near != "" {
-		return fmt.Sprintf("%s; did you mean %q?", msg, near)
+		return fmt.Sprintf("%s; did you mean %q?", msg, current[near])
 	}
 	if len(known) == 0 {
 		return msg + "; the operator takes no arguments"
@@ -171,6 +179,25 @@ func convert(t Type, v any) (any, error) {
 		}
 		return out.Interface(), nil
 	}
+	if n, ok := v.(json.Number); ok { // from JSON decoded with UseNumber
+		switch t {
+		case Int:
+			if i, err := n.Int64(); err == nil {
+				return i, nil
+			}
+			f, err := n.Float64()
+			if err != nil {
+				return nil, fmt.Errorf("want an int, got %s", n)
+			}
+			v = f
+		case Float:
+			f, err := n.Float64()
+			if err != nil {
+				return nil, fmt.Errorf("want a float, got %s", n)
+			}
+			return f, nil
+		}
+	}
 	switch t {
 	case Int:
 		switch rv := reflect.ValueOf(v); rv.Kind() {
@@ -182,10 +209,16 @@ func convert(t Type, v any) (any, error) {
 			}
 			return int64(rv.Uint()), nil
 		case reflect.Float32, reflect.Float64:
-			if f := rv.Float(); f == math.Trunc(f) && math.Abs(f) < 1<<63 {
-				return int64(f), nil
+			f := rv.Float()
+			switch {
+			case math.IsNaN(f) || math.IsInf(f, 0):
+				return nil, fmt.Errorf("want an int, got %v", f)
+			case f < -(1<<63) || f >= 1<<63:
+				return nil, fmt.Errorf("%v is outside the int64 range", v)
+			case f != math.Trunc(f):
+				return nil, fmt.Errorf("want an int, got the fraction %v", v)
 			}
-			return nil, fmt.Errorf("want an int, got the fraction %v", v)
+			return int64(f), nil
 		}
 	case Float:
 		switch rv := reflect.ValueOf(v); rv.Kind() {

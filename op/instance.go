@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sync/atomic"
 
@@ -39,17 +40,19 @@ func (d OutputDesc) Alloc() (*tensor.Batch, error) { return tensor.Alloc(d.DType
 // that order, from one goroutine at a time (as with DALI's operators);
 // Close releases the instance and what keeps its plugin started.
 type Instance struct {
-	schema  *Schema
-	plugin  string
-	device  Device
-	args    *Values
-	impl    Impl
-	release func() error
-	closed  atomic.Bool
+	schema   *Schema
+	plugin   string
+	device   Device
+	args     *Values
+	impl     Impl
+	release  func() error
+	maxBytes int64
+	closed   atomic.Bool
 
 	setUp     bool
 	outs      []OutputDesc
 	inShapes  [][][]int64 // per input, per sample, as seen by Setup
+	inKinds   []batchKind // per input, as seen by Setup
 	batchSize int
 
 	// The batches of the last Run that passed checkRun since Setup.
@@ -111,6 +114,10 @@ func (in *Instance) Setup(inputs []*tensor.Batch) ([]OutputDesc, error) {
 		for j, s := range o.Shapes {
 			if slices.ContainsFunc(s, func(d int64) bool { return d < 0 }) {
 				return nil, fmt.Errorf("op: %s: setup: %w: output %q sample %d has negative shape %v", in.what(), ErrSchema, in.schema.Outputs[i].Name, j, s)
+			}
+			if n, ok := sampleBytes(o.DType, s); !ok || n > in.maxBytes {
+				return nil, fmt.Errorf("op: %s: setup: %w: output %q sample %d is %s %v, larger than the limit of %d bytes per sample (op.Options.MaxSampleBytes)",
+					in.what(), ErrSchema, in.schema.Outputs[i].Name, j, o.DType, s, in.maxBytes)
 			}
 		}
 	}
@@ -176,8 +183,23 @@ func tensorDevice(d Device) tensor.DeviceType {
 	return tensor.CPU
 }
 
-// recordShapes keeps the input shapes Setup saw, reusing memory.
+// batchKind is what a batch's samples share besides their shapes.
+type batchKind struct {
+	dtype  tensor.DType
+	device tensor.Device
+	layout string
+}
+
+func kindOf(b *tensor.Batch) batchKind {
+	return batchKind{b.DType(), b.Device(), b.Layout()}
+}
+
+// recordShapes keeps the input shapes and kinds Setup saw, reusing memory.
 func (in *Instance) recordShapes(inputs []*tensor.Batch) {
+	in.inKinds = in.inKinds[:0]
+	for _, b := range inputs {
+		in.inKinds = append(in.inKinds, kindOf(b))
+	}
 	in.inShapes = slices.Grow(in.inShapes[:0], len(inputs))[:len(inputs)]
 	for i, b := range inputs {
 		per := slices.Grow(in.inShapes[i][:0], b.Len())[:b.Len()]
@@ -188,8 +210,8 @@ func (in *Instance) recordShapes(inputs []*tensor.Batch) {
 	}
 }
 
-// Run computes outputs from inputs. The inputs must have the shapes they
-// had at the last Setup, and the outputs the dtype and shapes that Setup
+// Run computes outputs from inputs. The inputs must have the shapes,
+// dtypes, devices and layouts they had at the last Setup, and the outputs the dtype and shapes that Setup
 // returned, contiguous (allocate them with [OutputDesc.Alloc], or reuse
 // batches of the same shapes); so a kernel never writes outside its
 // buffers and may assume compact outputs. Inputs may be strided views.
@@ -224,6 +246,10 @@ func (in *Instance) checkRun(outputs, inputs []*tensor.Batch) error {
 	for i, b := range inputs {
 		if b == nil || b.Len() != len(in.inShapes[i]) {
 			return fmt.Errorf("op: %s: run: %w: input %d differs from the one given to Setup", in.what(), ErrInput, i)
+		}
+		if k := kindOf(b); b.Len() > 0 && k != in.inKinds[i] {
+			return fmt.Errorf("op: %s: run: %w: input %d is %s %s %q; Setup saw %s %s %q", in.what(), ErrInput, i,
+				k.dtype, k.device, k.layout, in.inKinds[i].dtype, in.inKinds[i].device, in.inKinds[i].layout)
 		}
 		for j, t := range b.Samples() {
 			if !slices.Equal(t.Shape(), in.inShapes[i][j]) {
@@ -285,6 +311,19 @@ func (in *Instance) Close() error {
 		err = in.guard("close", c.Close)
 	}
 	return joinRelease(err, in.release)
+}
+
+// sampleBytes returns the bytes of a tensor of dt and shape, and false if
+// that overflows.
+func sampleBytes(dt tensor.DType, shape []int64) (int64, bool) {
+	n := int64(dt.Size())
+	for _, d := range shape {
+		if d != 0 && n > math.MaxInt64/d {
+			return 0, false
+		}
+		n *= d
+	}
+	return n, true
 }
 
 func joinRelease(err error, release func() error) error {

@@ -484,3 +484,96 @@ func TestRunAllocatesNothing(t *testing.T) {
 		t.Errorf("Run allocates %v times per call", n)
 	}
 }
+
+func TestReviewedEdges(t *testing.T) {
+	ctx := context.Background()
+	t.Run("defaults of another Go type are normalized", func(t *testing.T) {
+		s := scaleSchema()
+		s.Name = "test.Loose"
+		s.Args = append(s.Args, op.Arg{Name: "n", Type: op.Int, Default: 3}, op.Arg{Name: "d", Type: op.DType, Default: "uint8"},
+			op.Arg{Name: "l", Type: op.IntList, Default: []int{1, 2}})
+		var got *op.Values
+		r := op.NewRegistry(op.Options{})
+		if err := r.Register(op.Operator{Schema: s, Backends: map[op.Device]op.Factory{op.CPU: func(v *op.Values) (op.Impl, error) {
+			got = v
+			return &scaleImpl{}, nil
+		}}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.New(ctx, "test.Loose", op.Args{"count": 1}); err != nil {
+			t.Fatal(err)
+		}
+		if got.Int("n") != 3 || got.DType("d") != tensor.Uint8 || !reflect.DeepEqual(got.Ints("l"), []int64{1, 2}) {
+			t.Errorf("defaults reached the factory as %v %v %v", got.Int("n"), got.DType("d"), got.Ints("l"))
+		}
+	})
+	t.Run("infinite bounds are refused", func(t *testing.T) {
+		s := scaleSchema()
+		s.Args[0].Max = op.Bounds(math.Inf(1))
+		wantErr(t, s.Validate(), op.ErrSchema, `argument "factor"`, "not a finite number")
+	})
+	t.Run("large integers keep their value through JSON", func(t *testing.T) {
+		var a op.Arg
+		if err := json.Unmarshal([]byte(`{"name":"seed","type":"int","default":9007199254740993,"allowed":[9007199254740993]}`), &a); err != nil {
+			t.Fatal(err)
+		}
+		if a.Default != int64(9007199254740993) || a.Allowed[0] != int64(9007199254740993) {
+			t.Errorf("default %v allowed %v", a.Default, a.Allowed)
+		}
+	})
+	t.Run("messages", func(t *testing.T) {
+		s := scaleSchema()
+		s.Args[0].Deprecated = []string{"scale", "mult"}
+		_, err := s.Check(op.Args{"count": 1, "scale": 1, "mult": 2}, nil)
+		wantErr(t, err, op.ErrArgument, `given twice, as "mult" and as "scale"`)
+		_, err = s.Check(op.Args{"count": 1, "scal": 1}, nil)
+		wantErr(t, err, op.ErrArgument, `did you mean "factor"?`)
+		_, err = s.Check(op.Args{"count": math.Inf(1)}, nil)
+		wantErr(t, err, op.ErrArgument, "want an int, got +Inf")
+		_, err = s.Check(op.Args{"count": 1e300}, nil)
+		wantErr(t, err, op.ErrArgument, "outside the int64 range")
+	})
+	t.Run("run with another dtype than setup", func(t *testing.T) {
+		in, err := newRegistry(t).New(ctx, "test.Scale", op.Args{"count": 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer in.Close()
+		f32 := batchOf(t, "HW", []int64{1, 2}, 1, 2)
+		outs, err := in.Exec(ctx, f32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f64, _ := tensor.FromSlice([]float64{1, 2}, 1, 2)
+		f64, _ = f64.WithLayout("HW")
+		b, _ := tensor.NewBatch(f64)
+		wantErr(t, in.Run(ctx, outs, []*tensor.Batch{b}), op.ErrInput, "input 0 is float64 cpu \"HW\"; Setup saw float32 cpu \"HW\"")
+	})
+	t.Run("absurd outputs are refused at setup", func(t *testing.T) {
+		r := op.NewRegistry(op.Options{MaxSampleBytes: 1 << 20})
+		s := scaleSchema()
+		if err := r.Register(op.Operator{Schema: s, Backends: map[op.Device]op.Factory{op.CPU: func(*op.Values) (op.Impl, error) { return &hugeImpl{}, nil }}}); err != nil {
+			t.Fatal(err)
+		}
+		in, err := r.New(ctx, "test.Scale", op.Args{"count": 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer in.Close()
+		_, err = in.Setup([]*tensor.Batch{batchOf(t, "HW", []int64{1, 1}, 1)})
+		wantErr(t, err, op.ErrSchema, `output "out" sample 0 is float32 [1048576 1024]`, "limit of 1048576 bytes")
+		_, err = in.Setup([]*tensor.Batch{batchOf(t, "HW", []int64{1, 2}, 1, 2)})
+		wantErr(t, err, op.ErrSchema, "larger than the limit") // overflowing int64
+	})
+}
+
+// hugeImpl asks for absurd outputs: 4 GiB, or more than int64 can count.
+type hugeImpl struct{ scaleImpl }
+
+func (hugeImpl) Setup(in []*tensor.Batch) ([]op.OutputDesc, error) {
+	shape := []int64{1 << 20, 1 << 10}
+	if in[0].Sample(0).Shape()[1] == 2 {
+		shape = []int64{1 << 40, 1 << 40}
+	}
+	return []op.OutputDesc{{DType: tensor.Float32, Shapes: [][]int64{shape}}}, nil
+}

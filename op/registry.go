@@ -54,13 +54,22 @@ type Options struct {
 	Logger *slog.Logger
 	// Devices are the devices this machine has. Empty means CPU only.
 	Devices []Device
+	// MaxSampleBytes bounds the size of one output sample that an
+	// operator's Setup may ask for, so that a plugin's mistake (or a
+	// hostile file) is an error rather than an allocation that takes the
+	// process down. Zero means DefaultMaxSampleBytes.
+	MaxSampleBytes int64
 }
+
+// DefaultMaxSampleBytes is the default bound on one output sample: 4 GiB.
+const DefaultMaxSampleBytes = 4 << 30
 
 // Registry maps operator names to operators. It is safe for concurrent
 // use.
 type Registry struct {
-	log     *slog.Logger
-	devices []Device
+	log      *slog.Logger
+	devices  []Device
+	maxBytes int64
 
 	mu  sync.RWMutex
 	ops map[string]*entry
@@ -68,7 +77,10 @@ type Registry struct {
 
 // NewRegistry returns an empty registry.
 func NewRegistry(opts Options) *Registry {
-	r := &Registry{log: opts.Logger, devices: opts.Devices, ops: make(map[string]*entry)}
+	r := &Registry{log: opts.Logger, devices: opts.Devices, maxBytes: opts.MaxSampleBytes, ops: make(map[string]*entry)}
+	if r.maxBytes <= 0 {
+		r.maxBytes = DefaultMaxSampleBytes
+	}
 	if r.log == nil {
 		r.log = slog.Default()
 	}
@@ -88,7 +100,11 @@ func (r *Registry) Register(o Operator) error {
 	if err := CheckBackends(o); err != nil {
 		return err
 	}
-	return r.add(&entry{Entry: Entry{Schema: o.Schema}, backends: maps.Clone(o.Backends)})
+	s, err := o.Schema.normalized()
+	if err != nil {
+		return err
+	}
+	return r.add(&entry{Entry: Entry{Schema: s}, backends: maps.Clone(o.Backends)})
 }
 
 // CheckBackends verifies that o's schema is valid and that o has a
@@ -124,6 +140,10 @@ func (r *Registry) Declare(s Schema, plugin string, p Provider) error {
 	}
 	if p == nil {
 		return fmt.Errorf("%w: operator %q: declared without a provider", ErrSchema, s.Name)
+	}
+	s, err := s.normalized()
+	if err != nil {
+		return err
 	}
 	return r.add(&entry{Entry: Entry{Schema: s, Plugin: plugin}, provider: p})
 }
@@ -256,7 +276,7 @@ func (r *Registry) New(ctx context.Context, name string, args Args, opts ...Opti
 		}
 		backends, release = o.Backends, rel
 	}
-	in := &Instance{schema: vals.schema, plugin: e.Plugin, device: dev, args: vals, release: release}
+	in := &Instance{schema: vals.schema, plugin: e.Plugin, device: dev, args: vals, release: release, maxBytes: r.maxBytes}
 	factory := backends[dev]
 	if factory == nil {
 		err = fmt.Errorf("op: %s: %w: the started plugin has no %s backend", in.what(), ErrUnsupported, dev)

@@ -17,6 +17,7 @@
 package op
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -161,6 +162,10 @@ type Input struct {
 type Output struct {
 	Name string `json:"name"`
 	Doc  string `json:"doc,omitempty"`
+	// Layout names the output's dimensions, such as "HWC", if it always
+	// has that layout. Go operators set OutputDesc.Layout themselves; the
+	// outputs of native operators get this one.
+	Layout string `json:"layout,omitempty"`
 }
 
 // Arg describes one argument of an operator.
@@ -191,7 +196,9 @@ type Arg struct {
 func (a *Arg) UnmarshalJSON(b []byte) error {
 	type plain Arg
 	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber() // integers beyond 2^53 keep their value
+	if err := d.Decode(&p); err != nil {
 		return err
 	}
 	*a = Arg(p)
@@ -221,6 +228,20 @@ func (a *Arg) Normalize() error {
 
 // Bounds returns a *float64 for Arg.Min and Arg.Max literals.
 func Bounds(v float64) *float64 { return &v }
+
+// normalized returns a copy of s whose argument defaults and allowed
+// values have the Go types their Type calls for (see [Arg.Normalize]).
+func (s Schema) normalized() (Schema, error) {
+	s.Args = slices.Clone(s.Args)
+	for i := range s.Args {
+		a := &s.Args[i]
+		a.Allowed = slices.Clone(a.Allowed)
+		if err := a.Normalize(); err != nil {
+			return s, fmt.Errorf("operator %q: %w", s.Name, err)
+		}
+	}
+	return s, nil
+}
 
 // MinInputs is the least number of inputs the operator takes.
 func (s *Schema) MinInputs() int { return len(s.Inputs) - s.OptionalInputs }
@@ -320,6 +341,9 @@ func (s *Schema) Validate() error {
 	}
 	for _, out := range s.Outputs {
 		port("output", out.Name)
+		if err := tensor.ValidateLayout(out.Layout); err != nil {
+			add("output %q: %v", out.Name, err)
+		}
 	}
 	names := map[string]bool{}
 	for i := range s.Args {
@@ -360,8 +384,8 @@ func (a *Arg) validate() error {
 		return fmt.Errorf("min/max on a %s argument", a.Type)
 	case a.Min != nil && a.Max != nil && *a.Min > *a.Max:
 		return fmt.Errorf("min %g is above max %g", *a.Min, *a.Max)
-	case a.Min != nil && math.IsNaN(*a.Min), a.Max != nil && math.IsNaN(*a.Max):
-		return errors.New("min or max is NaN")
+	case a.Min != nil && (math.IsNaN(*a.Min) || math.IsInf(*a.Min, 0)), a.Max != nil && (math.IsNaN(*a.Max) || math.IsInf(*a.Max, 0)):
+		return errors.New("min or max is not a finite number (leave it unset for no bound)")
 	case a.Required && a.Default != nil:
 		return errors.New("required, yet has a default")
 	}

@@ -36,6 +36,28 @@ type session struct {
 	ops     map[string]*op.Operator // registered during register
 	opOrder []string                // their names, in order
 	stopped atomic.Bool             // deregister began: operator code may be gone
+	calls   sync.RWMutex            // held for reading by each operator call into the plugin
+}
+
+// enter begins a call into the plugin's operator code: it fails if the
+// plugin stopped, and otherwise holds off stop until calls.RUnlock.
+func (s *session) enter() error {
+	s.calls.RLock()
+	if s.stopped.Load() {
+		s.calls.RUnlock()
+		return fmt.Errorf("native: plugin %q: %w: the plugin stopped; its code is gone", s.p.info.ID, dynop.ErrState)
+	}
+	return nil
+}
+
+// stop marks the session stopped and waits for operator calls in flight
+// to return, so that no call runs the plugin's code once deregister (and
+// dlclose) begins.
+func (s *session) stop() {
+	s.stopped.Store(true)
+	s.calls.Lock()
+	//lint:ignore SA2001 the wait for calls in flight is the point
+	s.calls.Unlock()
 }
 
 // begin marks the start of a call into the plugin's entry point step:

@@ -26,7 +26,7 @@ const size_t dynop_loader_min_requirements = END_OF(dynop_requirements, gpu_min_
 const size_t dynop_loader_info_operators_end = END_OF(dynop_plugin_info, operators);
 const size_t dynop_loader_min_schema = END_OF(dynop_op_schema, args);
 const size_t dynop_loader_min_input = END_OF(dynop_op_input, ndim);
-const size_t dynop_loader_min_output = END_OF(dynop_op_output, doc);
+const size_t dynop_loader_min_output = END_OF(dynop_op_output, layout);
 const size_t dynop_loader_min_arg = END_OF(dynop_op_arg, deprecated);
 const size_t dynop_loader_min_operator = END_OF(dynop_operator, destroy);
 

@@ -278,7 +278,7 @@ func (p *Plugin) Deregister(ctx context.Context) error {
 // any more, and calls the plugin's deregister entry point, if it has one.
 func (lib *library) deregister(ctx context.Context) error {
 	s := lib.sess
-	s.stopped.Store(true)
+	s.stop()
 	deregister := C.dynop_loader_get_function(lib.getFunc, epDeregister.cname)
 	if deregister == nil {
 		return nil // deregister is optional
@@ -298,7 +298,7 @@ func (p *Plugin) Unload(ctx context.Context) error {
 		return nil
 	}
 	if lib.sess != nil {
-		lib.sess.stopped.Store(true)
+		lib.sess.stop()
 	}
 	err := lib.close()
 	lib.release()

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"unsafe"
 
@@ -59,7 +60,7 @@ func (r *reader) operators(ci *C.dynop_plugin_info) []op.Schema {
 		}
 		for _, p := range structArray(r, what+" outputs", unsafe.Pointer(cs.outputs), cs.output_count, &C.dynop_loader_output_type, C.DYNOP_OP_OUTPUT_VERSION_MAJOR, C.dynop_loader_min_output) {
 			co := (*C.dynop_op_output)(p)
-			s.Outputs = append(s.Outputs, op.Output{Name: goString(co.name), Doc: goString(co.doc)})
+			s.Outputs = append(s.Outputs, op.Output{Name: goString(co.name), Doc: goString(co.doc), Layout: goString(co.layout)})
 		}
 		for j, p := range structArray(r, what+" args", unsafe.Pointer(cs.args), cs.arg_count, &C.dynop_loader_arg_type, C.DYNOP_OP_ARG_VERSION_MAJOR, C.dynop_loader_min_arg) {
 			if a, err := readArg((*C.dynop_op_arg)(p)); err != nil {
@@ -89,16 +90,30 @@ func readArg(ca *C.dynop_op_arg) (op.Arg, error) {
 		a.Max = op.Bounds(float64(ca.max))
 	}
 	if ca.default_value != nil {
-		if err := json.Unmarshal([]byte(C.GoString(ca.default_value)), &a.Default); err != nil {
+		if err := decodeJSON(C.GoString(ca.default_value), &a.Default); err != nil {
 			return a, fmt.Errorf("argument %q: default_value is not JSON: %v", a.Name, err)
 		}
 	}
 	if ca.allowed != nil {
-		if err := json.Unmarshal([]byte(C.GoString(ca.allowed)), &a.Allowed); err != nil {
+		if err := decodeJSON(C.GoString(ca.allowed), &a.Allowed); err != nil {
 			return a, fmt.Errorf("argument %q: allowed is not a JSON array: %v", a.Name, err)
 		}
 	}
 	return a, a.Normalize()
+}
+
+// decodeJSON decodes the one JSON value in text into v, keeping numbers
+// as json.Number so that integers beyond 2^53 keep their value.
+func decodeJSON(text string, v any) error {
+	d := json.NewDecoder(strings.NewReader(text))
+	d.UseNumber()
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if d.More() {
+		return errors.New("text after the value")
+	}
+	return nil
 }
 
 // structArray returns pointers to the n structs of the C array at p, each
@@ -205,9 +220,10 @@ type nativeOp struct {
 // create is the backend's op.Factory: it calls the plugin's create with
 // the arguments in C memory.
 func (o *nativeOp) create(vals *op.Values) (op.Impl, error) {
-	if o.sess.stopped.Load() {
-		return nil, fmt.Errorf("%w: plugin %q is stopped", dynop.ErrState, o.sess.p.info.ID)
+	if err := o.sess.enter(); err != nil {
+		return nil, err
 	}
+	defer o.sess.calls.RUnlock()
 	mem := newCMem(o.schema, vals)
 	defer mem.free()
 	impl := &nativeImpl{op: o}
@@ -469,7 +485,12 @@ func (im *nativeImpl) call(step string, samples, nin, nout int, ts []C.dynop_ten
 				im.pin.Pin(p)
 			}
 		}
-		defer im.pin.Unpin()
+		defer func() {
+			for k := range ts {
+				ts[k].data = nil // no Go pointer stays in C memory
+			}
+			im.pin.Unpin()
+		}()
 		for j := range samples {
 			for i := range per {
 				k := j*nin + i
@@ -516,18 +537,23 @@ func (im *nativeImpl) call(step string, samples, nin, nout int, ts []C.dynop_ten
 // check: only pointers into Go memory need checking.
 func cAddr(p unsafe.Pointer) C.uintptr_t { return C.uintptr_t(uintptr(p)) }
 
-func (im *nativeImpl) usable(call string) error {
-	if im.op.sess.stopped.Load() {
-		return fmt.Errorf("native: plugin %q: %s: %w: the plugin stopped; its code is gone", im.op.sess.p.info.ID, call, dynop.ErrState)
+// enter begins an operator call into the plugin: it fails if the plugin
+// stopped, and otherwise keeps it from stopping until leave is called.
+func (im *nativeImpl) enter(call string) error {
+	if err := im.op.sess.enter(); err != nil {
+		return fmt.Errorf("%s: %w", call, err)
 	}
 	return nil
 }
 
+func (im *nativeImpl) leave() { im.op.sess.calls.RUnlock() }
+
 // Setup implements op.Impl: the plugin's setup per sample.
 func (im *nativeImpl) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
-	if err := im.usable("setup"); err != nil {
+	if err := im.enter("setup"); err != nil {
 		return nil, err
 	}
+	defer im.leave()
 	samples, nin, nout := batchLen(inputs), len(inputs), len(im.op.schema.Outputs)
 	im.laidIn, im.laidOut = im.laidIn[:0], im.laidOut[:0]
 	ts, dims, err := im.layAll(samples, inputs, nil, nout)
@@ -560,8 +586,8 @@ func (im *nativeImpl) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
 				d.Shapes[j][x] = int64(dims[k*2*maxNDim+x])
 			}
 		}
-		if nin > 0 && samples > 0 && len(inputs[0].Layout()) == len(d.Shapes[0]) {
-			d.Layout = inputs[0].Layout()
+		if l := im.op.schema.Outputs[i].Layout; samples > 0 && len(l) == len(d.Shapes[0]) {
+			d.Layout = l
 		}
 	}
 	return descs, nil
@@ -576,9 +602,10 @@ func batchLen(bs []*tensor.Batch) int {
 
 // Run implements op.Impl: the plugin's run per sample.
 func (im *nativeImpl) Run(ctx context.Context, outputs, inputs []*tensor.Batch) error {
-	if err := im.usable("run"); err != nil {
+	if err := im.enter("run"); err != nil {
 		return err
 	}
+	defer im.leave()
 	samples, nin, nout := batchLen(inputs), len(inputs), len(outputs)
 	ts := unsafe.Slice((*C.dynop_tensor)(im.mem), samples*(nin+nout))
 	if !slices.Equal(inputs, im.laidIn) || !slices.Equal(outputs, im.laidOut) || len(im.laidIn)+len(im.laidOut) == 0 {
@@ -597,9 +624,10 @@ func (im *nativeImpl) Close() error {
 	if im.closed.Swap(true) {
 		return nil
 	}
-	err := im.usable("destroy")
+	err := im.enter("destroy")
 	if err == nil {
 		C.dynop_loader_op_destroy(im.op.cop, im.inst)
+		im.leave()
 	}
 	im.release()
 	return err

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/internal/cbuild"
@@ -257,5 +258,38 @@ func TestNativeOperatorAfterLeak(t *testing.T) {
 	}
 	if err := in.Close(); err == nil || !strings.Contains(err.Error(), "its code is gone") {
 		t.Errorf("Close after the plugin stopped: %v", err)
+	}
+}
+
+// TestNativeOperatorCloseWhileRunning: a host closing while a leaked
+// instance's run is inside the plugin waits for the run to return before
+// the library is unloaded, instead of pulling the code from under it.
+func TestNativeOperatorCloseWhileRunning(t *testing.T) {
+	h, err := dynop.Open(ctx, dynop.Options{Paths: []string{opsPlugin(t, "-DSLOW")}, NoRegistered: true, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := h.NewOperator(ctx, "test.Nop", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _ := tensor.New(tensor.Uint8, 2)
+	inputs := []*tensor.Batch{mustBatch(t, x)}
+	descs, err := in.Setup(inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := descs[0].Alloc()
+	done := make(chan error)
+	go func() { done <- in.Run(ctx, []*tensor.Batch{out}, inputs) }()
+	time.Sleep(50 * time.Millisecond) // the run is inside the plugin now
+	if err := h.Close(ctx); !errors.Is(err, dynop.ErrLeaked) {
+		t.Errorf("Close = %v, want ErrLeaked", err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("the run that was in flight: %v", err)
+	}
+	if err := in.Run(ctx, []*tensor.Batch{out}, inputs); !errors.Is(err, dynop.ErrState) {
+		t.Errorf("Run after Close = %v, want ErrState", err)
 	}
 }

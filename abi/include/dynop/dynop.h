@@ -333,11 +333,13 @@ typedef struct dynop_op_input {
     int32_t ndim;
 } dynop_op_input;
 
-/* One output of an operator. */
+/* One output of an operator. layout names its dimensions ("HWC") if it
+ * always has that layout; NULL or "" for none. */
 typedef struct dynop_op_output {
     dynop_header header; /* DYNOP_OP_OUTPUT_TYPE */
     const char *name;
     const char *doc;
+    const char *layout;
 } dynop_op_output;
 
 /* One argument of an operator. Values are JSON text: default_value is the

@@ -11,8 +11,12 @@
  * does not declare), MISSING (registers no test.Fail), TWICE (registers
  * test.Nop twice), BAD_DEFAULT (a default that is not JSON), BAD_STRIDE
  * (elements of one array with different sizes), BAD_SETUP (setup gives an
- * output 99 dimensions).
+ * output 99 dimensions), SLOW (test.Nop's run takes 300 ms).
  */
+#ifdef SLOW
+#define _POSIX_C_SOURCE 200809L
+#include <time.h>
+#endif
 #include <stdio.h>
 #include <string.h>
 
@@ -46,6 +50,10 @@ static dynop_result same_shape(void *inst, const dynop_tensor *in, uint32_t nin,
 }
 
 static dynop_result nop_run(void *inst, const dynop_tensor *out, uint32_t nout, const dynop_tensor *in, uint32_t nin) {
+#ifdef SLOW
+    struct timespec ts = {0, 300 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+#endif
     (void)inst, (void)out, (void)nout, (void)in, (void)nin;
     return DYNOP_OK;
 }
@@ -138,9 +146,9 @@ static const dynop_op_input any_input[] = {
     {DYNOP_OP_INPUT_HEADER, "in", "Anything.", NULL, NULL, 0},
 };
 static const dynop_op_output one_output[] = {
-    {DYNOP_OP_OUTPUT_HEADER, "out", "The result."},
+    {DYNOP_OP_OUTPUT_HEADER, "out", "The result.", NULL},
 #ifdef BAD_STRIDE
-    {{DYNOP_OP_OUTPUT_TYPE, DYNOP_OP_OUTPUT_VERSION, (uint32_t)sizeof(dynop_op_output) + 8}, "x", "y"},
+    {{DYNOP_OP_OUTPUT_TYPE, DYNOP_OP_OUTPUT_VERSION, (uint32_t)sizeof(dynop_op_output) + 8}, "x", "y", NULL},
 #endif
 };
 static const dynop_op_arg echo_args[] = {

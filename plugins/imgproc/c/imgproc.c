@@ -11,6 +11,7 @@
  * bit-identical to the Go operator image.Grayscale.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include <dynop/dynop.h>
 
@@ -117,7 +118,7 @@ static const dynop_op_input gray_inputs[] = {
     {DYNOP_OP_INPUT_HEADER, "images", "Images with 3 (RGB) or 4 (RGBA) channels.", "uint8,float32", "HWC", 3},
 };
 static const dynop_op_output gray_outputs[] = {
-    {DYNOP_OP_OUTPUT_HEADER, "gray", "BT.601 luma, one channel, the input's dtype."},
+    {DYNOP_OP_OUTPUT_HEADER, "gray", "BT.601 luma, one channel, the input's dtype.", "HWC"},
 };
 static const dynop_op_schema gray_schema = {
     DYNOP_OP_SCHEMA_HEADER,
@@ -166,8 +167,8 @@ static dynop_result deregister_plugin(const dynop_host *host) {
 }
 
 DYNOP_EXPORT dynop_function dynop_plugin_get_function(const char *name) {
-    if (name[0] == 'g' && name[1] == 'e') return (dynop_function)get_info;
-    if (name[0] == 'r') return (dynop_function)register_plugin;
-    if (name[0] == 'd') return (dynop_function)deregister_plugin;
+    if (strcmp(name, "get_info") == 0) return (dynop_function)get_info;
+    if (strcmp(name, "register") == 0) return (dynop_function)register_plugin;
+    if (strcmp(name, "deregister") == 0) return (dynop_function)deregister_plugin;
     return NULL;
 }
