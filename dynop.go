@@ -2,7 +2,8 @@
 //
 // A [Host] knows a set of plugins by their [plugin.Info] and starts none of
 // them when it opens. Asking for an interface of a plugin ([Host.Acquire],
-// or the typed [Acquire]) starts that plugin, and the plugins it acquires
+// or the typed [Acquire]) or for an operator it provides by name
+// ([Host.NewOperator]) starts that plugin, and the plugins it acquires
 // from its Register, first. Every acquisition returns a [Ref]; when the last
 // reference to a plugin's interfaces is released, the host stops the
 // plugin, and then whatever it alone kept alive. [Host.Close] stops what is

@@ -444,7 +444,10 @@ func (t *Tensor) CopyFrom(src *Tensor) error {
 }
 
 // copyElements copies the elements of src into dst, CPU tensors of one
-// dtype and shape, a row of the last dimension at a time.
+// dtype and shape. The trailing dimensions that both store compactly make
+// one piece copied at once (a whole row of an HWC crop, not a pixel); if
+// the last dimension is strided in either, the pieces are its elements.
+// The leading dimensions are walked index by index.
 func copyElements(dst, src *Tensor) {
 	if dst.NumElements() == 0 {
 		return
@@ -452,28 +455,29 @@ func copyElements(dst, src *Tensor) {
 	es := int64(dst.dtype.Size())
 	d, s := dst.span(), src.span()
 	nd := len(dst.shape)
-	if nd == 0 {
-		copy(d, s)
-		return
+	run, lead := int64(1), nd // elements in the compact tail; dimensions before it
+	for lead > 0 && (dst.shape[lead-1] == 1 || dst.strides[lead-1] == run && src.strides[lead-1] == run) {
+		run *= dst.shape[lead-1]
+		lead--
 	}
-	rowLen := dst.shape[nd-1]
-	dStep, sStep := dst.strides[nd-1]*es, src.strides[nd-1]*es
-	idx := make([]int64, nd-1) // index of the row
+	pieces, piece, dStep, sStep := int64(1), run*es, int64(0), int64(0)
+	if lead == nd { // nd > 0 here: the last dimension is strided
+		lead--
+		pieces, piece = dst.shape[lead], es
+		dStep, sStep = dst.strides[lead]*es, src.strides[lead]*es
+	}
+	idx := make([]int64, lead) // index over the leading dimensions
 	for {
 		var do, so int64
 		for i, x := range idx {
 			do += x * dst.strides[i] * es
 			so += x * src.strides[i] * es
 		}
-		if dStep == es && sStep == es {
-			copy(d[do:do+rowLen*es], s[so:so+rowLen*es])
-		} else {
-			for range rowLen {
-				copy(d[do:do+es], s[so:so+es])
-				do, so = do+dStep, so+sStep
-			}
+		for range pieces {
+			copy(d[do:do+piece], s[so:so+piece])
+			do, so = do+dStep, so+sStep
 		}
-		i := len(idx) - 1
+		i := lead - 1
 		for ; i >= 0; i-- {
 			if idx[i]++; idx[i] < dst.shape[i] {
 				break

@@ -1,6 +1,7 @@
 package tensor_test
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"slices"
@@ -442,5 +443,75 @@ func TestString(t *testing.T) {
 	y := must(tensor.FromPointer(unsafe.Pointer(&buf[0]), 8, tensor.Device{Type: tensor.CUDA, ID: 1}, tensor.Float64, nil, nil, 0))
 	if got, want := fmt.Sprint(y), "tensor(float64 [] cuda:1)"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
+	}
+}
+
+// TestCopyFromStridedViews copies between views of every kind — permuted,
+// cropped, compact — and checks each element against the element read on
+// its own (a one-element crop), so the merging of compact trailing
+// dimensions into one copy never changes what is copied.
+func TestCopyFromStridedViews(t *testing.T) {
+	base := func() *tensor.Tensor {
+		v := make([]int16, 4*5*6)
+		for i := range v {
+			v[i] = int16(i)
+		}
+		x, err := tensor.FromSlice(v, 4, 5, 6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	views := map[string]func(*tensor.Tensor) (*tensor.Tensor, error){
+		"whole":      func(x *tensor.Tensor) (*tensor.Tensor, error) { return x.Crop([]int64{0, 0, 0}, []int64{3, 4, 5}) },
+		"inner crop": func(x *tensor.Tensor) (*tensor.Tensor, error) { return x.Crop([]int64{1, 1, 1}, []int64{3, 4, 5}) },
+		"row crop":   func(x *tensor.Tensor) (*tensor.Tensor, error) { return x.Crop([]int64{1, 0, 0}, []int64{3, 4, 6}) },
+		"permuted": func(x *tensor.Tensor) (*tensor.Tensor, error) {
+			y, _ := x.Permute(2, 1, 0)
+			return y.Crop([]int64{0, 0, 0}, []int64{3, 4, 4})
+		},
+		"last stride": func(x *tensor.Tensor) (*tensor.Tensor, error) {
+			y, _ := x.Permute(0, 2, 1)
+			return y.Crop([]int64{0, 0, 0}, []int64{3, 4, 5})
+		},
+	}
+	at := func(x *tensor.Tensor, i, j, k int64) []byte {
+		e, err := x.Crop([]int64{i, j, k}, []int64{1, 1, 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := e.Bytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for sname, sview := range views {
+		for dname, dview := range views {
+			src, err := sview(base())
+			if err != nil {
+				t.Fatal(err)
+			}
+			dst, err := dview(must(tensor.New(tensor.Int16, 6, 6, 6)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(src.Shape(), dst.Shape()) {
+				continue
+			}
+			if err := dst.CopyFrom(src); err != nil {
+				t.Fatal(err)
+			}
+			s := src.Shape()
+			for i := range s[0] {
+				for j := range s[1] {
+					for k := range s[2] {
+						if !bytes.Equal(at(dst, i, j, k), at(src, i, j, k)) {
+							t.Fatalf("%s → %s: element [%d %d %d] differs", sname, dname, i, j, k)
+						}
+					}
+				}
+			}
+		}
 	}
 }

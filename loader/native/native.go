@@ -35,6 +35,17 @@
 // whose implementation is [Exported], including Go implementations that
 // build a C table of their own.
 //
+// # Operators
+//
+// The operator schemas in a plugin's info become op.Schema values in its
+// [plugin.Info], read without running the plugin. The backends its
+// register hands to register_operator become op.Factory functions: an
+// instance's Setup and Run call the plugin's setup and run once per
+// sample, one cgo call per batch, with DLPack tensors whose data pointers
+// travel as call arguments. Operator calls hold the plugin started: its
+// deregister waits for the calls in flight, and later calls fail with
+// [dynop.ErrState].
+//
 // Every ABI struct the plugin hands over is checked before it is read: its
 // type UID, a major version this host knows, and a size that covers the
 // members of its version. Violations are errors wrapping [ErrABI]; the

@@ -128,17 +128,16 @@ func structArray(r *reader, what string, p unsafe.Pointer, n C.uint32_t, typ *C.
 		r.fail("%s: array is NULL or its count %d is broken", what, uint32(n))
 		return nil
 	}
-	if !r.check(what+"[0]", p, typ, major, uintptr(minSize)) {
-		return nil
-	}
-	stride := uintptr(TableAt(p).Header().Size)
+	var stride uintptr // element 0's size, once it is checked
 	out := make([]unsafe.Pointer, 0, n)
 	for i := range uintptr(n) {
 		e := unsafe.Add(p, i*stride)
 		if !r.check(fmt.Sprintf("%s[%d]", what, i), e, typ, major, uintptr(minSize)) {
 			return nil
 		}
-		if s := uintptr(TableAt(e).Header().Size); s != stride {
+		if i == 0 {
+			stride = uintptr(TableAt(e).Header().Size)
+		} else if s := uintptr(TableAt(e).Header().Size); s != stride {
 			r.fail("%s[%d] says it is %d bytes, but element 0 says %d: elements of one array have one size", what, i, s, stride)
 			return nil
 		}

@@ -148,33 +148,13 @@ func (c *crop) Run(ctx context.Context, outputs, inputs []*tensor.Batch) error {
 	return nil
 }
 
-// copyBox copies the box out of HWC image t into out. Between contiguous
-// tensors it copies a row of the box at a time; otherwise CopyFrom copies
-// through the strides.
+// copyBox copies the box out of HWC image t into out.
 func (c *crop) copyBox(out, t *tensor.Tensor) error {
-	if !t.IsContiguous() || !out.IsContiguous() {
-		box, err := t.Crop([]int64{c.y, c.x, 0}, []int64{c.h, c.w, t.Shape()[2]})
-		if err != nil {
-			return err
-		}
-		return out.CopyFrom(box)
-	}
-	src, err := t.Bytes()
+	box, err := t.Crop([]int64{c.y, c.x, 0}, []int64{c.h, c.w, t.Shape()[2]})
 	if err != nil {
 		return err
 	}
-	dst, err := out.Bytes()
-	if err != nil {
-		return err
-	}
-	_, w, ch := dims(t)
-	px := ch * t.DType().Size() // bytes per pixel
-	row := int(c.w) * px
-	for y := range int(c.h) {
-		off := ((int(c.y)+y)*w + int(c.x)) * px
-		copy(dst[y*row:(y+1)*row], src[off:off+row])
-	}
-	return nil
+	return out.CopyFrom(box)
 }
 
 // resize is image.Resize. It keeps the column taps and a row of float32
