@@ -54,3 +54,8 @@ func BenchmarkResizeHalf(b *testing.B) {
 func BenchmarkCrop(b *testing.B) {
 	benchOp(b, "image.Crop", op.Args{"x": 100, "y": 100, "width": 1280, "height": 720})
 }
+func BenchmarkAdjust(b *testing.B) {
+	benchOp(b, "image.Adjust", op.Args{"contrast": 1.2, "brightness": 10})
+}
+func BenchmarkGamma(b *testing.B)  { benchOp(b, "image.Gamma", op.Args{"gamma": 2.2}) }
+func BenchmarkInvert(b *testing.B) { benchOp(b, "image.Invert", nil) }

@@ -9,6 +9,13 @@
 //   - image.Grayscale turns RGB or RGBA pixels into luma.
 //   - image.Crop copies a box out of HWC images.
 //   - image.Resize resamples HWC images bilinearly.
+//   - image.Adjust changes brightness and contrast.
+//   - image.Gamma applies gamma correction.
+//   - image.Invert inverts values, as in a photographic negative.
+//
+// Adjust, Gamma and Invert are pointwise ([op.Pointwise]): each output
+// element depends on the input element at the same index alone, and a
+// graph pass may fuse chains of them into one walk over the data.
 //
 // Importing the package registers the plugin with every dynop host the
 // program opens ([plugin.Register]); [New] returns it for hosts that list
@@ -33,6 +40,21 @@
 // 0); each output value is lerp(lerp(p00, p01, fx), lerp(p10, p11, fx), fy).
 // uint8 results are rounded to nearest, half up (v+0.5 truncated), and
 // clamped to 0..255.
+//
+// Adjust, Gamma and Invert take uint8 on a 0..255 scale and float32 on a
+// 0..1 scale. For uint8 each computes the 256 results once, when the
+// operator is created, in float64 rounded half away from zero
+// ([math.Round]); float32 results are not clamped. With c = contrast, b =
+// brightness and g = gamma:
+//
+//	Adjust uint8:   y = clamp(round(c*(x-128) + 128 + b), 0, 255)   the product rounded before the sums
+//	       float32: y = float32(c)*(x-0.5) + float32(0.5 + b/255)   in float32, the product rounded before
+//	                                                                the sum; 0.5 + b/255 in float64
+//	Gamma  uint8:   y = round(255 * (x/255)^(1/g))
+//	       float32: y = float32(x^(1/g)) for x >= 0                  in float64, 1/g too
+//	                y = x for x < 0 and for NaN
+//	Invert uint8:   y = 255 - x
+//	       float32: y = 1 - x
 //
 // # Errors
 //
@@ -98,8 +120,8 @@ func (imagePlugin) Info() plugin.Info {
 	}
 	return plugin.Info{
 		ID:          ID,
-		Version:     iface.V(1, 0, 0),
-		Description: "Built-in image operators: read, decode (PNG, JPEG), encode, write, convert to float, grayscale, crop and resize.",
+		Version:     iface.V(1, 1, 0),
+		Description: "Built-in image operators: read, decode (PNG, JPEG), encode, write, convert to float, grayscale, crop, resize, brightness and contrast, gamma and invert.",
 		Author:      "dynop",
 		Operators:   schemas,
 	}
@@ -241,6 +263,43 @@ func operators() []operator {
 			},
 			Devices: cpuOnly,
 		}, newResize},
+		{op.Schema{
+			Name: "image.Adjust",
+			Doc: "Changes contrast and brightness, element by element: uint8 y = clamp(round(contrast*(x-128) + 128 + brightness), 0, 255), " +
+				"rounded half away from zero; float32 (0..1 scale) y = contrast*(x-0.5) + 0.5 + brightness/255, not clamped.",
+			Inputs: []op.Input{{Name: "images", DTypes: pixelsIn,
+				Doc: "uint8 (0..255) or float32 (0..1) tensors of any shape and layout."}},
+			Outputs: []op.Output{{Name: "adjusted", Doc: "The adjusted values, of the input's dtype, shape and layout."}},
+			Args: []op.Arg{
+				{Name: "contrast", Type: op.Float, Default: 1.0, Min: op.Bounds(0), Max: op.Bounds(100),
+					Doc: "The factor by which values move away from mid-grey (128, or 0.5 for float32): " +
+						"0 makes everything grey, 1 keeps the contrast."},
+				{Name: "brightness", Type: op.Float, Default: 0.0, Min: op.Bounds(-255), Max: op.Bounds(255),
+					Doc: "What is added after the contrast, in uint8 units: float32 values get brightness/255."},
+			},
+			Devices: cpuOnly,
+		}, newAdjust},
+		{op.Schema{
+			Name: "image.Gamma",
+			Doc: "Applies gamma correction, element by element: uint8 y = round(255 * (x/255)^(1/gamma)); " +
+				"float32 (0..1 scale) y = x^(1/gamma) for x >= 0, negative values and NaN unchanged.",
+			Inputs: []op.Input{{Name: "images", DTypes: pixelsIn,
+				Doc: "uint8 (0..255) or float32 (0..1) tensors of any shape and layout."}},
+			Outputs: []op.Output{{Name: "corrected", Doc: "The corrected values, of the input's dtype, shape and layout."}},
+			Args: []op.Arg{
+				{Name: "gamma", Type: op.Float, Default: 1.0, Min: op.Bounds(0.01), Max: op.Bounds(100),
+					Doc: "The gamma: above 1 brightens the mid-tones, below 1 darkens them, 1 changes nothing."},
+			},
+			Devices: cpuOnly,
+		}, newGamma},
+		{op.Schema{
+			Name: "image.Invert",
+			Doc:  "Inverts values, as in a photographic negative: uint8 y = 255 - x, float32 (0..1 scale) y = 1 - x.",
+			Inputs: []op.Input{{Name: "images", DTypes: pixelsIn,
+				Doc: "uint8 (0..255) or float32 (0..1) tensors of any shape and layout."}},
+			Outputs: []op.Output{{Name: "inverted", Doc: "The inverted values, of the input's dtype, shape and layout."}},
+			Devices: cpuOnly,
+		}, newInvert},
 	}
 }
 

@@ -29,8 +29,8 @@ import (
 )
 
 var operatorNames = []string{
-	"image.Crop", "image.Decode", "image.Encode", "image.Grayscale",
-	"image.Read", "image.Resize", "image.ToFloat", "image.Write",
+	"image.Adjust", "image.Crop", "image.Decode", "image.Encode", "image.Gamma",
+	"image.Grayscale", "image.Invert", "image.Read", "image.Resize", "image.ToFloat", "image.Write",
 }
 
 func TestInfo(t *testing.T) {
@@ -38,8 +38,8 @@ func TestInfo(t *testing.T) {
 	if err := info.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if info.ID != image.ID || info.Version.String() != "1.0.0" {
-		t.Errorf("ID %q version %v, want %q 1.0.0", info.ID, info.Version, image.ID)
+	if info.ID != image.ID || info.Version.String() != "1.1.0" {
+		t.Errorf("ID %q version %v, want %q 1.1.0", info.ID, info.Version, image.ID)
 	}
 	var names []string
 	for _, s := range info.Operators {

@@ -1,0 +1,176 @@
+package graph
+
+import (
+	"context"
+	"strings"
+
+	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/tensor"
+)
+
+// FuseDesc describes the pass [FusePass] returns, under which hosts
+// register it.
+var FuseDesc = PassDesc{
+	Name:     "dynop.fuse-pointwise",
+	Kind:     Partition,
+	Priority: 100,
+	Doc:      "Fuses chains of pointwise operators into one node that walks the data once.",
+}
+
+// FuseBlock is how many elements a fused node transforms at a time: a
+// block of every stage stays in the first-level cache.
+const FuseBlock = 8 << 10
+
+// FusePass returns a partition pass that groups every chain of two or
+// more pointwise operators (whose instances implement [op.Pointwise]),
+// each feeding only the next, into one node named after its members
+// ("adjust+gamma"). The group's executor walks each sample once, in
+// blocks of [FuseBlock] elements: it copies a block of the input into the
+// output and applies every stage's element function to it while it is
+// in cache. The intermediate batches are never allocated. If an input's
+// dtype has no element function in some stage, the group runs its nodes
+// one after another instead, with the same result.
+func FusePass() PartitionPass {
+	return PartitionFunc(func(ctx context.Context, b *Builder, g *Graph) error {
+		for _, chain := range pointwiseChains(g) {
+			names := make([]string, len(chain))
+			for i, n := range chain {
+				names[i] = n.name
+			}
+			if err := b.Group(strings.Join(names, "+"), chain, fused{}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// pointwiseChains returns g's maximal chains of linked pointwise nodes
+// with two or more members.
+func pointwiseChains(g *Graph) [][]*Node {
+	users := map[*Node]int{} // data consumers, order dependents and graph outputs of each node
+	next := map[*Node]*Node{}
+	for _, n := range g.nodes {
+		for _, p := range n.ins {
+			users[p.Node]++
+			next[p.Node] = n
+		}
+		for _, d := range n.after {
+			users[d]++
+		}
+	}
+	for _, o := range g.outputs {
+		users[o.port.Node]++
+	}
+	linked := func(a, b *Node) bool { // a feeds b alone and both are pointwise
+		return b != nil && users[a] == 1 && pointwise(a) && pointwise(b) && b.ins[0].Node == a
+	}
+	var chains [][]*Node
+	for _, n := range g.nodes {
+		if !pointwise(n) || linked(n.ins[0].Node, n) {
+			continue // not a chain's first node
+		}
+		chain := []*Node{n}
+		for c := n; linked(c, next[c]); c = next[c] {
+			chain = append(chain, next[c])
+		}
+		if len(chain) > 1 {
+			chains = append(chains, chain)
+		}
+	}
+	return chains
+}
+
+// pointwise reports whether n runs a pointwise operator on one input.
+func pointwise(n *Node) bool {
+	d, ok := n.def.(*OperatorDef)
+	if !ok || len(n.ins) != 1 || len(n.after) != 0 {
+		return false
+	}
+	_, ok = d.Instance.Impl().(op.Pointwise)
+	return ok
+}
+
+// fused is the executor of a fused chain.
+type fused struct{}
+
+// Execute implements Executor.
+func (fused) Execute(ctx context.Context, s *Schedule) error {
+	in := s.Inputs()[0]
+	n := s.Len()
+	funcs := make([]op.PointwiseFuncs, n)
+	var desc op.OutputDesc
+	for i := range n {
+		inst := s.Node(i).def.(*OperatorDef).Instance
+		// Every stage sees the input's metadata: a pointwise operator's
+		// output has its input's dtype, shape and layout.
+		descs, err := inst.Setup([]*tensor.Batch{in})
+		if err != nil {
+			return s.fail(s.Node(i), err)
+		}
+		desc = descs[0]
+		funcs[i] = inst.Impl().(op.Pointwise).Pointwise()
+	}
+	var walk func(dst, src *tensor.Tensor) error
+	switch in.DType() {
+	case tensor.Uint8:
+		walk = walker(funcs, func(f op.PointwiseFuncs) func([]uint8) { return f.Uint8 })
+	case tensor.Float32:
+		walk = walker(funcs, func(f op.PointwiseFuncs) func([]float32) { return f.Float32 })
+	}
+	if walk == nil {
+		return Serial{}.Execute(ctx, s)
+	}
+	out, err := desc.Alloc()
+	if err != nil {
+		return s.fail(s.Node(n-1), err)
+	}
+	for k := range in.Len() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := walk(out.Sample(k), in.Sample(k)); err != nil {
+			return s.fail(s.Node(n-1), err)
+		}
+	}
+	for i := range n - 1 {
+		s.SetOutputs(i, nil)
+	}
+	s.SetOutputs(n-1, []*tensor.Batch{out})
+	return nil
+}
+
+// walker returns the function that fills dst from src through every
+// stage's element function for T, or nil if a stage has none.
+func walker[T tensor.Number](funcs []op.PointwiseFuncs, pick func(op.PointwiseFuncs) func([]T)) func(dst, src *tensor.Tensor) error {
+	stages := make([]func([]T), len(funcs))
+	for i, f := range funcs {
+		if stages[i] = pick(f); stages[i] == nil {
+			return nil
+		}
+	}
+	return func(dst, src *tensor.Tensor) error {
+		d, err := tensor.Values[T](dst)
+		if err != nil {
+			return err
+		}
+		var s []T
+		if src.IsContiguous() {
+			if s, err = tensor.Values[T](src); err != nil {
+				return err
+			}
+		} else if err := dst.CopyFrom(src); err != nil {
+			return err
+		}
+		for off := 0; off < len(d); off += FuseBlock {
+			block := d[off:min(off+FuseBlock, len(d))]
+			if s != nil {
+				copy(block, s[off:])
+			}
+			for _, f := range stages {
+				f(block)
+			}
+		}
+		return nil
+	}
+}

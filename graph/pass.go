@@ -1,0 +1,418 @@
+package graph
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"sync"
+)
+
+// PassKind says when a pass runs and what it may do.
+type PassKind string
+
+// The kinds of pass, in the order a build runs them.
+const (
+	// Populate passes attach definitions to nodes. One registered under
+	// a node's name runs on that node; failing that, one registered under
+	// the node's kind.
+	Populate PassKind = "populate"
+	// Partition passes group nodes into subgraph nodes through the
+	// Builder, higher priority first.
+	Partition PassKind = "partition"
+	// Global passes see the whole graph last, higher priority first.
+	Global PassKind = "global"
+)
+
+// PassDesc describes a pass. It is data, so a plugin's Info can declare
+// its passes before the plugin starts.
+type PassDesc struct {
+	// Name names the pass, unique among passes, such as
+	// "imgproc.simd-grayscale".
+	Name string   `json:"name"`
+	Kind PassKind `json:"kind"`
+	// Match is, for a populate pass, the node name or node kind it
+	// attaches definitions to.
+	Match string `json:"match,omitempty"`
+	// Priority orders partition and global passes: higher runs first,
+	// ties by name. Populate passes registered under the same Match are
+	// tried in the same order until one attaches a definition.
+	Priority int `json:"priority,omitempty"`
+	// Doc says in a sentence what the pass does.
+	Doc string `json:"doc,omitempty"`
+}
+
+var passName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.+-]*$`)
+
+// Validate checks the descriptor's fields.
+func (d PassDesc) Validate() error {
+	fail := func(format string, a ...any) error {
+		return fmt.Errorf("graph: pass %q: %w: "+format, append([]any{d.Name, ErrPass}, a...)...)
+	}
+	if !passName.MatchString(d.Name) {
+		return fail("a pass name starts with a letter and has letters, digits and _ . + - only")
+	}
+	switch d.Kind {
+	case Populate:
+		if d.Match == "" {
+			return fail("a populate pass needs Match: the node name or kind it populates")
+		}
+	case Partition, Global:
+		if d.Match != "" {
+			return fail("Match is for populate passes, not %s passes", d.Kind)
+		}
+	default:
+		return fail("kind %q is not one of populate, partition, global", d.Kind)
+	}
+	return nil
+}
+
+// PopulatePass attaches definitions to nodes ([Builder.SetDefinition]).
+type PopulatePass interface {
+	Populate(ctx context.Context, b *Builder, n *Node) error
+}
+
+// PartitionPass groups nodes ([Builder.Group]); the groups are committed
+// when it returns.
+type PartitionPass interface {
+	Partition(ctx context.Context, b *Builder, g *Graph) error
+}
+
+// GlobalPass sees the whole graph after partitioning.
+type GlobalPass interface {
+	Global(ctx context.Context, b *Builder, g *Graph) error
+}
+
+// PopulateFunc is a function as a PopulatePass.
+type PopulateFunc func(ctx context.Context, b *Builder, n *Node) error
+
+// Populate implements PopulatePass.
+func (f PopulateFunc) Populate(ctx context.Context, b *Builder, n *Node) error { return f(ctx, b, n) }
+
+// PartitionFunc is a function as a PartitionPass.
+type PartitionFunc func(ctx context.Context, b *Builder, g *Graph) error
+
+// Partition implements PartitionPass.
+func (f PartitionFunc) Partition(ctx context.Context, b *Builder, g *Graph) error {
+	return f(ctx, b, g)
+}
+
+// GlobalFunc is a function as a GlobalPass.
+type GlobalFunc func(ctx context.Context, b *Builder, g *Graph) error
+
+// Global implements GlobalPass.
+func (f GlobalFunc) Global(ctx context.Context, b *Builder, g *Graph) error { return f(ctx, b, g) }
+
+// PassProvider produces a declared pass when a build needs it, as a
+// host starts the plugin that provides it; release drops what keeps the
+// pass's code loaded. The pass must implement the interface of its kind.
+type PassProvider interface {
+	ProvidePass(ctx context.Context, name string) (pass any, release func() error, err error)
+}
+
+// PassEntry is what a registry knows about one pass.
+type PassEntry struct {
+	Desc PassDesc `json:"desc"`
+	// Plugin is the ID of the plugin that provides the pass, or "".
+	Plugin string `json:"plugin,omitempty"`
+}
+
+type passEntry struct {
+	PassEntry
+	pass     any
+	provider PassProvider
+}
+
+// Passes is a registry of passes. It is safe for concurrent use.
+type Passes struct {
+	mu      sync.RWMutex
+	entries map[string]*passEntry
+}
+
+// NewPasses returns an empty registry.
+func NewPasses() *Passes { return &Passes{entries: make(map[string]*passEntry)} }
+
+// Register adds pass under desc; pass must implement the interface of
+// desc.Kind. It returns a function that removes it.
+func (r *Passes) Register(desc PassDesc, pass any) (remove func(), err error) {
+	if err := checkImpl(desc, pass); err != nil {
+		return nil, err
+	}
+	return r.add(&passEntry{PassEntry: PassEntry{Desc: desc}, pass: pass})
+}
+
+// Declare adds a pass that provider produces when a build needs it,
+// provided by plugin.
+func (r *Passes) Declare(desc PassDesc, plugin string, provider PassProvider) (remove func(), err error) {
+	if provider == nil {
+		return nil, fmt.Errorf("graph: pass %q: %w: nil provider", desc.Name, ErrPass)
+	}
+	return r.add(&passEntry{PassEntry: PassEntry{Desc: desc, Plugin: plugin}, provider: provider})
+}
+
+func (r *Passes) add(e *passEntry) (func(), error) {
+	if err := e.Desc.Validate(); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old, dup := r.entries[e.Desc.Name]; dup {
+		return nil, fmt.Errorf("graph: pass %q: %w: registered twice (first by %s)", e.Desc.Name, ErrPass, cmp.Or(old.Plugin, "the host"))
+	}
+	r.entries[e.Desc.Name] = e
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.entries[e.Desc.Name] == e {
+			delete(r.entries, e.Desc.Name)
+		}
+	}, nil
+}
+
+// checkImpl checks that pass implements the interface of desc's kind.
+func checkImpl(desc PassDesc, pass any) error {
+	var ok bool
+	switch desc.Kind {
+	case Populate:
+		_, ok = pass.(PopulatePass)
+	case Partition:
+		_, ok = pass.(PartitionPass)
+	case Global:
+		_, ok = pass.(GlobalPass)
+	default:
+		return desc.Validate()
+	}
+	if !ok {
+		return fmt.Errorf("graph: pass %q: %w: %T does not implement the %s pass interface", desc.Name, ErrPass, pass, desc.Kind)
+	}
+	return nil
+}
+
+// List returns every pass: populate passes, then partition and global
+// passes, each in the order a build runs them.
+func (r *Passes) List() []PassEntry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []PassEntry
+	for _, e := range r.sorted() {
+		out = append(out, e.PassEntry)
+	}
+	return out
+}
+
+func (r *Passes) sorted() []*passEntry {
+	es := make([]*passEntry, 0, len(r.entries))
+	for _, e := range r.entries {
+		es = append(es, e)
+	}
+	kindRank := map[PassKind]int{Populate: 0, Partition: 1, Global: 2}
+	slices.SortFunc(es, func(a, b *passEntry) int {
+		return cmp.Or(
+			cmp.Compare(kindRank[a.Desc.Kind], kindRank[b.Desc.Kind]),
+			cmp.Compare(b.Desc.Priority, a.Desc.Priority),
+			cmp.Compare(a.Desc.Name, b.Desc.Name))
+	})
+	return es
+}
+
+// BuildOptions configure a build.
+type BuildOptions struct {
+	// Passes are the registered passes; nil means none.
+	Passes *Passes
+	// Default populates the nodes no registered pass attached a
+	// definition to; [OperatorPopulate] attaches operators by kind.
+	Default PopulatePass
+	// Skip names passes not to run, such as "dynop.fuse-pointwise".
+	Skip []string
+	// Logger receives a debug line per pass run; nil discards them.
+	Logger *slog.Logger
+}
+
+// Build runs the pass pipeline on g: populate passes on every node
+// without a definition, then partition passes, then global passes, and
+// checks that the result can execute. Passes that a plugin provides
+// start it; g keeps it started until g is closed. On error the graph
+// should be closed and discarded.
+func Build(ctx context.Context, g *Graph, opts BuildOptions) error {
+	if opts.Passes == nil {
+		opts.Passes = NewPasses()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	b := &Builder{g: g, opts: opts, impls: make(map[string]any)}
+	opts.Passes.mu.RLock()
+	entries := opts.Passes.sorted()
+	opts.Passes.mu.RUnlock()
+	entries = slices.DeleteFunc(entries, func(e *passEntry) bool { return slices.Contains(opts.Skip, e.Desc.Name) })
+	if err := b.populate(ctx, entries); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Desc.Kind == Populate {
+			continue
+		}
+		if err := b.runWhole(ctx, e); err != nil {
+			return err
+		}
+	}
+	return g.Check()
+}
+
+// Builder is how passes change a graph during a build.
+type Builder struct {
+	g      *Graph
+	opts   BuildOptions
+	impls  map[string]any // passes provided so far, by name
+	pass   *passEntry     // the pass running
+	groups []group
+}
+
+type group struct {
+	name  string
+	nodes []*Node
+	exec  Executor
+}
+
+// Pass returns the descriptor of the pass that is running.
+func (b *Builder) Pass() PassDesc {
+	if b.pass == nil {
+		return PassDesc{Name: "default", Kind: Populate}
+	}
+	return b.pass.Desc
+}
+
+// SetDefinition attaches def to n, replacing any definition n has.
+func (b *Builder) SetDefinition(n *Node, def Definition) error {
+	if n == nil || def == nil {
+		return fmt.Errorf("graph: pass %q: %w: SetDefinition with a nil node or definition", b.Pass().Name, ErrPass)
+	}
+	if n.input {
+		return fmt.Errorf("graph: pass %q: %w: node %q is a graph input and takes no definition", b.Pass().Name, ErrPass, n.name)
+	}
+	if sub, ok := def.(*Graph); ok {
+		if sub.parent != nil && sub.parent != n {
+			return fmt.Errorf("graph: pass %q: %w: graph %q is already the definition of node %q", b.Pass().Name, ErrPass, sub.name, sub.parent.name)
+		}
+		sub.parent = n
+	}
+	n.def = def
+	n.graph.changed()
+	return nil
+}
+
+// OnClose registers fn to run when the graph closes: resources the pass
+// created for it.
+func (b *Builder) OnClose(fn func() error) { b.g.OnClose(fn) }
+
+// Group asks to replace nodes, all of one graph, by a single node called
+// name whose definition is a subgraph of them run by exec (nil:
+// [Serial]). Only partition passes may group; the groups are committed,
+// in the order asked, when the pass returns. A group must be convex: no
+// path may leave it and come back.
+func (b *Builder) Group(name string, nodes []*Node, exec Executor) error {
+	if b.pass == nil || b.pass.Desc.Kind != Partition {
+		return fmt.Errorf("graph: pass %q: %w: only partition passes group nodes", b.Pass().Name, ErrPass)
+	}
+	if len(nodes) == 0 {
+		return fmt.Errorf("graph: pass %q: %w: group %q has no nodes", b.Pass().Name, ErrPass, name)
+	}
+	b.groups = append(b.groups, group{name, slices.Clone(nodes), exec})
+	return nil
+}
+
+// populate runs populate passes on every node that has no definition.
+func (b *Builder) populate(ctx context.Context, entries []*passEntry) error {
+	var errs []error
+	for _, n := range b.g.nodes {
+		if n.input || n.def != nil {
+			continue
+		}
+		for _, key := range []string{n.name, n.kind} {
+			for _, e := range entries {
+				if e.Desc.Kind != Populate || e.Desc.Match != key || n.def != nil {
+					continue
+				}
+				if err := b.runOn(ctx, e, n); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+		if n.def == nil && b.opts.Default != nil {
+			b.pass = nil
+			if err := b.opts.Default.Populate(ctx, b, n); err != nil {
+				errs = append(errs, fmt.Errorf("graph %q: node %q: %w", b.g.name, n.name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (b *Builder) runOn(ctx context.Context, e *passEntry, n *Node) error {
+	impl, err := b.impl(ctx, e)
+	if err != nil {
+		return err
+	}
+	b.pass = e
+	b.opts.Logger.Debug("populate pass", "pass", e.Desc.Name, "plugin", e.Plugin, "node", n.name)
+	if err := impl.(PopulatePass).Populate(ctx, b, n); err != nil {
+		return passError(e, fmt.Errorf("node %q: %w", n.name, err))
+	}
+	return nil
+}
+
+func (b *Builder) runWhole(ctx context.Context, e *passEntry) error {
+	impl, err := b.impl(ctx, e)
+	if err != nil {
+		return err
+	}
+	b.pass, b.groups = e, nil
+	b.opts.Logger.Debug(string(e.Desc.Kind)+" pass", "pass", e.Desc.Name, "plugin", e.Plugin)
+	switch e.Desc.Kind {
+	case Partition:
+		err = impl.(PartitionPass).Partition(ctx, b, b.g)
+		if err == nil {
+			err = b.commit()
+		}
+	case Global:
+		err = impl.(GlobalPass).Global(ctx, b, b.g)
+	}
+	b.pass, b.groups = nil, nil
+	if err != nil {
+		return passError(e, err)
+	}
+	return nil
+}
+
+func passError(e *passEntry, err error) error {
+	if e.Plugin != "" {
+		return fmt.Errorf("graph: %s pass %q of plugin %q: %w: %w", e.Desc.Kind, e.Desc.Name, e.Plugin, ErrPass, err)
+	}
+	return fmt.Errorf("graph: %s pass %q: %w: %w", e.Desc.Kind, e.Desc.Name, ErrPass, err)
+}
+
+// impl returns the implementation of e, asking its provider once per
+// build and keeping what the provider returned until the graph closes.
+func (b *Builder) impl(ctx context.Context, e *passEntry) (any, error) {
+	if e.provider == nil {
+		return e.pass, nil
+	}
+	if impl, ok := b.impls[e.Desc.Name]; ok {
+		return impl, nil
+	}
+	impl, release, err := e.provider.ProvidePass(ctx, e.Desc.Name)
+	if err != nil {
+		return nil, passError(e, err)
+	}
+	if release != nil {
+		b.g.OnClose(release)
+	}
+	if err := checkImpl(e.Desc, impl); err != nil {
+		return nil, passError(e, err)
+	}
+	b.impls[e.Desc.Name] = impl
+	return impl, nil
+}
