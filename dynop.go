@@ -34,6 +34,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/suggest"
 	"github.com/dynop/dynop/op"
@@ -109,6 +110,7 @@ type Host struct {
 	watchers []*watcher
 	startSeq uint64
 	ops      *op.Registry
+	passes   *graph.Passes
 }
 
 // record is the host's state for one plugin. Fields other than id, p,
@@ -129,6 +131,7 @@ type record struct {
 	waitingOn   []*record     // while starting: the plugins whose transitions its start awaits
 	live        []*entry      // interfaces added by Register
 	ops         operatorTable // operators registered by Register
+	passes      passTable     // passes registered by Register
 	refs        int           // references held to live
 	refused     bool          // started, no references, CanUnload said false
 	held        slotList      // references this plugin holds to others
@@ -193,6 +196,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	slices.SortFunc(h.sorted, func(a, b *record) int { return strings.Compare(a.id, b.id) })
 	h.checkUIDs()
 	h.declareOperators()
+	h.declarePasses()
 	for _, rec := range h.sorted {
 		for _, n := range rec.info.Needs {
 			if _, ok := h.plugins[n.Plugin]; !ok && rec.unusable == nil {
@@ -298,7 +302,7 @@ func readInfo(p plugin.Plugin) (info plugin.Info, err error) {
 	if err := iface.CheckVersion("plugin API", plugin.APIVersion, info.APIVersion); err != nil {
 		errs = append(errs, fmt.Errorf("plugin %q was built for a plugin API this host does not implement: %w", info.ID, err))
 	}
-	return withOperatorsInterface(info), errors.Join(errs...)
+	return withPassesInterface(withOperatorsInterface(info)), errors.Join(errs...)
 }
 
 // Plugins returns the status of every plugin the host knows, sorted by ID.

@@ -98,7 +98,7 @@ func (h *Host) releaseHeld(rec *record) error {
 	var stop []*record
 	h.mu.Lock()
 	rec.live = nil
-	rec.ops = nil
+	rec.ops, rec.passes = nil, nil
 	rec.handle.dead = true
 	for rec.held.head != nil {
 		stop = append(stop, h.drop(rec.held.head)...)
@@ -108,13 +108,13 @@ func (h *Host) releaseHeld(rec *record) error {
 }
 
 // checkLive verifies that Register added every interface and registered
-// every operator that Info declares, and publishes the operators.
+// every operator and pass that Info declares, and publishes them.
 func (h *Host) checkLive(rec *record) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var missing []string
 	for _, d := range rec.info.Interfaces {
-		if rec.entry(d.UID) == nil && d.UID != OperatorsInterface.UID {
+		if rec.entry(d.UID) == nil && d.UID != OperatorsInterface.UID && d.UID != PassesInterface.UID {
 			missing = append(missing, d.String())
 		}
 	}
@@ -122,7 +122,10 @@ func (h *Host) checkLive(rec *record) error {
 		return fmt.Errorf("dynop: start plugin %q: %w: Info declares interface(s) that Register did not add: %s",
 			rec.id, ErrNotFound, strings.Join(missing, ", "))
 	}
-	return h.publishOperators(rec)
+	if err := h.publishOperators(rec); err != nil {
+		return err
+	}
+	return h.publishPasses(rec)
 }
 
 // markStopping moves a started plugin to StateStopping. h.mu is held.

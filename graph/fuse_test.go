@@ -36,7 +36,7 @@ func fuseGraph(t *testing.T, reg *op.Registry, fuse, branch bool, kinds ...strin
 	}
 	passes := graph.NewPasses()
 	mustRegister(t, passes, graph.FuseDesc, graph.FusePass())
-	opts := graph.BuildOptions{Passes: passes, Default: graph.OperatorPopulate(reg)}
+	opts := graph.BuildOptions{Passes: passes, Default: graph.OperatorPopulate(), Operators: reg}
 	if !fuse {
 		opts.Skip = []string{graph.FuseDesc.Name}
 	}

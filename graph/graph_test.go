@@ -112,7 +112,7 @@ func TestOperatorNodesAndDefaultPopulate(t *testing.T) {
 	reg := testRegistry(t)
 	g, nodes := chain(t, "double=test.Scale", "triple=test.Scale")
 	nodes[1].Args = op.Args{"by": 3}
-	if err := graph.Build(context.Background(), g, graph.BuildOptions{Default: graph.OperatorPopulate(reg)}); err != nil {
+	if err := graph.Build(context.Background(), g, graph.BuildOptions{Default: graph.OperatorPopulate(), Operators: reg}); err != nil {
 		t.Fatal(err)
 	}
 	for _, exec := range []graph.Executor{graph.Serial{}, graph.Parallel{}} {
@@ -228,7 +228,7 @@ func TestPartitionPriorityAndGroups(t *testing.T) {
 			global = names(g.Nodes())
 			return nil
 		}))
-	if err := graph.Build(context.Background(), g, graph.BuildOptions{Passes: passes, Default: graph.OperatorPopulate(reg)}); err != nil {
+	if err := graph.Build(context.Background(), g, graph.BuildOptions{Passes: passes, Default: graph.OperatorPopulate(), Operators: reg}); err != nil {
 		t.Fatal(err)
 	}
 	defer g.Close()
@@ -326,7 +326,7 @@ func TestDeclaredPassStartsItsProviderOnlyWhenNeeded(t *testing.T) {
 	}
 	// A graph without test.Tenfold nodes does not start the provider.
 	g, _ := chain(t, "a=test.Scale")
-	if err := graph.Build(context.Background(), g, graph.BuildOptions{Passes: passes, Default: graph.OperatorPopulate(reg)}); err != nil {
+	if err := graph.Build(context.Background(), g, graph.BuildOptions{Passes: passes, Default: graph.OperatorPopulate(), Operators: reg}); err != nil {
 		t.Fatal(err)
 	}
 	g.Close()
@@ -334,7 +334,7 @@ func TestDeclaredPassStartsItsProviderOnlyWhenNeeded(t *testing.T) {
 		t.Fatal("the pass's provider started for a graph that does not need it")
 	}
 	g, _ = chain(t, "a=test.Tenfold", "b=test.Tenfold")
-	if err := graph.Build(context.Background(), g, graph.BuildOptions{Passes: passes, Default: graph.OperatorPopulate(reg)}); err != nil {
+	if err := graph.Build(context.Background(), g, graph.BuildOptions{Passes: passes, Default: graph.OperatorPopulate(), Operators: reg}); err != nil {
 		t.Fatal(err)
 	}
 	if s, r := pop.started.Load(), pop.released.Load(); s != 1 || r != 0 {
@@ -366,7 +366,7 @@ func TestDeclaredPassStartsItsProviderOnlyWhenNeeded(t *testing.T) {
 func TestNodeErrorNamesNodeOperatorAndPlugin(t *testing.T) {
 	reg := testRegistry(t)
 	g, _ := chain(t, "first=test.Scale", "boom=test.Fail", "after=test.Scale")
-	if err := graph.Build(context.Background(), g, graph.BuildOptions{Default: graph.OperatorPopulate(reg)}); err != nil {
+	if err := graph.Build(context.Background(), g, graph.BuildOptions{Default: graph.OperatorPopulate(), Operators: reg}); err != nil {
 		t.Fatal(err)
 	}
 	defer g.Close()
@@ -495,7 +495,7 @@ func TestCustomExecutors(t *testing.T) {
 	b, _ := g.AddNode("b", "test.Scale", op.Args{"by": 3}, in.Out(0))
 	g.AddOutput("a", a.Out(0))
 	g.AddOutput("b", b.Out(0))
-	if err := graph.Build(context.Background(), g, graph.BuildOptions{Default: graph.OperatorPopulate(reg)}); err != nil {
+	if err := graph.Build(context.Background(), g, graph.BuildOptions{Default: graph.OperatorPopulate(), Operators: reg}); err != nil {
 		t.Fatal(err)
 	}
 	defer g.Close()
@@ -531,7 +531,7 @@ func TestMalformedGraphs(t *testing.T) {
 	b, _ := g.AddNode("b", "test.Scale", nil, a.Out(0), a.Out(1))
 	c, _ := g.AddNode("c", "test.Scale", nil, b.Out(0))
 	g.AddOrder(c, a)
-	err := graph.Build(context.Background(), g, graph.BuildOptions{Default: graph.OperatorPopulate(reg)})
+	err := graph.Build(context.Background(), g, graph.BuildOptions{Default: graph.OperatorPopulate(), Operators: reg})
 	if !errors.Is(err, graph.ErrInvalid) {
 		t.Fatalf("Build: %v", err)
 	}
@@ -548,7 +548,7 @@ func TestMalformedGraphs(t *testing.T) {
 	b, _ = g.AddNode("b", "test.Scale", nil, a.Out(0))
 	c, _ = g.AddNode("c", "test.Scale", nil, b.Out(0))
 	g.AddOrder(c, a)
-	err = graph.Build(context.Background(), g, graph.BuildOptions{Default: graph.OperatorPopulate(reg)})
+	err = graph.Build(context.Background(), g, graph.BuildOptions{Default: graph.OperatorPopulate(), Operators: reg})
 	if !errors.Is(err, graph.ErrInvalid) || !strings.Contains(err.Error(), "cycle: a -> b -> c -> a") {
 		t.Errorf("cycle: %v", err)
 	}

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"slices"
 	"sync"
+
+	"github.com/dynop/dynop/op"
 )
 
 // PassKind says when a pass runs and what it may do.
@@ -138,7 +140,7 @@ func NewPasses() *Passes { return &Passes{entries: make(map[string]*passEntry)} 
 // Register adds pass under desc; pass must implement the interface of
 // desc.Kind. It returns a function that removes it.
 func (r *Passes) Register(desc PassDesc, pass any) (remove func(), err error) {
-	if err := checkImpl(desc, pass); err != nil {
+	if err := CheckPass(desc, pass); err != nil {
 		return nil, err
 	}
 	return r.add(&passEntry{PassEntry: PassEntry{Desc: desc}, pass: pass})
@@ -172,8 +174,9 @@ func (r *Passes) add(e *passEntry) (func(), error) {
 	}, nil
 }
 
-// checkImpl checks that pass implements the interface of desc's kind.
-func checkImpl(desc PassDesc, pass any) error {
+// CheckPass checks desc and that pass implements the interface of its
+// kind.
+func CheckPass(desc PassDesc, pass any) error {
 	var ok bool
 	switch desc.Kind {
 	case Populate:
@@ -182,8 +185,9 @@ func checkImpl(desc PassDesc, pass any) error {
 		_, ok = pass.(PartitionPass)
 	case Global:
 		_, ok = pass.(GlobalPass)
-	default:
-		return desc.Validate()
+	}
+	if err := desc.Validate(); err != nil {
+		return err
 	}
 	if !ok {
 		return fmt.Errorf("graph: pass %q: %w: %T does not implement the %s pass interface", desc.Name, ErrPass, pass, desc.Kind)
@@ -222,6 +226,9 @@ func (r *Passes) sorted() []*passEntry {
 type BuildOptions struct {
 	// Passes are the registered passes; nil means none.
 	Passes *Passes
+	// Operators is the registry passes instantiate operators from
+	// ([Builder.SetOperator]); nil means none.
+	Operators *op.Registry
 	// Default populates the nodes no registered pass attached a
 	// definition to; [OperatorPopulate] attaches operators by kind.
 	Default PopulatePass
@@ -301,6 +308,27 @@ func (b *Builder) SetDefinition(n *Node, def Definition) error {
 	}
 	n.def = def
 	n.graph.changed()
+	return nil
+}
+
+// SetOperator instantiates operator name with args from the build's
+// operator registry, on n's device, and attaches it to n as an
+// [OperatorDef]; the graph closes the instance when it closes.
+func (b *Builder) SetOperator(ctx context.Context, n *Node, name string, args op.Args) error {
+	if b.opts.Operators == nil {
+		return fmt.Errorf("graph: pass %q: %w: the build has no operator registry", b.Pass().Name, ErrPass)
+	}
+	var opts []op.Option
+	if n.Device != "" {
+		opts = append(opts, op.OnDevice(n.Device))
+	}
+	in, err := b.opts.Operators.New(ctx, name, args, opts...)
+	if err != nil {
+		return err
+	}
+	if err := b.SetDefinition(n, Operator(in)); err != nil {
+		return errors.Join(err, in.Close())
+	}
 	return nil
 }
 
@@ -410,7 +438,7 @@ func (b *Builder) impl(ctx context.Context, e *passEntry) (any, error) {
 	if release != nil {
 		b.g.OnClose(release)
 	}
-	if err := checkImpl(e.Desc, impl); err != nil {
+	if err := CheckPass(e.Desc, impl); err != nil {
 		return nil, passError(e, err)
 	}
 	b.impls[e.Desc.Name] = impl

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/op"
 )
@@ -48,6 +49,10 @@ type Info struct {
 	// each with the devices it has backends for. Register must register
 	// exactly these, with [Host.RegisterOperator].
 	Operators []op.Schema `json:"operators,omitempty"`
+	// Passes lists the graph passes the plugin provides. Register must
+	// register exactly these, with [Host.RegisterPass]. A build that needs
+	// one of them starts the plugin.
+	Passes []graph.PassDesc `json:"passes,omitempty"`
 	// Needs lists the interfaces the plugin acquires from other plugins.
 	Needs []Need `json:"needs,omitempty"`
 	// Requirements says which machines the plugin can run on.
@@ -173,6 +178,16 @@ func (info Info) Validate() error {
 		}
 		ops[s.Name] = true
 	}
+	passes := make(map[string]bool, len(info.Passes))
+	for _, d := range info.Passes {
+		if err := d.Validate(); err != nil {
+			add("provides %v", err)
+		}
+		if passes[d.Name] {
+			add("provides pass %q twice", d.Name)
+		}
+		passes[d.Name] = true
+	}
 	for _, n := range info.Needs {
 		if n.Plugin == info.ID {
 			add("needs interface %q from itself", n.Interface.Name)
@@ -187,6 +202,17 @@ func (info Info) Validate() error {
 		add("GPU vendor %q is not one of %s", g.Vendor, strings.Join(gpuVendors, ", "))
 	}
 	return errors.Join(errs...)
+}
+
+// Pass returns the descriptor of pass name that info declares, and
+// whether there is one.
+func (info Info) Pass(name string) (graph.PassDesc, bool) {
+	for _, d := range info.Passes {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return graph.PassDesc{}, false
 }
 
 // Operator returns the schema of operator name that info declares, and

@@ -119,6 +119,14 @@ type Host interface {
 	// a backend for each of its devices and no other. Register must
 	// register every operator Info declares.
 	RegisterOperator(o op.Operator) error
+	// RegisterPass provides the code of pass name, one of the passes Info
+	// declares: pass must implement the interface of the declared kind
+	// (graph.PopulatePass, graph.PartitionPass or graph.GlobalPass). It
+	// is allowed only during Register, and Register must register every
+	// pass Info declares. The pass may be called whenever a graph is
+	// built while the plugin is started; definitions it attaches keep the
+	// plugin started until their graph closes.
+	RegisterPass(name string, pass any) error
 	// RemoveInterface withdraws one of the plugin's interfaces. It is
 	// allowed only during Register and Deregister, when no reference to
 	// the interface can be held.

@@ -1,0 +1,141 @@
+package dynop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/dynop/dynop/graph"
+	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/plugin"
+)
+
+// PassesInterface is the interface through which the host reaches the
+// graph passes a started plugin registered. The host adds it to the Info
+// of every plugin that declares passes; a build that runs one of them
+// acquires it, so the plugin stays started until the graph closes.
+var PassesInterface = iface.Desc{
+	UID:     iface.MustParseUID("9A51F7E2-0C3D-4B8E-9D1A-5E6F7A8B9C0D"),
+	Name:    "dynop.Passes",
+	Version: iface.V(1, 0, 0),
+}
+
+// passTable is a started plugin's implementation of PassesInterface.
+type passTable map[string]any
+
+// withPassesInterface returns info with PassesInterface added to its
+// interfaces if it declares passes.
+func withPassesInterface(info plugin.Info) plugin.Info {
+	if len(info.Passes) > 0 {
+		if _, ok := info.Provides(PassesInterface.UID); !ok {
+			info.Interfaces = append(slices.Clip(info.Interfaces), PassesInterface)
+		}
+	}
+	return info
+}
+
+// Passes returns the host's graph passes: the fusion pass built into
+// dynop ([graph.FusePass]) and every pass the usable plugins declare.
+// Building a graph with them ([graph.Build]) starts the plugins whose
+// passes it runs; closing the graph lets them stop. If two plugins
+// declare the same pass name, the one whose ID sorts first provides it
+// and Open warns.
+func (h *Host) Passes() *graph.Passes { return h.passes }
+
+// declarePasses puts the builtin passes and the passes of every usable
+// plugin into the registry. Only Open calls it, after sorting.
+func (h *Host) declarePasses() {
+	h.passes = graph.NewPasses()
+	if _, err := h.passes.Register(graph.FuseDesc, graph.FusePass()); err != nil {
+		panic(err) // a builtin pass that does not register is a bug
+	}
+	for _, rec := range h.sorted {
+		if rec.unusable != nil {
+			continue
+		}
+		for _, d := range rec.info.Passes {
+			if _, err := h.passes.Declare(d, rec.id, passProvider{h, rec.id}); err != nil {
+				h.log.Warn("pass declared twice; ignoring this plugin's", "plugin", rec.id, "pass", d.Name, "err", err)
+			}
+		}
+	}
+}
+
+// passProvider starts plugin id to provide its passes.
+type passProvider struct {
+	h  *Host
+	id string
+}
+
+// ProvidePass implements graph.PassProvider.
+func (p passProvider) ProvidePass(ctx context.Context, name string) (any, func() error, error) {
+	impl, ref, err := p.h.Acquire(ctx, p.id, PassesInterface.UID, PassesInterface.Version)
+	if err != nil {
+		return nil, nil, err
+	}
+	table, _ := impl.(passTable)
+	pass, ok := table[name]
+	if !ok { // publishPasses makes this impossible
+		return nil, nil, errors.Join(fmt.Errorf("dynop: %w: started plugin %q has no pass %q", ErrNotFound, p.id, name), ref.Release())
+	}
+	return pass, ref.Release, nil
+}
+
+// RegisterPass implements plugin.Host.
+func (hd *handle) RegisterPass(name string, pass any) error {
+	h, rec := hd.h, hd.rec
+	fail := func(sentinel error, format string, args ...any) error {
+		return fmt.Errorf("dynop: plugin %q: RegisterPass %q: %w: "+format, append([]any{rec.id, name, sentinel}, args...)...)
+	}
+	desc, ok := rec.info.Pass(name)
+	if !ok {
+		var names []string
+		for _, d := range rec.info.Passes {
+			names = append(names, d.Name)
+		}
+		return fail(ErrInvalid, "its Info does not declare the pass (declares %s)", orNone(names))
+	}
+	if err := graph.CheckPass(desc, pass); err != nil {
+		return fmt.Errorf("dynop: plugin %q: RegisterPass: %w", rec.id, err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := hd.usable("RegisterPass"); err != nil {
+		return err
+	}
+	if !rec.registering {
+		return fail(ErrState, "allowed only during Register")
+	}
+	if _, dup := rec.passes[name]; dup {
+		return fail(ErrDuplicate, "already registered")
+	}
+	if rec.passes == nil {
+		rec.passes = make(passTable)
+	}
+	rec.passes[name] = pass
+	return nil
+}
+
+// publishPasses checks that Register registered every pass Info declares
+// and makes them live as PassesInterface. h.mu is held.
+func (h *Host) publishPasses(rec *record) error {
+	if len(rec.info.Passes) == 0 {
+		return nil
+	}
+	var missing []string
+	for _, d := range rec.info.Passes {
+		if _, ok := rec.passes[d.Name]; !ok {
+			missing = append(missing, d.Name)
+		}
+	}
+	if missing != nil {
+		return fmt.Errorf("dynop: start plugin %q: %w: Info declares pass(es) that Register did not register: %s",
+			rec.id, ErrNotFound, strings.Join(missing, ", "))
+	}
+	if rec.entry(PassesInterface.UID) == nil {
+		rec.live = append(rec.live, &entry{rec: rec, desc: PassesInterface, impl: rec.passes})
+	}
+	return nil
+}
