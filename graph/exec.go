@@ -31,7 +31,9 @@ type Span struct {
 	// Exec identifies the graph execution the span belongs to; a
 	// subgraph's execution has its own.
 	Exec uint64
-	// Worker is the executor's worker that ran the node, from 0.
+	// Worker is the executor's worker that ran the node, from 0. Spans
+	// of a subgraph's nodes add the number of the worker that runs the
+	// subgraph's node, so a serial subgraph's spans nest in its node's.
 	Worker   int
 	Start    time.Time
 	Duration time.Duration
@@ -77,6 +79,9 @@ type Schedule struct {
 	obs    Observer
 	id     uint64
 	par    *parallelRun // Parallel's state, kept between executions
+	// worker0 is added to worker numbers in spans: a subgraph's spans
+	// carry the number of the worker that runs its node.
+	worker0 int
 
 	errMu sync.Mutex
 	err   error
@@ -131,12 +136,12 @@ func (s *Schedule) Run(ctx context.Context, worker, i int) error {
 	if s.obs != nil {
 		start = time.Now()
 	}
-	outs, err := s.call(ctx, n, in)
+	outs, err := s.call(ctx, n, in, worker)
 	if err == nil && s.p.nouts[i] >= 0 && len(outs) != s.p.nouts[i] {
 		err = fmt.Errorf("%w: %s returned %d outputs, want %d", ErrInvalid, n.def.Name(), len(outs), s.p.nouts[i])
 	}
 	if s.obs != nil {
-		s.obs(Span{Node: n, Exec: s.id, Worker: worker, Start: start, Duration: time.Since(start), Err: err})
+		s.obs(Span{Node: n, Exec: s.id, Worker: s.worker0 + worker, Start: start, Duration: time.Since(start), Err: err})
 	}
 	if err != nil {
 		return s.fail(n, err)
@@ -154,9 +159,9 @@ func (s *Schedule) SetOutputs(i int, outs []*tensor.Batch) {
 	s.done[i] = true
 }
 
-func (s *Schedule) call(ctx context.Context, n *Node, in []*tensor.Batch) (outs []*tensor.Batch, err error) {
+func (s *Schedule) call(ctx context.Context, n *Node, in []*tensor.Batch, worker int) (outs []*tensor.Batch, err error) {
 	if sub, ok := n.def.(*Graph); ok {
-		return sub.execute(ctx, in, s.obs)
+		return sub.execute(ctx, in, s.obs, s.worker0+worker)
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -193,10 +198,10 @@ func (s *Schedule) firstErr() error {
 // graph are serialized. The first node error stops the execution and is
 // returned as a *NodeError; a done ctx stops it with ctx's error.
 func (g *Graph) Execute(ctx context.Context, inputs ...*tensor.Batch) ([]*tensor.Batch, error) {
-	return g.execute(ctx, inputs, g.Observer)
+	return g.execute(ctx, inputs, g.Observer, 0)
 }
 
-func (g *Graph) execute(ctx context.Context, inputs []*tensor.Batch, obs Observer) ([]*tensor.Batch, error) {
+func (g *Graph) execute(ctx context.Context, inputs []*tensor.Batch, obs Observer, worker0 int) ([]*tensor.Batch, error) {
 	g.exec.Lock()
 	defer g.exec.Unlock()
 	if g.closed {
@@ -210,7 +215,7 @@ func (g *Graph) execute(ctx context.Context, inputs []*tensor.Batch, obs Observe
 		return nil, fmt.Errorf("graph %q: %w: %d inputs given, the graph has %d", g.name, ErrInvalid, len(inputs), len(g.inputs))
 	}
 	s := p.sched
-	s.inputs, s.obs, s.id, s.err = inputs, obs, execIDs.Add(1), nil
+	s.inputs, s.obs, s.id, s.err, s.worker0 = inputs, obs, execIDs.Add(1), nil, worker0
 	defer s.reset()
 	exec := g.Executor
 	if exec == nil {
