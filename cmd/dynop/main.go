@@ -1,4 +1,5 @@
-// Command dynop inspects the plugins a dynop host knows.
+// Command dynop inspects the plugins a dynop host knows and runs
+// pipelines of their operators.
 //
 // Usage:
 //
@@ -9,6 +10,11 @@
 //	dynop inspect [--json] PATH|ID|OPERATOR [PATH...]
 //	                                 show one plugin (a plugin file, or a plugin's ID)
 //	                                 or one operator's schema
+//	dynop run [flags] PIPELINE.yaml  run a pipeline file (see package pipeline)
+//	                                 and write its outputs; flags --in, --out,
+//	                                 --workers, --trace, --json, --no-fuse, --plugin
+//	dynop graph [--dot] PIPELINE.yaml
+//	                                 print the pipeline's graph after passes
 //	dynop help                       print this help
 //
 // The host knows the Go plugins compiled into this binary (the example
@@ -110,7 +116,20 @@ Commands:
                               show everything about one plugin (a plugin file, or
                               a plugin's ID) or one operator's schema, with the
                               plugin files PATH known too
+  run [flags] PIPELINE.yaml   run a pipeline file over its inputs and write its outputs:
+                              --in PATH | --in NAME=PATH   replace an input's files
+                              --out DIR                    write every output into DIR
+                              --workers N                  goroutines that run nodes
+                              --trace FILE                 write a Chrome trace (ui.perfetto.dev)
+                              --json                       print the summary as JSON
+                              --no-fuse                    keep pointwise operators apart
+                              --plugin FILE                load a plugin file (repeatable)
+  graph [--dot] [--plugin FILE] PIPELINE.yaml
+                              print a pipeline's graph after passes, or as Graphviz DOT
   help                        print this help
+
+Plugin files come from --plugin and DYNOP_PLUGIN_PATH (colon-separated) for
+run and graph, and from PATH arguments for list and inspect.
 `
 
 // errUsage marks errors after which the usage is worth reading.
@@ -119,7 +138,7 @@ var errUsage = errors.New("usage")
 // run executes the command line args and returns the exit status: 0 on
 // success, 1 on failure, 2 on a usage error.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	err := dispatch(ctx, args, stdout)
+	err := dispatch(ctx, args, stdout, stderr)
 	switch {
 	case err == nil:
 		return 0
@@ -134,7 +153,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-func dispatch(ctx context.Context, args []string, stdout io.Writer) error {
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return fmt.Errorf("%w: no command given", errUsage)
 	}
@@ -166,6 +185,10 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer) error {
 			return fmt.Errorf("%w: inspect takes a plugin file, a plugin ID or an operator name", errUsage)
 		}
 		return inspect(ctx, stdout, fs.Arg(0), fs.Args()[1:], *asJSON)
+	case "run":
+		return runCommand(ctx, args, stdout, stderr)
+	case "graph":
+		return graphCommand(ctx, args, stdout)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -1,0 +1,297 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"golang.org/x/term"
+
+	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/graph"
+	"github.com/dynop/dynop/pipeline"
+)
+
+// parseInterleaved parses flags that may come before or after the
+// positional arguments, which it returns; after "--" everything is
+// positional.
+func parseInterleaved(cmd string, fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parse(cmd, fs, args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+}
+
+// listFlag is a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
+
+// pipelineFlags are the flags run and graph share.
+type pipelineFlags struct {
+	plugins listFlag
+	noFuse  bool
+}
+
+func (f *pipelineFlags) register(fs *flag.FlagSet) {
+	fs.Var(&f.plugins, "plugin", "a plugin file to load (repeatable); DYNOP_PLUGIN_PATH adds more, colon-separated")
+	fs.BoolVar(&f.noFuse, "no-fuse", false, "do not fuse chains of pointwise operators")
+}
+
+// paths returns the plugin files from the flags and DYNOP_PLUGIN_PATH.
+func (f *pipelineFlags) paths() []string {
+	paths := append([]string(nil), f.plugins...)
+	for _, p := range filepath.SplitList(os.Getenv("DYNOP_PLUGIN_PATH")) {
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	return paths
+}
+
+// compile opens a host over the plugin files and compiles the pipeline
+// file; the caller closes both.
+func compile(ctx context.Context, file string, f *pipelineFlags, opts pipeline.Options) (*dynop.Host, *pipeline.Pipeline, error) {
+	spec, err := pipeline.Load(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := dynop.Open(ctx, dynop.Options{Paths: f.paths(), Logger: quietLogger()})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := brokenError(h.Broken()); err != nil {
+		return nil, nil, errors.Join(err, h.Close(ctx))
+	}
+	opts.NoFuse = f.noFuse
+	p, err := pipeline.Compile(ctx, h, spec, opts)
+	if err != nil {
+		return nil, nil, errors.Join(err, h.Close(ctx))
+	}
+	return h, p, nil
+}
+
+func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	var pf pipelineFlags
+	pf.register(fs)
+	var ins listFlag
+	fs.Var(&ins, "in", "replace an input's files: PATH (a file, directory or glob) when the pipeline has one input, or NAME=PATH (repeatable)")
+	out := fs.String("out", "", "write every output into this directory")
+	workers := fs.Int("workers", 0, "goroutines that run nodes (default GOMAXPROCS)")
+	trace := fs.String("trace", "", "write a Chrome trace-event JSON file (open it in ui.perfetto.dev) with a span per node execution")
+	asJSON := fs.Bool("json", false, "print the summary as JSON")
+	files, err := parseInterleaved("run", fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) != 1 {
+		return fmt.Errorf("%w: run takes one pipeline file, got %d arguments", errUsage, len(files))
+	}
+	if *workers < 0 {
+		return fmt.Errorf("%w: run: --workers %d: must be 0 (GOMAXPROCS) or more", errUsage, *workers)
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	opts := pipeline.Options{OutDir: *out, Workers: *workers, Trace: *trace != "", Progress: progress(stderr)}
+	if len(ins) > 0 {
+		opts.Inputs = map[string][]string{}
+		for _, in := range ins {
+			name, path, named := strings.Cut(in, "=")
+			if !named {
+				name, path = "", in
+			}
+			opts.Inputs[name] = append(opts.Inputs[name], path)
+		}
+	}
+	if paths, ok := opts.Inputs[""]; ok {
+		spec, err := pipeline.Load(files[0])
+		if err != nil {
+			return err
+		}
+		if len(spec.Inputs) != 1 {
+			return fmt.Errorf("%w: run: --in PATH needs a pipeline with one input; this one has %d, so use --in NAME=PATH", errUsage, len(spec.Inputs))
+		}
+		delete(opts.Inputs, "")
+		opts.Inputs[spec.Inputs[0].Name] = paths
+	}
+	h, p, err := compile(ctx, files[0], &pf, opts)
+	if err != nil {
+		return err
+	}
+	defer h.Close(context.Background())
+	defer p.Close()
+	sum, runErr := p.Run(ctx)
+	if *trace != "" {
+		if err := writeFile(*trace, p.WriteTrace); err != nil {
+			return errors.Join(runErr, err)
+		}
+	}
+	if runErr != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: no output written (%w)", runErr)
+		}
+		return fmt.Errorf("%w; no output written", runErr)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Schema string `json:"schema"`
+			*pipeline.Summary
+		}{"dynop.run/v1", sum})
+	}
+	return writeSummary(stdout, sum)
+}
+
+// writeFile writes a file through write, atomically.
+func writeFile(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := errors.Join(write(tmp), tmp.Close()); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func writeSummary(w io.Writer, sum *pipeline.Summary) error {
+	fmt.Fprintf(w, "%s: %d images in %d batches in %.3fs", sum.Pipeline, sum.Images, sum.Batches, sum.Seconds)
+	if sum.Seconds > 0 {
+		fmt.Fprintf(w, " (%.1f images/s)", float64(sum.Images)/sum.Seconds)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tDEFINITION\tPLUGIN\t   CALLS\t      TIME\t SHARE")
+	for _, n := range sum.Nodes {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%8d\t%8.2fms\t%5.1f%%\n", n.Node, n.Definition, orDash(n.Plugin), n.Calls, n.Seconds*1e3, n.Share*100)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, s := range sum.Skipped {
+		fmt.Fprintf(w, "skipped %s: %s\n", s.File, s.Error)
+	}
+	dirs := map[string]int{}
+	var order []string
+	for _, o := range sum.Outputs {
+		d := filepath.Dir(o)
+		if dirs[d]++; dirs[d] == 1 {
+			order = append(order, d)
+		}
+	}
+	for _, d := range order {
+		fmt.Fprintf(w, "wrote %d files to %s\n", dirs[d], d)
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// progress reports batches on w: a bar redrawn in place on a terminal,
+// a line per batch otherwise.
+func progress(w io.Writer) func(pipeline.Progress) {
+	f, ok := w.(*os.File)
+	tty := ok && term.IsTerminal(int(f.Fd()))
+	return func(p pipeline.Progress) {
+		skipped := ""
+		if p.Skipped > 0 {
+			skipped = fmt.Sprintf(", %d skipped", p.Skipped)
+		}
+		if !tty {
+			fmt.Fprintf(w, "batch %d/%d: %d images%s\n", p.Batch, p.Batches, p.Images, skipped)
+			return
+		}
+		const width = 30
+		done := width * p.Batch / max(p.Batches, 1)
+		fmt.Fprintf(w, "\r[%s%s] %d/%d batches, %d images%s", strings.Repeat("█", done), strings.Repeat("·", width-done), p.Batch, p.Batches, p.Images, skipped)
+		if p.Batch == p.Batches {
+			fmt.Fprintln(w)
+		}
+	}
+}
+
+func graphCommand(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("graph", flag.ContinueOnError)
+	var pf pipelineFlags
+	pf.register(fs)
+	dot := fs.Bool("dot", false, "print Graphviz DOT (render with: dot -Tsvg)")
+	files, err := parseInterleaved("graph", fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) != 1 {
+		return fmt.Errorf("%w: graph takes one pipeline file, got %d arguments", errUsage, len(files))
+	}
+	// The graph needs no output directory; the temporary one stands in.
+	h, p, err := compile(ctx, files[0], &pf, pipeline.Options{OutDir: os.TempDir()})
+	if err != nil {
+		return err
+	}
+	defer h.Close(context.Background())
+	defer p.Close()
+	if *dot {
+		return p.Graph().WriteDOT(stdout)
+	}
+	return writeTree(stdout, p.Graph().Nodes(), "")
+}
+
+// writeTree lists nodes, one per line, with their definitions and
+// inputs, subgraphs indented under their node.
+func writeTree(w io.Writer, nodes []*graph.Node, indent string) error {
+	for _, n := range nodes {
+		if n.IsInput() {
+			if _, err := fmt.Fprintf(w, "%sinput %s\n", indent, n.Name()); err != nil {
+				return err
+			}
+			continue
+		}
+		var from []string
+		for _, p := range n.Inputs() {
+			from = append(from, p.String())
+		}
+		sub, isGraph := n.Definition().(*graph.Graph)
+		what := n.Definition().Name()
+		if d, ok := n.Definition().(*graph.OperatorDef); ok && d.Instance.Plugin() != "" {
+			what += " (" + d.Instance.Plugin() + ")"
+		} else if isGraph {
+			what = "subgraph"
+		}
+		if _, err := fmt.Fprintf(w, "%s%s: %s <- %s\n", indent, n.Name(), what, strings.Join(from, ", ")); err != nil {
+			return err
+		}
+		if isGraph {
+			if err := writeTree(w, sub.Nodes(), indent+"    "); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

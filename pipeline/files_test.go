@@ -1,0 +1,116 @@
+package pipeline_test
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/dynop/dynop/pipeline"
+)
+
+// tree makes the files named, and their directories, under a temporary
+// directory, and returns it.
+func tree(t *testing.T, names ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range names {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, nil, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestFiles(t *testing.T) {
+	dir := tree(t,
+		"images/b.png", "images/a.png", "images/c.PNG", "images/notes.txt", "images/d.JPeG", "images/e.jpg",
+		"images/sub/f.png", "images/dir.png/g.png",
+		"one.jpg", "other/h.png", "other/a.png",
+	)
+	spec := &pipeline.Spec{Dir: dir}
+	for _, c := range []struct {
+		name  string
+		files []string
+		want  []string
+	}{
+		{"file", []string{"one.jpg"}, []string{"one.jpg"}},
+		{"unclean file", []string{"./images/../one.jpg"}, []string{"one.jpg"}},
+		{"directory", []string{"images"}, []string{"images/a.png", "images/b.png", "images/c.PNG", "images/d.JPeG", "images/e.jpg"}},
+		{"directory with slash", []string{"other/"}, []string{"other/a.png", "other/h.png"}},
+		{"glob", []string{"images/*.png"}, []string{"images/a.png", "images/b.png"}}, // not the directory dir.png
+		{"glob over directories", []string{"*/a.png"}, []string{"images/a.png", "other/a.png"}},
+		{"glob of a directory's files", []string{"images/*/*"}, []string{"images/dir.png/g.png", "images/sub/f.png"}},
+		{"pattern order", []string{"other", "one.jpg", "images/b.png"}, []string{"other/a.png", "other/h.png", "one.jpg", "images/b.png"}},
+		{"each file once", []string{"images/b.png", "images/*.png", "images/", "./one.jpg", "one.jpg"},
+			[]string{"images/b.png", "images/a.png", "images/c.PNG", "images/d.JPeG", "images/e.jpg", "one.jpg"}},
+		{"absolute", []string{filepath.Join(dir, "other", "h.png")}, []string{"other/h.png"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := spec.Files(pipeline.Input{Name: "photos", Files: c.files})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]string, len(c.want))
+			for i, w := range c.want {
+				want[i] = filepath.Join(dir, filepath.FromSlash(w))
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("got %q\nwant %q", got, want)
+			}
+		})
+	}
+}
+
+func TestFilesErrors(t *testing.T) {
+	dir := tree(t, "images/a.png", "empty/notes.txt", "empty/sub/b.png")
+	spec := &pipeline.Spec{Dir: dir}
+	at := pipeline.Pos{File: "p.yaml", Line: 3, Col: 5}
+	for _, c := range []struct {
+		name  string
+		file  string
+		words []string
+		is    error
+	}{
+		{"missing file", "missing.png", []string{`"missing.png": `, "no such file or directory"}, fs.ErrNotExist},
+		{"glob matching nothing", "images/*.jpg", []string{`"images/*.jpg": matches no files`}, nil},
+		{"glob matching directories only", "*", []string{`"*": matches no files`}, nil},
+		{"directory without images", "empty", []string{`"empty": no *.png, *.jpg or *.jpeg files in directory ` + filepath.Join(dir, "empty")}, nil},
+		{"bad glob", "images/[a.png", []string{`"images/[a.png": syntax error in pattern`}, filepath.ErrBadPattern},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			files, err := spec.Files(pipeline.Input{Name: "photos", Files: []string{"images/a.png", c.file}, Pos: at})
+			if files != nil {
+				t.Errorf("got files %q with the error", files)
+			}
+			errorCase{want: "p.yaml:3:5: inputs.photos.files[1]: ", words: c.words, is: c.is}.check(t, err)
+		})
+	}
+}
+
+// TestFilesAll checks that Files reports every pattern that gives no
+// files.
+func TestFilesAll(t *testing.T) {
+	spec := &pipeline.Spec{Dir: t.TempDir()}
+	_, err := spec.Files(pipeline.Input{Name: "photos", Files: []string{"a.png", "b/*.png", "c.png"}})
+	list := problems(t, err)
+	if len(list) != 3 {
+		t.Fatalf("got %d errors, want 3: %v", len(list), err)
+	}
+	for i, e := range list {
+		if want := fmt.Sprintf("inputs.photos.files[%d]", i); e.Field != want {
+			t.Errorf("error %d: field %q, want %q", i, e.Field, want)
+		}
+	}
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "matches no files") {
+		t.Errorf("got %v", err)
+	}
+}

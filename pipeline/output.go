@@ -1,0 +1,172 @@
+package pipeline
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// staging holds a run's output files in a hidden directory inside each
+// output directory until the run succeeds.
+type staging struct {
+	outputs []outputPlan
+	dirs    map[string]string // output dir -> its staging dir
+	files   []stagedFile
+}
+
+type stagedFile struct{ staged, final string }
+
+func newStaging(outputs []outputPlan) (*staging, error) {
+	s := &staging{outputs: outputs, dirs: map[string]string{}}
+	for _, o := range outputs {
+		if _, ok := s.dirs[o.dir]; ok {
+			continue
+		}
+		dir, err := os.MkdirTemp(o.dir, ".dynop-run-")
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("output %q: %w: %w", o.name, ErrOutput, err), s.discard())
+		}
+		s.dirs[o.dir] = dir
+	}
+	return s, nil
+}
+
+// write stages the file name of output k.
+func (s *staging) write(k int, name string, data []byte) error {
+	o := s.outputs[k]
+	staged := filepath.Join(s.dirs[o.dir], name)
+	if err := os.WriteFile(staged, data, 0o644); err != nil {
+		return fmt.Errorf("output %q: %w: %w", o.name, ErrOutput, err)
+	}
+	s.files = append(s.files, stagedFile{staged, filepath.Join(o.dir, name)})
+	return nil
+}
+
+// commit moves the staged files into place, replacing files of the same
+// name, and removes the staging directories. It returns the final paths.
+func (s *staging) commit() ([]string, error) {
+	var done []string
+	for _, f := range s.files {
+		if err := os.Rename(f.staged, f.final); err != nil {
+			return done, errors.Join(fmt.Errorf("%w: %w", ErrOutput, err), s.discard())
+		}
+		done = append(done, f.final)
+	}
+	return done, s.discard()
+}
+
+// discard removes the staging directories and what is left in them.
+func (s *staging) discard() error {
+	var errs []error
+	for _, dir := range s.dirs {
+		errs = append(errs, os.RemoveAll(dir))
+	}
+	return errors.Join(errs...)
+}
+
+// Summary is what a run did.
+type Summary struct {
+	Pipeline  string     `json:"pipeline"`
+	File      string     `json:"file"`
+	BatchSize int        `json:"batch_size"`
+	Workers   int        `json:"workers"` // 0: GOMAXPROCS
+	Fused     bool       `json:"fused"`
+	Batches   int        `json:"batches"`
+	Images    int        `json:"images"`
+	Skipped   []Skipped  `json:"skipped,omitempty"`
+	Outputs   []string   `json:"outputs,omitempty"`
+	Seconds   float64    `json:"seconds"`
+	Nodes     []NodeStat `json:"nodes"`
+}
+
+// Skipped is an input that on_error: skip left out.
+type Skipped struct {
+	File  string `json:"file"`
+	Error string `json:"error"`
+}
+
+// NodeStat is the time one top-level node took over a run; a fused or
+// grouped node counts as one.
+type NodeStat struct {
+	Node       string  `json:"node"`
+	Definition string  `json:"definition"`
+	Plugin     string  `json:"plugin,omitempty"`
+	Calls      int     `json:"calls"`
+	Seconds    float64 `json:"seconds"`
+	// Share is the node's part of the time all nodes took, 0 to 1.
+	Share float64 `json:"share"`
+}
+
+func (p *Pipeline) summarize(sum *Summary) *Summary {
+	sum.Seconds = time.Since(p.start).Seconds()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var total time.Duration
+	for _, st := range p.stats {
+		total += st.time
+	}
+	sum.Nodes = sum.Nodes[:0]
+	for n, st := range p.stats {
+		ns := NodeStat{Node: n.Name(), Definition: definitionOf(n), Plugin: pluginOf(n), Calls: st.calls, Seconds: st.time.Seconds()}
+		if total > 0 {
+			ns.Share = float64(st.time) / float64(total)
+		}
+		sum.Nodes = append(sum.Nodes, ns)
+	}
+	slices.SortFunc(sum.Nodes, func(a, b NodeStat) int {
+		return cmp.Or(cmp.Compare(b.Seconds, a.Seconds), cmp.Compare(a.Node, b.Node))
+	})
+	return sum
+}
+
+// WriteTrace writes the spans of the last run as Chrome trace-event JSON,
+// which Perfetto (ui.perfetto.dev) and chrome://tracing open: one
+// complete event per node execution on the row of the worker that ran
+// it, and one per batch on the first row. Compile with Options.Trace.
+func (p *Pipeline) WriteTrace(w io.Writer) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	type event struct {
+		Name string         `json:"name"`
+		Cat  string         `json:"cat,omitempty"`
+		Ph   string         `json:"ph"`
+		TS   float64        `json:"ts"`
+		Dur  float64        `json:"dur,omitempty"`
+		PID  int            `json:"pid"`
+		TID  int            `json:"tid"`
+		Args map[string]any `json:"args,omitempty"`
+	}
+	us := func(t time.Time) float64 { return float64(t.Sub(p.start).Nanoseconds()) / 1e3 }
+	events := []event{
+		{Name: "process_name", Ph: "M", PID: 1, Args: map[string]any{"name": "dynop run " + p.graph.Name()}},
+		{Name: "thread_name", Ph: "M", PID: 1, TID: 0, Args: map[string]any{"name": "batches"}},
+	}
+	workers := map[int]bool{}
+	for i, b := range p.batches {
+		events = append(events, event{Name: fmt.Sprintf("batch %d", i+1), Cat: "batch", Ph: "X", TS: us(b.start),
+			Dur: float64(b.dur.Nanoseconds()) / 1e3, PID: 1, Args: map[string]any{"images": b.n}})
+	}
+	for _, s := range p.spans {
+		args := map[string]any{"definition": definitionOf(s.Node)}
+		if pl := pluginOf(s.Node); pl != "" {
+			args["plugin"] = pl
+		}
+		if s.Err != nil {
+			args["error"] = s.Err.Error()
+		}
+		workers[s.Worker] = true
+		events = append(events, event{Name: s.Node.Path(), Cat: "node", Ph: "X", TS: us(s.Start),
+			Dur: float64(s.Duration.Nanoseconds()) / 1e3, PID: 1, TID: s.Worker + 1, Args: args})
+	}
+	for wk := range workers {
+		events = append(events, event{Name: "thread_name", Ph: "M", PID: 1, TID: wk + 1, Args: map[string]any{"name": fmt.Sprintf("worker %d", wk)}})
+	}
+	enc := json.NewEncoder(w)
+	return enc.Encode(map[string]any{"traceEvents": events, "displayTimeUnit": "ms"})
+}

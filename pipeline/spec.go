@@ -1,0 +1,165 @@
+package pipeline
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/dynop/dynop/op"
+)
+
+// ErrInvalid is wrapped by every error that reports a problem with a
+// pipeline file.
+var ErrInvalid = errors.New("invalid pipeline")
+
+// Pos is a position in a pipeline file.
+type Pos struct {
+	File      string // as given to Parse
+	Line, Col int    // from 1
+}
+
+// String returns the position as "file:line:col".
+func (p Pos) String() string { return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col) }
+
+// Error is one problem with a pipeline file.
+type Error struct {
+	Pos Pos // where the problem is
+	// Field is the path of the field at fault, such as
+	// "operators[2].args.width" or "outputs.thumbs.from"; empty for
+	// problems with the file as a whole.
+	Field string
+	Msg   string // what the problem is
+	// Err wraps ErrInvalid and, where it is the cause, an error of
+	// package op (such as op.ErrNotFound or op.ErrArgument), of the file
+	// system or of the YAML parser.
+	Err error
+}
+
+// Error returns "file:line:col: field: msg".
+func (e *Error) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("%s: %s", e.Pos, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s: %s", e.Pos, e.Field, e.Msg)
+}
+
+// Unwrap returns e.Err.
+func (e *Error) Unwrap() error { return e.Err }
+
+// OnError says what a pipeline does when an input file cannot be
+// processed.
+type OnError string
+
+// The values of on_error.
+const (
+	Stop OnError = "stop" // stop the pipeline with the error
+	Skip OnError = "skip" // report the file and go on without it
+)
+
+// Spec is a parsed pipeline file.
+type Spec struct {
+	File      string   // the path it was read from
+	Dir       string   // the directory relative paths resolve against
+	Version   int      // of the format: 1
+	Name      string   // optional
+	BatchSize int      // how many input files to process at once
+	OnError   OnError  // what to do with an input file that fails
+	Inputs    []Input  // in file order
+	Operators []Node   // in file order
+	Outputs   []Output // in file order
+}
+
+// Input is a named set of input files.
+type Input struct {
+	Name string // unique among inputs and operators
+	// Files are the paths, directories and globs as written, relative to
+	// the spec's Dir; [Spec.Files] expands them.
+	Files []string
+	Pos   Pos // of the name
+}
+
+// Node is an operator of the pipeline.
+type Node struct {
+	Name   string    // unique among inputs and operators
+	Op     string    // the operator's name in the registry
+	Inputs []Ref     // one per input of the operator, in order
+	Args   op.Args   // as ints (int64), floats, bools, strings, nil and []any of them
+	Device op.Device // op.CPU unless given
+	Pos    Pos       // of the operator's entry
+	// ArgPos is the position of each argument's key.
+	ArgPos map[string]Pos
+
+	// valuePos holds the positions of the values given: by field
+	// ("op", "device"...) and, for an argument, by "args." and its name.
+	valuePos map[string]Pos
+}
+
+// at returns the position of field's value, or of the node where the
+// field is not given.
+func (n *Node) at(field string) Pos {
+	if pos, ok := n.valuePos[field]; ok {
+		return pos
+	}
+	return n.Pos
+}
+
+// Ref refers to an output of an operator, or to an input.
+type Ref struct {
+	Node string // an operator's or an input's name
+	// Output is the name of the operator's output: as written, and after
+	// [Spec.Validate] always, from the operator's schema. It is empty for
+	// inputs.
+	Output string
+	Pos    Pos // of the reference
+}
+
+// String returns the reference as written in a file: "node" or
+// "node.output".
+func (r Ref) String() string {
+	if r.Output == "" {
+		return r.Node
+	}
+	return r.Node + "." + r.Output
+}
+
+// Output is a named result of the pipeline, written as image files.
+type Output struct {
+	Name string // unique among outputs
+	From Ref    // what to write
+	// Dir is the directory to write into, relative to the spec's Dir;
+	// empty if not given.
+	Dir     string
+	Format  string // "png" (the default) or "jpeg"
+	Quality int    // jpeg quality from 1 to 100, or 0 for the encoder's default
+	Pos     Pos    // of the name
+}
+
+// errorList collects the problems found in a file.
+type errorList []*Error
+
+// add records a problem; cause, if not nil, is wrapped with ErrInvalid.
+func (l *errorList) add(pos Pos, field string, cause error, msg string) {
+	err := ErrInvalid
+	if cause != nil {
+		err = fmt.Errorf("%w: %w", ErrInvalid, cause)
+	}
+	*l = append(*l, &Error{Pos: pos, Field: field, Msg: msg, Err: err})
+}
+
+// addf records a problem with a formatted message.
+func (l *errorList) addf(pos Pos, field, format string, args ...any) {
+	l.add(pos, field, nil, fmt.Sprintf(format, args...))
+}
+
+// err returns the problems sorted by position and joined, or nil.
+func (l errorList) err() error {
+	slices.SortStableFunc(l, func(a, b *Error) int {
+		return cmp.Or(cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Col, b.Pos.Col))
+	})
+	errs := make([]error, len(l))
+	for i, e := range l {
+		errs[i] = e
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,336 @@
+package pipeline
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/dynop/dynop/op"
+)
+
+// Validate checks s against the operators of reg: that each operator
+// exists, has a backend for its device on this machine and valid
+// arguments, that each node has as many inputs as its operator takes,
+// that every reference names an input, or an operator and one of its
+// outputs, and that the operators form no cycle. It fills in the output
+// name of every reference to an operator. It runs no operator or plugin
+// code: it only reads schemas, through [op.Registry.Lookup] and
+// [op.Registry.Check]. Every problem is reported, as [*Error]s sorted by
+// position and joined with [errors.Join].
+func (s *Spec) Validate(reg *op.Registry) error {
+	v := &validator{spec: s, reg: reg, inputs: map[string]bool{}, schemas: map[string]*op.Schema{}}
+	for _, in := range s.Inputs {
+		v.inputs[in.Name] = true
+	}
+	for i := range s.Operators {
+		v.operator(i)
+	}
+	for i := range s.Operators {
+		v.nodeInputs(i)
+	}
+	for i := range s.Outputs {
+		o := &s.Outputs[i]
+		v.resolve(&o.From, "outputs."+o.Name+".from")
+	}
+	v.cycles()
+	return v.errs.err()
+}
+
+// validator checks one spec.
+type validator struct {
+	spec   *Spec
+	reg    *op.Registry
+	inputs map[string]bool
+	// schemas holds each operator's schema by node name: nil where the
+	// operator is unknown.
+	schemas map[string]*op.Schema
+	errs    errorList
+}
+
+// operator looks up the schema of operator i and checks its device and
+// arguments.
+func (v *validator) operator(i int) {
+	n := &v.spec.Operators[i]
+	path := fmt.Sprintf("operators[%d]", i)
+	e, err := v.reg.Lookup(n.Op)
+	if err != nil {
+		v.schemas[n.Name] = nil
+		v.errs.add(n.at("op"), path+".op", err, opMessage(err))
+		return
+	}
+	v.schemas[n.Name] = &e.Schema
+	_, err = v.reg.Check(n.Op, n.Args, op.OnDevice(n.Device))
+	if err == nil {
+		return
+	}
+	found := v.args(n, &e.Schema, path+".args")
+	switch {
+	case errors.Is(err, op.ErrUnsupported):
+		v.errs.add(n.at("device"), path+".device", err, opMessage(err))
+	case !found: // about no one argument: reported whole, at the operator
+		for _, e := range split(err) {
+			v.errs.add(n.Pos, path, e, opMessage(e))
+		}
+	}
+}
+
+// split returns the errors that err joins, or err alone, or none if err
+// is nil.
+func split(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		return joined.Unwrap()
+	}
+	return []error{err}
+}
+
+// discard drops the warnings about deprecated argument names that args
+// would repeat: Registry.Check has logged them.
+var discard = slog.New(slog.DiscardHandler)
+
+// args reports the problems with n's arguments, each at the argument it
+// concerns, and whether there were any.
+//
+// Registry.Check reports all problems at once, naming the argument only
+// in its messages. Rather than parse them, args checks each argument of
+// the schema alone, against a copy of the schema with that argument only
+// (required only if it is not given), and each unknown name against a
+// copy in which no argument is required: the messages stay op's own, and
+// each concerns the argument checked. Only schemas are read, as by
+// Registry.Check.
+func (v *validator) args(n *Node, s *op.Schema, path string) bool {
+	given := map[string][]string{} // the names each argument is given by
+	var unknown []string
+	for _, name := range slices.SortedFunc(maps.Keys(n.Args), byPos(n.ArgPos)) {
+		if a, ok := s.Arg(name); ok {
+			given[a.Name] = append(given[a.Name], name)
+		} else {
+			unknown = append(unknown, name)
+		}
+	}
+	found := false
+	check := func(args []op.Arg, names []string, pos Pos, field string) {
+		one := *s
+		one.Args = args
+		picked := make(op.Args, len(names))
+		for _, name := range names {
+			picked[name] = n.Args[name]
+		}
+		_, err := one.Check(picked, discard)
+		for _, e := range split(err) {
+			v.errs.add(pos, field, e, e.Error())
+			found = true
+		}
+	}
+	optional := slices.Clone(s.Args)
+	for i := range optional {
+		optional[i].Required = false
+	}
+	for i, a := range s.Args {
+		names := given[a.Name]
+		if len(names) == 0 { // a required argument missing, if anything
+			check(s.Args[i:i+1], nil, n.Pos, path+"."+a.Name)
+			continue
+		}
+		last := names[len(names)-1]
+		check(optional[i:i+1], names, n.at("args."+last), path+"."+last)
+	}
+	for _, name := range unknown {
+		check(optional, []string{name}, n.ArgPos[name], path+"."+name)
+	}
+	return found
+}
+
+// byPos orders argument names by the position of their keys.
+func byPos(pos map[string]Pos) func(a, b string) int {
+	return func(a, b string) int {
+		pa, pb := pos[a], pos[b]
+		return cmp.Or(cmp.Compare(pa.Line, pb.Line), cmp.Compare(pa.Col, pb.Col), strings.Compare(a, b))
+	}
+}
+
+// opMessage returns the message of an error from package op, without
+// the package's prefix, which the position replaces.
+func opMessage(err error) string { return strings.TrimPrefix(err.Error(), "op: ") }
+
+// nodeInputs checks the number of operator i's inputs and resolves them.
+func (v *validator) nodeInputs(i int) {
+	n := &v.spec.Operators[i]
+	path := fmt.Sprintf("operators[%d].inputs", i)
+	if s := v.schemas[n.Name]; s != nil && (len(n.Inputs) < s.MinInputs() || len(n.Inputs) > len(s.Inputs)) {
+		v.errs.addf(n.at("inputs"), path, "%s %s, got %d", s.Name, takes(s), len(n.Inputs))
+	}
+	for j := range n.Inputs {
+		v.resolve(&n.Inputs[j], fmt.Sprintf("%s[%d]", path, j))
+	}
+}
+
+// takes says how many inputs an operator takes.
+func takes(s *op.Schema) string {
+	names := make([]string, len(s.Inputs))
+	for i, in := range s.Inputs {
+		names[i] = in.Name
+	}
+	switch lo, hi := s.MinInputs(), len(s.Inputs); {
+	case hi == 0:
+		return "takes no inputs"
+	case lo == hi:
+		return fmt.Sprintf("takes %d input%s (%s)", hi, plural(hi), strings.Join(names, ", "))
+	default:
+		return fmt.Sprintf("takes %d to %d inputs (%s; %s optional)", lo, hi, strings.Join(names, ", "), strings.Join(names[lo:], ", "))
+	}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// resolve checks that r refers to an input or to an output of an
+// operator, and fills in the output's name.
+func (v *validator) resolve(r *Ref, field string) {
+	if v.inputs[r.Node] {
+		if r.Output != "" {
+			v.errs.addf(r.Pos, field, "input %q has no output %q; refer to it as %q", r.Node, r.Output, r.Node)
+		}
+		return
+	}
+	s, ok := v.schemas[r.Node]
+	switch {
+	case !ok:
+		names := slices.Concat(slices.Collect(maps.Keys(v.inputs)), slices.Collect(maps.Keys(v.schemas)))
+		slices.Sort(names) // the same suggestion every time
+		v.errs.addf(r.Pos, field, "no operator or input is called %q%s", r.Node, didYouMean(r.Node, names))
+	case s != nil: // nil: an unknown operator, reported
+		v.output(r, s, field)
+	}
+}
+
+// output checks that r names an output of s, filling it in if r names
+// none and s has one.
+func (v *validator) output(r *Ref, s *op.Schema, field string) {
+	outs := make([]string, len(s.Outputs))
+	for i, o := range s.Outputs {
+		outs[i] = o.Name
+	}
+	list := strings.Join(outs, ", ")
+	switch {
+	case len(outs) == 0:
+		v.errs.addf(r.Pos, field, "%q (%s) has no outputs", r.Node, s.Name)
+	case r.Output == "" && len(outs) == 1:
+		r.Output = outs[0]
+	case r.Output == "":
+		v.errs.addf(r.Pos, field, "%q (%s) has %d outputs (%s): name one, as in %q", r.Node, s.Name, len(outs), list, r.Node+"."+outs[0])
+	case !slices.Contains(outs, r.Output):
+		v.errs.addf(r.Pos, field, "%q (%s) has no output %q; its outputs: %s", r.Node, s.Name, r.Output, list)
+	}
+}
+
+// cycles reports each cycle among the operators, found by a depth-first
+// search along their inputs.
+func (v *validator) cycles() {
+	preds := v.spec.preds()
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	state := make([]int, len(preds))
+	var path []int
+	var visit func(i int)
+	visit = func(i int) {
+		state[i] = onPath
+		path = append(path, i)
+		for _, j := range preds[i] {
+			switch state[j] {
+			case unseen:
+				visit(j)
+			case onPath:
+				v.cycle(path[slices.Index(path, j):])
+			}
+		}
+		path = path[:len(path)-1]
+		state[i] = done
+	}
+	for i := range preds {
+		if state[i] == unseen {
+			visit(i)
+		}
+	}
+}
+
+// cycle reports the cycle of operators whose path along inputs is path,
+// at the operator on it that comes first in the file.
+func (v *validator) cycle(path []int) {
+	c := slices.Clone(path)
+	slices.Reverse(c) // in the direction data flows
+	first := slices.Index(c, slices.Min(c))
+	c = append(c[first:], c[:first]...)
+	names := make([]string, len(c)+1)
+	for k, i := range c {
+		names[k] = v.spec.Operators[i].Name
+	}
+	names[len(c)] = names[0]
+	v.errs.addf(v.spec.Operators[c[0]].Pos, fmt.Sprintf("operators[%d]", c[0]), "cycle: %s", strings.Join(names, " -> "))
+}
+
+// Order returns the indices of s.Operators in an order in which every
+// operator comes after the operators its inputs refer to; of the
+// operators that may come next, the first in the file does. It is
+// meaningful after [Spec.Validate] succeeded: operators on a cycle, and
+// after one, are left out.
+func (s *Spec) Order() []int {
+	preds := s.preds()
+	waiting := make([]int, len(preds)) // operators each waits for
+	next := make([][]int, len(preds))  // operators waiting for each
+	var ready []int                    // sorted
+	for i, ps := range preds {
+		waiting[i] = len(ps)
+		for _, j := range ps {
+			next[j] = append(next[j], i)
+		}
+		if len(ps) == 0 {
+			ready = append(ready, i)
+		}
+	}
+	order := make([]int, 0, len(preds))
+	for len(ready) > 0 {
+		i := ready[0]
+		ready = ready[1:]
+		order = append(order, i)
+		for _, j := range next[i] {
+			waiting[j]--
+			if waiting[j] == 0 {
+				k, _ := slices.BinarySearch(ready, j)
+				ready = slices.Insert(ready, k, j)
+			}
+		}
+	}
+	return order
+}
+
+// preds returns, for each operator, the operators its inputs refer to,
+// each once.
+func (s *Spec) preds() [][]int {
+	index := make(map[string]int, len(s.Operators))
+	for i, n := range s.Operators {
+		index[n.Name] = i
+	}
+	preds := make([][]int, len(s.Operators))
+	for i, n := range s.Operators {
+		for _, r := range n.Inputs {
+			if j, ok := index[r.Node]; ok && !slices.Contains(preds[i], j) {
+				preds[i] = append(preds[i], j)
+			}
+		}
+	}
+	return preds
+}
