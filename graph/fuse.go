@@ -114,7 +114,7 @@ func (fused) Execute(ctx context.Context, s *Schedule) error {
 	var walk func(dst, src *tensor.Tensor) error
 	switch in.DType() {
 	case tensor.Uint8:
-		walk = walker(funcs, func(f op.PointwiseFuncs) func([]uint8) { return f.Uint8 })
+		walk = lutWalker(funcs)
 	case tensor.Float32:
 		walk = walker(funcs, func(f op.PointwiseFuncs) func([]float32) { return f.Float32 })
 	}
@@ -170,6 +170,44 @@ func walker[T tensor.Number](funcs []op.PointwiseFuncs, pick func(op.PointwiseFu
 			for _, f := range stages {
 				f(block)
 			}
+		}
+		return nil
+	}
+}
+
+// lutWalker returns the walk of a uint8 chain, or nil if a stage has no
+// uint8 function. A pointwise function of a uint8 is a table of 256
+// entries, so the chain's stages applied to the table 0..255 give one
+// table for the whole chain: the walk is a single lookup per element.
+func lutWalker(funcs []op.PointwiseFuncs) func(dst, src *tensor.Tensor) error {
+	var lut [256]uint8
+	for i := range lut {
+		lut[i] = uint8(i)
+	}
+	for _, f := range funcs {
+		if f.Uint8 == nil {
+			return nil
+		}
+		f.Uint8(lut[:])
+	}
+	return func(dst, src *tensor.Tensor) error {
+		d, err := tensor.Values[uint8](dst)
+		if err != nil {
+			return err
+		}
+		if !src.IsContiguous() {
+			if err := dst.CopyFrom(src); err != nil {
+				return err
+			}
+			src = dst
+		}
+		s, err := tensor.Values[uint8](src)
+		if err != nil {
+			return err
+		}
+		s = s[:len(d)]
+		for i, v := range s {
+			d[i] = lut[v]
 		}
 		return nil
 	}

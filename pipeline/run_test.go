@@ -26,7 +26,7 @@ import (
 
 // runHost opens a host with the image plugin and the operators of
 // extra registered directly.
-func runHost(t *testing.T, extra ...op.Operator) *dynop.Host {
+func runHost(t testing.TB, extra ...op.Operator) *dynop.Host {
 	t.Helper()
 	h, err := dynop.Open(context.Background(), dynop.Options{Plugins: []plugin.Plugin{imageplugin.New()}, NoRegistered: true})
 	if err != nil {
