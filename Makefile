@@ -9,10 +9,16 @@ PLUGIN_CFLAGS = -std=c99
 PLUGIN_CXXFLAGS = -std=c++17 -fno-gnu-unique
 PLUGINS = plugins/vecmath/libdynop_vecmath.so plugins/stats/libdynop_stats.so plugins/imgproc/libdynop_imgproc.so
 
-.PHONY: demo test bench build plugins clean
+.PHONY: demo examples test bench build plugins clean
 
-## demo: run the demo host programs over the example plugins.
-demo: plugins
+## demo: the main job. Build the CLI and the example plugins, run the
+## demo pipeline over the bundled images and say where the results are.
+demo: build
+	bin/dynop run examples/pipelines/demo.yaml --plugin plugins/imgproc/libdynop_imgproc.so --trace examples/pipelines/out/trace.json
+	@echo "results: examples/pipelines/out/*.png (trace: examples/pipelines/out/trace.json, open it in ui.perfetto.dev)"
+
+## examples: run the other example host programs over the example plugins.
+examples: plugins
 	$(GO) run ./examples/lifecycle
 	$(GO) run ./examples/native $(PLUGINS)
 	$(GO) run ./examples/operators plugins/imgproc/libdynop_imgproc.so
@@ -22,7 +28,7 @@ demo: plugins
 test:
 	$(GO) vet ./...
 	GODEBUG=cgocheck=1 $(GO) test -race ./...
-	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./loader/... ./plugins/... ./examples/native/ ./examples/operators/
+	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./loader/... ./plugins/... ./examples/native/ ./examples/operators/ ./cmd/dynop/
 
 ## bench: every benchmark, with allocations.
 bench:

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const demo = "../../examples/pipelines/demo.yaml"
+
+func TestRunDemoPipeline(t *testing.T) {
+	out := t.TempDir()
+	trace := filepath.Join(t.TempDir(), "trace.json")
+	code, stdout, stderr := runCLI(t, "run", demo, "--out", out, "--workers", "2", "--trace", trace)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"demo: 6 images in 2 batches", "NODE", "contrast+gamma+invert", "[image.Adjust image.Gamma image.Invert]", "wrote 6 files to " + out} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	// Not a terminal: a plain line per batch.
+	if stderr != "batch 1/2: 4 images\nbatch 2/2: 6 images\n" {
+		t.Errorf("progress %q", stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "*.png"))
+	if len(files) != 6 {
+		t.Errorf("%d output files: %v", len(files), files)
+	}
+	var tr struct{ TraceEvents []map[string]any }
+	data, err := os.ReadFile(trace)
+	if err != nil || json.Unmarshal(data, &tr) != nil || len(tr.TraceEvents) < 12 {
+		t.Errorf("trace: %v, %d events", err, len(tr.TraceEvents))
+	}
+
+	code, stdout, stderr = runCLI(t, "run", "--json", "--no-fuse", "--in", "../../examples/pipelines/images/rings.png", "--out", out, demo)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var sum struct {
+		Schema string
+		Images int
+		Fused  bool
+		Nodes  []struct{ Node string }
+	}
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatalf("--json: %v\n%s", err, stdout)
+	}
+	var nodes []string
+	for _, n := range sum.Nodes {
+		nodes = append(nodes, n.Node)
+	}
+	if sum.Schema != "dynop.run/v1" || sum.Images != 1 || sum.Fused || !slices.Contains(nodes, "gamma") {
+		t.Errorf("summary %+v", sum)
+	}
+}
+
+func TestGraphCommand(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "graph", demo, "--dot")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{`digraph "demo" {`, `subgraph "cluster_`, `label="contrast+gamma+invert (fused)"`, `label="photos"`, `label="thumbs"`} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("DOT lacks %s:\n%s", want, stdout)
+		}
+	}
+	code, stdout, _ = runCLI(t, "graph", "--no-fuse", demo)
+	if code != 0 || !strings.Contains(stdout, "gamma: image.Gamma (dynop.plugin.image) <- contrast.adjusted") || strings.Contains(stdout, "subgraph") {
+		t.Errorf("graph --no-fuse: exit %d\n%s", code, stdout)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("inputs: {a: {files: x.png}}\noperators:\n  - {name: d, op: image.Decod, inputs: [a]}\noutputs: {o: {from: d}}\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"run"}, 2, "run takes one pipeline file, got 0 arguments"},
+		{[]string{"run", demo, demo}, 2, "got 2 arguments"},
+		{[]string{"run", demo, "--workers", "-1"}, 2, "--workers -1: must be 0 (GOMAXPROCS) or more"},
+		{[]string{"run", demo, "--in", "nope=x.png"}, 1, `--in names input "nope"; the pipeline's inputs are photos`},
+		{[]string{"run", filepath.Join(dir, "missing.yaml")}, 1, "missing.yaml: no such file"},
+		{[]string{"run", bad}, 1, `bad.yaml:3:`},
+		{[]string{"run", bad}, 1, `did you mean "image.Decode"`},
+		{[]string{"graph"}, 2, "graph takes one pipeline file"},
+	} {
+		code, _, stderr := runCLI(t, c.args...)
+		if code != c.code || !strings.Contains(stderr, c.want) {
+			t.Errorf("dynop %s: exit %d, %q; want exit %d with %q", strings.Join(c.args, " "), code, stderr, c.code, c.want)
+		}
+	}
+}
