@@ -78,7 +78,7 @@ type Schedule struct {
 	done   []bool
 	obs    Observer
 	id     uint64
-	par    *parallelRun // Parallel's state, kept between executions
+	par    *parallelBuffers // Parallel's buffers, kept between executions
 	// worker0 is added to worker numbers in spans: a subgraph's spans
 	// carry the number of the worker that runs its node.
 	worker0 int
@@ -128,6 +128,11 @@ func (s *Schedule) value(sl slot) *tensor.Batch {
 // an error wrapping ErrPanic.
 func (s *Schedule) Run(ctx context.Context, worker, i int) error {
 	n := s.p.nodes[i]
+	for _, j := range s.p.preds[i] {
+		if !s.done[j] {
+			return s.fail(n, fmt.Errorf("%w: the executor ran it before node %q, which it depends on", ErrInvalid, s.p.nodes[j].name))
+		}
+	}
 	in := s.inbuf[i]
 	for k, sl := range s.p.ins[i] {
 		in[k] = s.value(sl)
@@ -160,15 +165,18 @@ func (s *Schedule) SetOutputs(i int, outs []*tensor.Batch) {
 }
 
 func (s *Schedule) call(ctx context.Context, n *Node, in []*tensor.Batch, worker int) (outs []*tensor.Batch, err error) {
+	defer recoverPanic(&err)
 	if sub, ok := n.def.(*Graph); ok {
 		return sub.execute(ctx, in, s.obs, s.worker0+worker)
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: %v\n%s", ErrPanic, r, debug.Stack())
-		}
-	}()
 	return n.def.(NodeDef).Execute(ctx, in)
+}
+
+// recoverPanic turns a panic into *err, wrapping ErrPanic. Deferred.
+func recoverPanic(err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("%w: %v\n%s", ErrPanic, r, debug.Stack())
+	}
 }
 
 // fail records err as the execution's error if it is the first, and
@@ -179,12 +187,17 @@ func (s *Schedule) fail(n *Node, err error) error {
 		operator, plugin := origin(n.def)
 		err = &NodeError{Node: n.Path(), Kind: n.kind, Operator: operator, Plugin: plugin, Err: err}
 	}
+	s.failRun(err)
+	return err
+}
+
+// failRun records err as the execution's error if it is the first.
+func (s *Schedule) failRun(err error) {
 	s.errMu.Lock()
 	if s.err == nil {
 		s.err = err
 	}
 	s.errMu.Unlock()
-	return err
 }
 
 func (s *Schedule) firstErr() error {
@@ -221,7 +234,7 @@ func (g *Graph) execute(ctx context.Context, inputs []*tensor.Batch, obs Observe
 	if exec == nil {
 		exec = Parallel{}
 	}
-	err = exec.Execute(ctx, s)
+	err = runExecutor(ctx, exec, s)
 	if first := s.firstErr(); first != nil {
 		return nil, first
 	}
@@ -239,6 +252,13 @@ func (g *Graph) execute(ctx context.Context, inputs []*tensor.Batch, obs Observe
 		outs[k] = s.value(sl)
 	}
 	return outs, nil
+}
+
+// runExecutor runs exec on s; a panic in the executor's own code
+// becomes an error.
+func runExecutor(ctx context.Context, exec Executor, s *Schedule) (err error) {
+	defer recoverPanic(&err)
+	return exec.Execute(ctx, s)
 }
 
 func (s *Schedule) reset() {

@@ -2,6 +2,8 @@ package graph
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
 	"strings"
 
 	"github.com/dynop/dynop/op"
@@ -95,12 +97,22 @@ func pointwise(n *Node) bool {
 type fused struct{}
 
 // Execute implements Executor.
-func (fused) Execute(ctx context.Context, s *Schedule) error {
+func (fused) Execute(ctx context.Context, s *Schedule) (err error) {
 	in := s.Inputs()[0]
 	n := s.Len()
+	// The element functions are plugin code that runs outside the
+	// instances' guards: a panic becomes the error of the stage that
+	// panicked, or of the last stage during the walk.
+	stage := n - 1
+	defer func() {
+		if r := recover(); r != nil {
+			err = s.fail(s.Node(stage), fmt.Errorf("%w: fused walk: %v\n%s", ErrPanic, r, debug.Stack()))
+		}
+	}()
 	funcs := make([]op.PointwiseFuncs, n)
 	var desc op.OutputDesc
 	for i := range n {
+		stage = i
 		inst := s.Node(i).def.(*OperatorDef).Instance
 		// Every stage sees the input's metadata: a pointwise operator's
 		// output has its input's dtype, shape and layout.
@@ -114,13 +126,14 @@ func (fused) Execute(ctx context.Context, s *Schedule) error {
 	var walk func(dst, src *tensor.Tensor) error
 	switch in.DType() {
 	case tensor.Uint8:
-		walk = lutWalker(funcs)
+		walk = lutWalker(funcs, &stage)
 	case tensor.Float32:
 		walk = walker(funcs, func(f op.PointwiseFuncs) func([]float32) { return f.Float32 })
 	}
 	if walk == nil {
 		return Serial{}.Execute(ctx, s)
 	}
+	stage = n - 1
 	out, err := desc.Alloc()
 	if err != nil {
 		return s.fail(s.Node(n-1), err)
@@ -179,15 +192,18 @@ func walker[T tensor.Number](funcs []op.PointwiseFuncs, pick func(op.PointwiseFu
 // uint8 function. A pointwise function of a uint8 is a table of 256
 // entries, so the chain's stages applied to the table 0..255 give one
 // table for the whole chain: the walk is a single lookup per element.
-func lutWalker(funcs []op.PointwiseFuncs) func(dst, src *tensor.Tensor) error {
-	var lut [256]uint8
-	for i := range lut {
-		lut[i] = uint8(i)
-	}
+func lutWalker(funcs []op.PointwiseFuncs, stage *int) func(dst, src *tensor.Tensor) error {
 	for _, f := range funcs {
 		if f.Uint8 == nil {
 			return nil
 		}
+	}
+	var lut [256]uint8
+	for i := range lut {
+		lut[i] = uint8(i)
+	}
+	for i, f := range funcs {
+		*stage = i
 		f.Uint8(lut[:])
 	}
 	return func(dst, src *tensor.Tensor) error {

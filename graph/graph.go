@@ -333,15 +333,8 @@ func (g *Graph) Close() error {
 	g.closed = true
 	var errs []error
 	for _, n := range g.nodes {
-		switch d := n.def.(type) {
-		case *Graph:
-			if err := d.Close(); err != nil && !errors.Is(err, ErrClosed) {
-				errs = append(errs, err)
-			}
-		case interface{ Close() error }:
-			if err := d.Close(); err != nil {
-				errs = append(errs, fmt.Errorf("graph %q: node %q: close: %w", g.name, n.name, err))
-			}
+		if err := closeDefinition(n.def); err != nil && !errors.Is(err, ErrClosed) {
+			errs = append(errs, fmt.Errorf("graph %q: node %q: close: %w", g.name, n.name, err))
 		}
 	}
 	for i := len(g.closers) - 1; i >= 0; i-- {
@@ -351,4 +344,22 @@ func (g *Graph) Close() error {
 	}
 	g.closers = nil
 	return errors.Join(errs...)
+}
+
+// closeDefinition closes def if it holds resources: a subgraph, or a
+// definition with a Close method.
+func closeDefinition(def Definition) error {
+	if c, ok := def.(interface{ Close() error }); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// parentGraph returns the graph that holds the node g is the definition
+// of, or nil.
+func (g *Graph) parentGraph() *Graph {
+	if g.parent == nil {
+		return nil
+	}
+	return g.parent.graph
 }

@@ -2,7 +2,9 @@ package graph
 
 import (
 	"context"
+	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 )
@@ -31,20 +33,22 @@ func (p Parallel) Execute(ctx context.Context, s *Schedule) error {
 	if w <= 1 {
 		return Serial{}.Execute(ctx, s)
 	}
-	r := s.par // reused from the graph's last execution: no garbage per run
-	if r == nil {
-		r = &parallelRun{s: s, counts: make([]atomic.Int32, n)}
-		r.cond.L = &r.mu
-		s.par = r
+	// The buffers are the graph's, reused from its last execution (no
+	// garbage per run); the control state is this execution's own, so a
+	// cancellation callback of an earlier one cannot touch it.
+	buf := s.par
+	if buf == nil {
+		buf = &parallelBuffers{counts: make([]atomic.Int32, n)}
+		s.par = buf
 	}
-	r.workers, r.queue, r.done = w, r.queue[:0], false
-	for len(r.stacks) < w {
-		r.stacks = append(r.stacks, nil)
+	for len(buf.stacks) < w {
+		buf.stacks = append(buf.stacks, nil)
 	}
-	r.stopped.Store(false)
+	r := &parallelRun{s: s, buf: buf, workers: w, queue: buf.queue[:0]}
+	r.cond.L = &r.mu
 	for i := range n {
 		d := s.p.deps[i]
-		r.counts[i].Store(d)
+		buf.counts[i].Store(d)
 		if d == 0 {
 			r.queue = append(r.queue, int32(i))
 		}
@@ -58,18 +62,26 @@ func (p Parallel) Execute(ctx context.Context, s *Schedule) error {
 	}
 	r.work(ctx, 0)
 	wg.Wait()
+	buf.queue = r.queue[:0]
 	return ctx.Err()
+}
+
+// parallelBuffers are what Parallel keeps in a Schedule between
+// executions: dependency counts and the workers' stacks.
+type parallelBuffers struct {
+	counts []atomic.Int32
+	stacks [][]int32
+	queue  []int32
 }
 
 // parallelRun is the state of one Parallel execution.
 type parallelRun struct {
 	s         *Schedule
+	buf       *parallelBuffers
 	workers   int
-	counts    []atomic.Int32
 	remaining atomic.Int64
 	stopped   atomic.Bool
 	idle      atomic.Int32
-	stacks    [][]int32 // each worker's ready nodes, kept between executions
 
 	mu    sync.Mutex
 	cond  sync.Cond
@@ -78,10 +90,18 @@ type parallelRun struct {
 }
 
 func (r *parallelRun) work(ctx context.Context, worker int) {
-	next := r.s.p.next
+	// Run recovers panics in node code; this one is for the executor's
+	// own: the execution fails instead of the process.
+	defer func() {
+		if p := recover(); p != nil {
+			r.s.failRun(fmt.Errorf("%w: parallel executor: %v\n%s", ErrPanic, p, debug.Stack()))
+			r.finish()
+		}
+	}()
+	next, counts := r.s.p.next, r.buf.counts
 	done := ctx.Done()
-	local := r.stacks[worker][:0]
-	defer func() { r.stacks[worker] = local }()
+	local := r.buf.stacks[worker][:0]
+	defer func() { r.buf.stacks[worker] = local }()
 	for {
 		if len(local) == 0 {
 			if local = r.take(local); len(local) == 0 {
@@ -104,7 +124,7 @@ func (r *parallelRun) work(ctx context.Context, worker int) {
 			return
 		}
 		for _, j := range next[i] {
-			if r.counts[j].Add(-1) == 0 {
+			if counts[j].Add(-1) == 0 {
 				local = append(local, j)
 			}
 		}

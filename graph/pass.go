@@ -240,8 +240,11 @@ type BuildOptions struct {
 
 // Build runs the pass pipeline on g: populate passes on every node
 // without a definition, then partition passes, then global passes, and
-// checks that the result can execute. Passes that a plugin provides
-// start it; g keeps it started until g is closed. On error the graph
+// checks that the result can execute, subgraphs included. Passes that a
+// plugin provides start it; g keeps it started until g is closed. A
+// partition or global pass whose plugin fails to start is skipped with a
+// warning (every build runs them); a populate pass that cannot be had
+// fails the build, since its node needs it. On error the graph
 // should be closed and discarded.
 func Build(ctx context.Context, g *Graph, opts BuildOptions) error {
 	if opts.Passes == nil {
@@ -273,8 +276,9 @@ func Build(ctx context.Context, g *Graph, opts BuildOptions) error {
 type Builder struct {
 	g      *Graph
 	opts   BuildOptions
-	impls  map[string]any // passes provided so far, by name
-	pass   *passEntry     // the pass running
+	impls  map[string]any   // passes provided so far, by name
+	failed map[string]error // passes whose provider failed, by name
+	pass   *passEntry       // the pass running
 	groups []group
 }
 
@@ -292,7 +296,8 @@ func (b *Builder) Pass() PassDesc {
 	return b.pass.Desc
 }
 
-// SetDefinition attaches def to n, replacing any definition n has.
+// SetDefinition attaches def to n, replacing any definition n has; the
+// replaced definition is closed when the graph closes.
 func (b *Builder) SetDefinition(n *Node, def Definition) error {
 	if n == nil || def == nil {
 		return fmt.Errorf("graph: pass %q: %w: SetDefinition with a nil node or definition", b.Pass().Name, ErrPass)
@@ -304,7 +309,28 @@ func (b *Builder) SetDefinition(n *Node, def Definition) error {
 		if sub.parent != nil && sub.parent != n {
 			return fmt.Errorf("graph: pass %q: %w: graph %q is already the definition of node %q", b.Pass().Name, ErrPass, sub.name, sub.parent.name)
 		}
+		for g := n.graph; g != nil; g = g.parentGraph() {
+			if g == sub {
+				return fmt.Errorf("graph: pass %q: %w: graph %q contains node %q: it cannot be its definition", b.Pass().Name, ErrPass, sub.name, n.name)
+			}
+		}
+		if sub == b.g {
+			return fmt.Errorf("graph: pass %q: %w: graph %q is the graph being built", b.Pass().Name, ErrPass, sub.name)
+		}
 		sub.parent = n
+	}
+	if old := n.def; old != nil && old != def {
+		// The replaced definition is closed with the graph, not now: the
+		// new one may wrap it. Closing it twice is not an error.
+		b.g.OnClose(func() error {
+			if err := closeDefinition(old); err != nil && !errors.Is(err, op.ErrClosed) && !errors.Is(err, ErrClosed) {
+				return fmt.Errorf("graph: node %q: closing a replaced definition: %w", n.name, err)
+			}
+			return nil
+		})
+		if sub, ok := old.(*Graph); ok && sub != def {
+			sub.parent = nil
+		}
 	}
 	n.def = def
 	n.graph.changed()
@@ -354,8 +380,27 @@ func (b *Builder) Group(name string, nodes []*Node, exec Executor) error {
 
 // populate runs populate passes on every node that has no definition.
 func (b *Builder) populate(ctx context.Context, entries []*passEntry) error {
+	return b.populateGraph(ctx, b.g, entries, 0)
+}
+
+// maxDepth bounds the nesting of subgraphs populate passes attach.
+const maxDepth = 32
+
+// populateGraph populates g's nodes, then the nodes of its subgraphs,
+// those a pass just attached included.
+func (b *Builder) populateGraph(ctx context.Context, g *Graph, entries []*passEntry, depth int) (err error) {
+	if depth > maxDepth {
+		return fmt.Errorf("graph %q: %w: subgraphs nested deeper than %d: does a populate pass attach subgraphs to the nodes of the subgraphs it attaches?", b.g.name, ErrPass, maxDepth)
+	}
 	var errs []error
-	for _, n := range b.g.nodes {
+	defer func() {
+		for _, n := range g.nodes {
+			if sub, ok := n.def.(*Graph); ok && err == nil {
+				err = b.populateGraph(ctx, sub, entries, depth+1)
+			}
+		}
+	}()
+	for _, n := range g.nodes {
 		if n.input || n.def != nil {
 			continue
 		}
@@ -372,11 +417,12 @@ func (b *Builder) populate(ctx context.Context, entries []*passEntry) error {
 		if n.def == nil && b.opts.Default != nil {
 			b.pass = nil
 			if err := b.opts.Default.Populate(ctx, b, n); err != nil {
-				errs = append(errs, fmt.Errorf("graph %q: node %q: %w", b.g.name, n.name, err))
+				errs = append(errs, fmt.Errorf("graph %q: node %q: %w", g.name, n.name, err))
 			}
 		}
 	}
-	return errors.Join(errs...)
+	err = errors.Join(errs...)
+	return err
 }
 
 func (b *Builder) runOn(ctx context.Context, e *passEntry, n *Node) error {
@@ -394,6 +440,12 @@ func (b *Builder) runOn(ctx context.Context, e *passEntry, n *Node) error {
 
 func (b *Builder) runWhole(ctx context.Context, e *passEntry) error {
 	impl, err := b.impl(ctx, e)
+	if err != nil && e.provider != nil {
+		// Every build runs every partition and global pass, so a plugin
+		// that cannot start must not fail the builds that do not need it.
+		b.opts.Logger.Warn("skipping a pass whose plugin cannot provide it", "pass", e.Desc.Name, "plugin", e.Plugin, "err", err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -431,9 +483,16 @@ func (b *Builder) impl(ctx context.Context, e *passEntry) (any, error) {
 	if impl, ok := b.impls[e.Desc.Name]; ok {
 		return impl, nil
 	}
+	if err, ok := b.failed[e.Desc.Name]; ok { // one start attempt per build
+		return nil, err
+	}
 	impl, release, err := e.provider.ProvidePass(ctx, e.Desc.Name)
 	if err != nil {
-		return nil, passError(e, err)
+		if b.failed == nil {
+			b.failed = map[string]error{}
+		}
+		b.failed[e.Desc.Name] = passError(e, err)
+		return nil, b.failed[e.Desc.Name]
 	}
 	if release != nil {
 		b.g.OnClose(release)

@@ -13,6 +13,7 @@ type plan struct {
 	nodes []*Node // executable nodes in topological order
 	ins   [][]slot
 	deps  []int32
+	preds [][]int32 // the nodes each node waits for
 	next  [][]int32
 	nouts []int // outputs each node must return, -1 if unknown
 	outs  []slot
@@ -28,10 +29,20 @@ type slot struct {
 
 // Check reports whether the graph can execute: every node has a
 // definition, every edge meets a port that exists and there is no
-// cycle. Execute checks the same on first use.
+// cycle, in the graph and in its subgraphs. Execute checks the same on
+// first use.
 func (g *Graph) Check() error {
-	_, err := g.compile()
-	return err
+	if _, err := g.compile(); err != nil {
+		return err
+	}
+	for _, n := range g.nodes {
+		if sub, ok := n.def.(*Graph); ok {
+			if err := sub.Check(); err != nil {
+				return fmt.Errorf("graph %q: node %q: %w", g.name, n.name, err)
+			}
+		}
+	}
+	return nil
 }
 
 func (g *Graph) compile() (*plan, error) {
@@ -55,7 +66,7 @@ func (g *Graph) compile() (*plan, error) {
 	}
 	at := func(port Port) slot { return slot{pos[port.Node], int32(port.Index)} }
 	n := len(order)
-	p.ins, p.deps, p.next, p.nouts = make([][]slot, n), make([]int32, n), make([][]int32, n), make([]int, n)
+	p.ins, p.deps, p.preds, p.next, p.nouts = make([][]slot, n), make([]int32, n), make([][]int32, n), make([][]int32, n), make([]int, n)
 	for i, node := range order {
 		var preds []int32
 		for _, port := range node.ins {
@@ -71,7 +82,7 @@ func (g *Graph) compile() (*plan, error) {
 		}
 		slices.Sort(preds)
 		preds = slices.Compact(preds)
-		p.deps[i] = int32(len(preds))
+		p.deps[i], p.preds[i] = int32(len(preds)), preds
 		for _, j := range preds {
 			p.next[j] = append(p.next[j], int32(i))
 		}
