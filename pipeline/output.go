@@ -48,17 +48,54 @@ func (s *staging) write(k int, name string, data []byte) error {
 	return nil
 }
 
-// commit moves the staged files into place, replacing files of the same
-// name, and removes the staging directories. It returns the final paths.
+// commit moves the staged files into place and removes the staging
+// directories; it returns the final paths. It is all or nothing: a file
+// it would replace is moved aside first (into the staging directory),
+// and if a rename fails, the files already moved are moved back and the
+// replaced ones restored.
 func (s *staging) commit() ([]string, error) {
-	var done []string
 	for _, f := range s.files {
-		if err := os.Rename(f.staged, f.final); err != nil {
-			return done, errors.Join(fmt.Errorf("%w: %w", ErrOutput, err), s.discard())
+		if fi, err := os.Lstat(f.final); err == nil && !fi.Mode().IsRegular() {
+			return nil, errors.Join(fmt.Errorf("%w: %s exists and is not a regular file", ErrOutput, f.final), s.discard())
 		}
-		done = append(done, f.final)
 	}
-	return done, s.discard()
+	type moved struct {
+		f     stagedFile
+		aside string // where the file it replaced went, or ""
+	}
+	var done []moved
+	undo := func(cause error) error {
+		errs := []error{fmt.Errorf("%w: %w", ErrOutput, cause)}
+		for i := len(done) - 1; i >= 0; i-- {
+			m := done[i]
+			errs = append(errs, os.Rename(m.f.final, m.f.staged))
+			if m.aside != "" {
+				errs = append(errs, os.Rename(m.aside, m.f.final))
+			}
+		}
+		return errors.Join(append(errs, s.discard())...)
+	}
+	for k, f := range s.files {
+		m := moved{f: f}
+		if _, err := os.Lstat(f.final); err == nil {
+			m.aside = fmt.Sprintf("%s.replaced-%d", f.staged, k)
+			if err := os.Rename(f.final, m.aside); err != nil {
+				return nil, undo(err)
+			}
+		}
+		if err := os.Rename(f.staged, f.final); err != nil {
+			if m.aside != "" {
+				err = errors.Join(err, os.Rename(m.aside, f.final))
+			}
+			return nil, undo(err)
+		}
+		done = append(done, m)
+	}
+	var paths []string
+	for _, m := range done {
+		paths = append(paths, m.f.final)
+	}
+	return paths, s.discard()
 }
 
 // discard removes the staging directories and what is left in them.

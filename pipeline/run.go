@@ -19,8 +19,13 @@ import (
 	"github.com/dynop/dynop/tensor"
 )
 
-// ErrOutput: an output directory cannot be written.
-var ErrOutput = errors.New("cannot write output")
+// Sentinel errors of runs.
+var (
+	// ErrOutput: an output cannot be written.
+	ErrOutput = errors.New("cannot write output")
+	// ErrNothing: a run skipped every input and produced nothing.
+	ErrNothing = errors.New("nothing to output")
+)
 
 // Host is what a pipeline needs of a host: its operators and its graph
 // passes. *dynop.Host is one.
@@ -151,13 +156,21 @@ func (p *Pipeline) findInputs() error {
 				p.spec.File, ErrInvalid, p.spec.Inputs[0].Name, len(p.files[0]), p.spec.Inputs[k].Name, len(p.files[k]))
 		}
 	}
-	// Output files are named after the first input's files, made unique.
-	seen := map[string]int{}
+	// Output files are named after the first input's files, made unique
+	// with a suffix that is no other file's name either.
+	used := map[string]bool{}
+	for _, f := range p.files[0] {
+		used[strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))] = true
+	}
+	taken := map[string]bool{}
 	for _, f := range p.files[0] {
 		base := strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))
-		if seen[base]++; seen[base] > 1 {
-			base = fmt.Sprintf("%s-%d", base, seen[base])
+		for k := 2; taken[base]; k++ {
+			if b := fmt.Sprintf("%s-%d", strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)), k); !used[b] && !taken[b] {
+				base = b
+			}
 		}
+		taken[base] = true
 		p.bases = append(p.bases, base)
 	}
 	return nil
@@ -185,6 +198,10 @@ func (p *Pipeline) planOutputs() error {
 		if dir == "" {
 			return fmt.Errorf("%s: outputs.%s: %w: no dir: give one in the pipeline or with --out", o.Pos, o.Name, ErrOutput)
 		}
+		dir, err := filepath.Abs(dir) // one directory, one key, however spelled
+		if err != nil {
+			return err
+		}
 		if err := writable(dir); err != nil {
 			return fmt.Errorf("%s: outputs.%s: %w: %w", o.Pos, o.Name, ErrOutput, err)
 		}
@@ -198,6 +215,27 @@ func (p *Pipeline) planOutputs() error {
 	for i := range p.outputs {
 		if perDir[p.outputs[i].dir] > 1 {
 			p.outputs[i].suffix = "-" + p.outputs[i].name
+		}
+	}
+	return p.checkOverwrites()
+}
+
+// checkOverwrites refuses outputs that would replace an input file.
+func (p *Pipeline) checkOverwrites() error {
+	inputs := map[string]bool{}
+	for _, fs := range p.files {
+		for _, f := range fs {
+			if abs, err := filepath.Abs(f); err == nil {
+				inputs[abs] = true
+			}
+		}
+	}
+	for k, o := range p.outputs {
+		for _, base := range p.bases {
+			if final := filepath.Join(o.dir, base+o.suffix+o.ext); inputs[final] {
+				return fmt.Errorf("%s: outputs.%s: %w: it would replace the input file %s; write into another directory",
+					p.spec.Outputs[k].Pos, o.name, ErrOutput, final)
+			}
 		}
 	}
 	return nil
@@ -317,7 +355,11 @@ func (p *Pipeline) observe(s graph.Span) {
 // input that cannot be read or decoded stops the run, naming the file,
 // or with on_error: skip is skipped and reported in the summary.
 func (p *Pipeline) Run(ctx context.Context) (sum *Summary, err error) {
+	p.mu.Lock()
 	p.start = time.Now()
+	clear(p.stats)
+	p.spans, p.batches = nil, nil
+	p.mu.Unlock()
 	sum = &Summary{Pipeline: p.graph.Name(), File: p.spec.File, Workers: cmp.Or(p.opts.Workers, runtime.GOMAXPROCS(0)), BatchSize: p.spec.BatchSize, Fused: !p.opts.NoFuse}
 	stage, err := newStaging(p.outputs)
 	if err != nil {
@@ -349,6 +391,9 @@ func (p *Pipeline) Run(ctx context.Context) (sum *Summary, err error) {
 	}
 	if err := ctx.Err(); err != nil {
 		return p.summarize(sum), err
+	}
+	if sum.Images == 0 {
+		return p.summarize(sum), fmt.Errorf("%w: all %d inputs were skipped", ErrNothing, len(sum.Skipped))
 	}
 	written, err := stage.commit()
 	sum.Outputs = written

@@ -115,25 +115,13 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	defer stop()
 	opts := pipeline.Options{OutDir: *out, Workers: *workers, Trace: *trace != "", Progress: progress(stderr)}
 	if len(ins) > 0 {
-		opts.Inputs = map[string][]string{}
-		for _, in := range ins {
-			name, path, named := strings.Cut(in, "=")
-			if !named {
-				name, path = "", in
-			}
-			opts.Inputs[name] = append(opts.Inputs[name], path)
-		}
-	}
-	if paths, ok := opts.Inputs[""]; ok {
 		spec, err := pipeline.Load(files[0])
 		if err != nil {
 			return err
 		}
-		if len(spec.Inputs) != 1 {
-			return fmt.Errorf("%w: run: --in PATH needs a pipeline with one input; this one has %d, so use --in NAME=PATH", errUsage, len(spec.Inputs))
+		if opts.Inputs, err = inputOverrides(spec, ins); err != nil {
+			return err
 		}
-		delete(opts.Inputs, "")
-		opts.Inputs[spec.Inputs[0].Name] = paths
 	}
 	h, p, err := compile(ctx, files[0], &pf, opts)
 	if err != nil {
@@ -162,6 +150,35 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}{"dynop.run/v1", sum})
 	}
 	return writeSummary(stdout, sum)
+}
+
+// inputOverrides reads the --in values: NAME=PATH where NAME is one of
+// the pipeline's inputs, or PATH alone for a pipeline with one input (a
+// path may contain "=").
+func inputOverrides(spec *pipeline.Spec, ins []string) (map[string][]string, error) {
+	names := map[string]bool{}
+	for _, in := range spec.Inputs {
+		names[in.Name] = true
+	}
+	m := map[string][]string{}
+	for _, in := range ins {
+		name, path, named := strings.Cut(in, "=")
+		if !named || !names[name] {
+			if len(spec.Inputs) != 1 {
+				var known []string
+				for _, i := range spec.Inputs {
+					known = append(known, i.Name)
+				}
+				return nil, fmt.Errorf("%w: run: --in %q: the pipeline has %d inputs (%s): give NAME=PATH", errUsage, in, len(spec.Inputs), strings.Join(known, ", "))
+			}
+			name, path = spec.Inputs[0].Name, in
+		}
+		if path == "" {
+			return nil, fmt.Errorf("%w: run: --in %q: empty path", errUsage, in)
+		}
+		m[name] = append(m[name], path)
+	}
+	return m, nil
 }
 
 // writeFile writes a file through write, atomically.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -30,6 +31,14 @@ func TestRunDemoPipeline(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(out, "*.png"))
 	if len(files) != 6 {
 		t.Errorf("%d output files: %v", len(files), files)
+	}
+	// The README shows two of the results: they are what the demo makes.
+	for _, name := range []string{"mandelbrot", "hills"} {
+		got, _ := os.ReadFile(filepath.Join(out, name+".png"))
+		shown, err := os.ReadFile("../../docs/demo-" + name + ".png")
+		if err != nil || !bytes.Equal(got, shown) {
+			t.Errorf("docs/demo-%s.png is not the demo's %s.png (%v): copy it from examples/pipelines/out after make demo", name, name, err)
+		}
 	}
 	var tr struct{ TraceEvents []map[string]any }
 	data, err := os.ReadFile(trace)
@@ -87,7 +96,8 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"run"}, 2, "run takes one pipeline file, got 0 arguments"},
 		{[]string{"run", demo, demo}, 2, "got 2 arguments"},
 		{[]string{"run", demo, "--workers", "-1"}, 2, "--workers -1: must be 0 (GOMAXPROCS) or more"},
-		{[]string{"run", demo, "--in", "nope=x.png"}, 1, `--in names input "nope"; the pipeline's inputs are photos`},
+		{[]string{"run", demo, "--in", "nope=x.png"}, 1, `nope=x.png": stat`}, // not an input's name: a path
+		{[]string{"run", demo, "--in", "photos="}, 2, `--in "photos=": empty path`},
 		{[]string{"run", filepath.Join(dir, "missing.yaml")}, 1, "missing.yaml: no such file"},
 		{[]string{"run", bad}, 1, `bad.yaml:3:`},
 		{[]string{"run", bad}, 1, `did you mean "image.Decode"`},

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Regression: --in PATH and --in photos=PATH2 together: PATH2 is dropped
+// silently.
+func TestRegressionInMixedForms(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := runCLI(t, "run", demo, "--out", out,
+		"--in", "../../examples/pipelines/images/rings.png",
+		"--in", "photos=../../examples/pipelines/images/")
+	t.Logf("exit %d\n%s%s", code, stdout, stderr)
+	if code == 0 && strings.Contains(stdout, "1 images") {
+		t.Errorf("--in photos=DIR was ignored without a word")
+	}
+}
+
+// Regression: a path that contains '=' is taken for NAME=PATH.
+func TestRegressionInPathWithEquals(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile("../../examples/pipelines/images/rings.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "k=v.png")
+	os.WriteFile(p, data, 0o644)
+	code, stdout, stderr := runCLI(t, "run", demo, "--out", t.TempDir(), "--in", p)
+	t.Logf("exit %d\n%s%s", code, stdout, stderr)
+	if code != 0 {
+		t.Errorf("--in with a path containing '=' failed")
+	}
+}
