@@ -52,8 +52,27 @@ static dynop_result op_run(void *inst, const dynop_tensor *out, uint32_t nout, c
     return DYNOP_OK;
 }
 static const dynop_operator op = {DYNOP_OPERATOR_HEADER, "my.Op", "cpu", 0, op_create, op_setup, op_run, 0};
+static dynop_result pass_run(void *user, const dynop_graph_builder *b) {
+    uint32_t i, picked[2] = {0, 0};
+    (void)user;
+    if (!DYNOP_HAS_MEMBER(dynop_graph_builder, b, group)) return DYNOP_ERROR_VERSION;
+    if (b->node != DYNOP_NO_NODE) return b->set_operator(b, b->node, "my.Op", "{\"n\": 3}");
+    for (i = 0; i < b->node_count && i < 2; i++) {
+        const dynop_graph_node *n = DYNOP_GRAPH_NODE(b, i);
+        if (!DYNOP_HAS_MEMBER(dynop_graph_node, n, args_json)) return DYNOP_ERROR_VERSION;
+        if (n->input_count > 0 && (n->inputs[0] == DYNOP_NO_NODE || n->input_outputs[0] > 0)) return DYNOP_ERROR;
+        if (n->definition == 0 && n->kind[0] != 0 && n->args_json != 0) picked[i] = i;
+    }
+    return b->group(b, "pair", picked, i);
+}
+static const dynop_pass_desc populate = DYNOP_PASS_DESC("my.populate", DYNOP_PASS_POPULATE, "my.Kind", 0, "doc");
+static const dynop_pass_desc pair = {DYNOP_PASS_DESC_HEADER, "my.pair", DYNOP_PASS_PARTITION, 0, -5, 0};
+static const dynop_pass_desc check = DYNOP_PASS_DESC("my.check", DYNOP_PASS_GLOBAL, 0, 0, 0);
+static const dynop_pass_desc *const passes[] = {&populate, &pair, &check};
+static const dynop_pass pass = {DYNOP_PASS_HEADER, "my.populate", 0, pass_run};
 static const dynop_plugin_info info = {DYNOP_PLUGIN_INFO_HEADER, DYNOP_API_VERSION, "my.plugin.x", DYNOP_V(1, 0, 0),
-                                       "d", "a", "b", DYNOP_PLUGIN_GLOBAL_SYMBOLS, 1, provides, 1, needs, &req, 1, schemas};
+                                       "d", "a", "b", DYNOP_PLUGIN_GLOBAL_SYMBOLS, 1, provides, 1, needs, &req, 1, schemas,
+                                       3, passes};
 static const dynop_plugin_info *get_info(void) { return &info; }
 static dynop_result reg(const dynop_host *host) {
     const void *p = 0;
@@ -67,6 +86,9 @@ static dynop_result reg(const dynop_host *host) {
     if (!DYNOP_HAS_MEMBER(dynop_vecmath, (const dynop_vecmath *)p, nop)) return DYNOP_ERROR_VERSION;
     host->log(host, DYNOP_LOG_INFO, "ok");
     if (DYNOP_HAS_MEMBER(dynop_host, host, register_operator) && host->register_operator(host, &op) != DYNOP_OK) {
+        return DYNOP_ERROR;
+    }
+    if (DYNOP_HAS_MEMBER(dynop_host, host, register_pass) && host->register_pass(host, &pass) != DYNOP_OK) {
         return DYNOP_ERROR;
     }
     return host->add_interface(host, &table);

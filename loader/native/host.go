@@ -36,28 +36,53 @@ type session struct {
 	ops     map[string]*op.Operator // registered during register
 	opOrder []string                // their names, in order
 	stopped atomic.Bool             // deregister began: operator code may be gone
-	calls   sync.RWMutex            // held for reading by each operator call into the plugin
+	calls   atomic.Int64            // calls into the plugin's code in flight (operators, passes)
+	idleMu  sync.Mutex              // with idle, lets stop wait for calls to reach 0
+	idle    sync.Cond               // on idleMu: newSession sets it up
 }
 
-// enter begins a call into the plugin's operator code: it fails if the
-// plugin stopped, and otherwise holds off stop until calls.RUnlock.
+func newSession(p *Plugin, h plugin.Host) *session {
+	s := &session{p: p, host: h, refs: make(map[C.dynop_ref]plugin.Ref)}
+	s.idle.L = &s.idleMu
+	return s
+}
+
+// enter begins a call into the plugin's code (an operator function, a
+// pass): it fails if the plugin stopped, and otherwise holds off stop
+// until leave. It never waits, unlike a read lock, so calls may nest (a
+// pass that instantiates one of its plugin's operators) even while stop
+// is waiting for the outer call: the inner one fails instead of
+// deadlocking.
 func (s *session) enter() error {
-	s.calls.RLock()
+	s.calls.Add(1)
 	if s.stopped.Load() {
-		s.calls.RUnlock()
+		s.leave()
 		return fmt.Errorf("native: plugin %q: %w: the plugin stopped; its code is gone", s.p.info.ID, dynop.ErrState)
 	}
 	return nil
 }
 
-// stop marks the session stopped and waits for operator calls in flight
-// to return, so that no call runs the plugin's code once deregister (and
-// dlclose) begins.
+// leave ends a call begun by a successful enter.
+func (s *session) leave() {
+	if s.calls.Add(-1) == 0 && s.stopped.Load() {
+		s.idleMu.Lock()
+		s.idle.Broadcast()
+		s.idleMu.Unlock()
+	}
+}
+
+// stop marks the session stopped and waits for calls in flight to
+// return, so that no call runs the plugin's code once deregister (and
+// dlclose) begins. enter and stop each write one variable and then read
+// the other's, so at least one of them sees the other: either the call
+// backs off or stop waits for it.
 func (s *session) stop() {
 	s.stopped.Store(true)
-	s.calls.Lock()
-	//lint:ignore SA2001 the wait for calls in flight is the point
-	s.calls.Unlock()
+	s.idleMu.Lock()
+	defer s.idleMu.Unlock()
+	for s.calls.Load() > 0 {
+		s.idle.Wait()
+	}
 }
 
 // begin marks the start of a call into the plugin's entry point step:

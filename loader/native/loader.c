@@ -17,6 +17,9 @@ const dynop_uid dynop_loader_input_type = DYNOP_OP_INPUT_TYPE;
 const dynop_uid dynop_loader_output_type = DYNOP_OP_OUTPUT_TYPE;
 const dynop_uid dynop_loader_arg_type = DYNOP_OP_ARG_TYPE;
 const dynop_uid dynop_loader_operator_type = DYNOP_OPERATOR_TYPE;
+const dynop_uid dynop_loader_pass_desc_type = DYNOP_PASS_DESC_TYPE;
+const dynop_uid dynop_loader_pass_type = DYNOP_PASS_TYPE;
+const dynop_header dynop_loader_graph_node_header = DYNOP_GRAPH_NODE_HEADER;
 
 #define END_OF(T, m) (offsetof(T, m) + sizeof(((T *)0)->m))
 const size_t dynop_loader_min_info = END_OF(dynop_plugin_info, requirements);
@@ -29,6 +32,9 @@ const size_t dynop_loader_min_input = END_OF(dynop_op_input, ndim);
 const size_t dynop_loader_min_output = END_OF(dynop_op_output, layout);
 const size_t dynop_loader_min_arg = END_OF(dynop_op_arg, deprecated);
 const size_t dynop_loader_min_operator = END_OF(dynop_operator, destroy);
+const size_t dynop_loader_info_passes_end = END_OF(dynop_plugin_info, passes);
+const size_t dynop_loader_min_pass_desc = END_OF(dynop_pass_desc, doc);
+const size_t dynop_loader_min_pass = END_OF(dynop_pass, run);
 
 /* dlerror's state is per thread, and a goroutine may change threads
  * between two cgo calls: each wrapper reads dlerror in the same call. */
@@ -71,8 +77,34 @@ const dynop_plugin_info *dynop_loader_get_info(dynop_function f) {
     return ((dynop_get_info_function)f)();
 }
 
+/* While a thread runs an operator function or a pass, set_error writes
+ * into that call's error buffer, and the trampoline returns with the
+ * message in it (a goroutine may change threads between two cgo calls).
+ * Calls nest: a pass may instantiate an operator, which may start another
+ * plugin, whose register gives its messages to its session; each
+ * trampoline installs its buffer, or none, and restores the one before. */
+typedef struct error_sink {
+    char *buf;
+    size_t cap;
+} error_sink;
+static _Thread_local error_sink sink;
+
+static error_sink enter_sink(char *buf, size_t cap) {
+    error_sink saved = sink;
+    if (buf != NULL && cap > 0) buf[0] = 0;
+    sink.buf = buf;
+    sink.cap = cap;
+    return saved;
+}
+
+static void leave_sink(error_sink saved) { sink = saved; }
+
 dynop_result dynop_loader_call_step(dynop_function f, const dynop_host *h) {
-    return ((dynop_register_function)f)(h);
+    dynop_result rc;
+    error_sink saved = enter_sink(NULL, 0);
+    rc = ((dynop_register_function)f)(h);
+    leave_sink(saved);
+    return rc;
 }
 
 /* The host table. Each function clears the calling thread's last error,
@@ -80,11 +112,6 @@ dynop_result dynop_loader_call_step(dynop_function f, const dynop_host *h) {
  * buffer, which last_error returns. */
 
 static _Thread_local char last_error[1024];
-
-/* While a thread runs an operator function, set_error writes here, and the
- * trampoline copies the message out before it returns. */
-static _Thread_local char op_error[1024];
-static _Thread_local int in_op;
 
 static uintptr_t session_of(const dynop_host *h) {
     return ((const dynop_loader_host *)h)->session;
@@ -141,8 +168,8 @@ static void host_log(const dynop_host *h, dynop_log_level level, const char *mes
 }
 
 static void host_set_error(const dynop_host *h, const char *message) {
-    if (in_op) {
-        snprintf(op_error, sizeof op_error, "%s", message ? message : "");
+    if (sink.buf != NULL) {
+        snprintf(sink.buf, sink.cap, "%s", message ? message : "");
         return;
     }
     if (h == NULL) return;
@@ -154,6 +181,13 @@ static dynop_result host_register_operator(const dynop_host *h, const dynop_oper
     if (h == NULL) return invalid("register_operator: host is NULL");
     if (op == NULL) return invalid("register_operator: op is NULL");
     return done(dynopGoRegisterOperator(session_of(h), (dynop_operator *)op, last_error, sizeof last_error));
+}
+
+static dynop_result host_register_pass(const dynop_host *h, const dynop_pass *pass) {
+    last_error[0] = 0;
+    if (h == NULL) return invalid("register_pass: host is NULL");
+    if (pass == NULL) return invalid("register_pass: pass is NULL");
+    return done(dynopGoRegisterPass(session_of(h), (dynop_pass *)pass, last_error, sizeof last_error));
 }
 
 static const char *host_last_error(const dynop_host *h) {
@@ -176,6 +210,7 @@ dynop_loader_host *dynop_loader_new_host(uintptr_t session) {
     h->pub.set_error = host_set_error;
     h->pub.last_error = host_last_error;
     h->pub.register_operator = host_register_operator;
+    h->pub.register_pass = host_register_pass;
     h->session = session;
     return h;
 }
@@ -183,24 +218,17 @@ dynop_loader_host *dynop_loader_new_host(uintptr_t session) {
 void dynop_loader_free_host(dynop_loader_host *h) { free(h); }
 
 /* Operator trampolines. Each runs one operator function for a whole batch,
- * so a batch costs one cgo call, and copies the message the plugin gave
- * with set_error into err before returning (a goroutine may change threads
- * between two cgo calls). */
-
-static dynop_result op_failed(dynop_result rc, char *err, size_t errcap) {
-    snprintf(err, errcap, "%s", op_error);
-    return rc;
-}
+ * so a batch costs one cgo call, with the message the plugin gives with
+ * set_error going to err. */
 
 dynop_result dynop_loader_op_create(const dynop_operator *op, const dynop_arg *args, uint32_t n,
                                     void **instance, char *err, size_t errcap) {
     dynop_result rc;
+    error_sink saved = enter_sink(err, errcap);
     *instance = NULL;
-    op_error[0] = 0;
-    in_op = 1;
     rc = op->create(op->user_data, args, n, instance);
-    in_op = 0;
-    return rc == DYNOP_OK ? rc : op_failed(rc, err, errcap);
+    leave_sink(saved);
+    return rc;
 }
 
 /* dynop_loader_op_call runs setup (if setup is nonzero) or run for
@@ -221,6 +249,7 @@ dynop_result dynop_loader_op_call(int setup, uintptr_t op_, uintptr_t instance, 
     char *err = (char *)err_;
     void *p[DYNOP_LOADER_ARG_POINTERS];
     dynop_result rc = DYNOP_OK;
+    error_sink saved;
     uint32_t i, j, k = 0;
     p[0] = p0, p[1] = p1, p[2] = p2, p[3] = p3, p[4] = p4, p[5] = p5, p[6] = p6, p[7] = p7;
     if (fill) {
@@ -229,8 +258,7 @@ dynop_result dynop_loader_op_call(int setup, uintptr_t op_, uintptr_t instance, 
             for (i = 0; i < nout; i++) out[j * nout + i].data = p[k++];
         }
     }
-    op_error[0] = 0;
-    in_op = 1;
+    saved = enter_sink(err, errcap);
     for (j = 0; j < samples && rc == DYNOP_OK; j++) {
         if (setup) {
             rc = op->setup((void *)instance, in + (size_t)j * nin, nin, out + (size_t)j * nout, nout);
@@ -238,7 +266,7 @@ dynop_result dynop_loader_op_call(int setup, uintptr_t op_, uintptr_t instance, 
             rc = op->run((void *)instance, out + (size_t)j * nout, nout, in + (size_t)j * nin, nin);
         }
     }
-    in_op = 0;
+    leave_sink(saved);
     *failed = j - 1;
     if (fill) {
         for (j = 0; j < samples; j++) {
@@ -246,9 +274,46 @@ dynop_result dynop_loader_op_call(int setup, uintptr_t op_, uintptr_t instance, 
             for (i = 0; i < nout; i++) out[j * nout + i].data = NULL;
         }
     }
-    return rc == DYNOP_OK ? rc : op_failed(rc, err, errcap);
+    return rc;
 }
 
 void dynop_loader_op_destroy(const dynop_operator *op, void *instance) {
     if (op->destroy != NULL) op->destroy(instance);
+}
+
+/* The graph builder's functions, for passes. They work like the host
+ * table's: the thread's last error says why one failed. */
+
+static dynop_result builder_set_operator(const dynop_graph_builder *b, uint32_t node, const char *op,
+                                         const char *args_json) {
+    last_error[0] = 0;
+    if (b == NULL) return invalid("set_operator: builder is NULL");
+    if (op == NULL) return invalid("set_operator: op is NULL");
+    return done(dynopGoPassSetOperator((uintptr_t)b->context, node, (char *)op, (char *)args_json, last_error,
+                                       sizeof last_error));
+}
+
+static dynop_result builder_group(const dynop_graph_builder *b, const char *name, const uint32_t *nodes,
+                                  uint32_t count) {
+    last_error[0] = 0;
+    if (b == NULL) return invalid("group: builder is NULL");
+    if (name == NULL) return invalid("group: name is NULL");
+    if (nodes == NULL && count > 0) return invalid("group: nodes is NULL but count is not 0");
+    return done(dynopGoPassGroup((uintptr_t)b->context, (char *)name, (uint32_t *)nodes, count, last_error,
+                                 sizeof last_error));
+}
+
+dynop_result dynop_loader_pass_run(const dynop_pass *pass, dynop_graph_builder *b, uintptr_t context,
+                                   char *err, size_t errcap) {
+    static const dynop_header header = DYNOP_GRAPH_BUILDER_HEADER;
+    dynop_result rc;
+    error_sink saved;
+    b->header = header;
+    b->context = (void *)context;
+    b->set_operator = builder_set_operator;
+    b->group = builder_group;
+    saved = enter_sink(err, errcap);
+    rc = pass->run(pass->user, b);
+    leave_sink(saved);
+    return rc;
 }

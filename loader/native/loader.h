@@ -38,6 +38,10 @@ extern const size_t dynop_loader_min_info, dynop_loader_min_desc, dynop_loader_m
  * later) whose size covers it lists operators. */
 extern const size_t dynop_loader_info_operators_end;
 
+/* Where dynop_plugin_info.passes ends (version 1.2), and the first
+ * layouts of the pass structs. */
+extern const size_t dynop_loader_info_passes_end, dynop_loader_min_pass_desc, dynop_loader_min_pass;
+
 /* The ABI structs' type UIDs, as data Go can read. */
 extern const dynop_uid dynop_loader_info_type;
 extern const dynop_uid dynop_loader_desc_type;
@@ -48,6 +52,10 @@ extern const dynop_uid dynop_loader_input_type;
 extern const dynop_uid dynop_loader_output_type;
 extern const dynop_uid dynop_loader_arg_type;
 extern const dynop_uid dynop_loader_operator_type;
+extern const dynop_uid dynop_loader_pass_desc_type;
+extern const dynop_uid dynop_loader_pass_type;
+/* The header of a dynop_graph_node as this host writes them. */
+extern const dynop_header dynop_loader_graph_node_header;
 
 dynop_result dynop_loader_op_create(const dynop_operator *op, const dynop_arg *args, uint32_t n,
                                     void **instance, char *err, size_t errcap);
@@ -58,5 +66,12 @@ dynop_result dynop_loader_op_call(int setup, uintptr_t op_, uintptr_t instance, 
                                   void *p0, void *p1, void *p2, void *p3, void *p4, void *p5, void *p6, void *p7,
                                   uintptr_t failed_, uintptr_t err_, size_t errcap);
 void dynop_loader_op_destroy(const dynop_operator *op, void *instance);
+
+/* dynop_loader_pass_run fills in b's header and functions, with context
+ * (a runtime/cgo.Handle) for the functions to find the Go side of the
+ * run, and runs pass over b. If run fails, err receives the message the
+ * plugin gave with set_error. */
+dynop_result dynop_loader_pass_run(const dynop_pass *pass, dynop_graph_builder *b, uintptr_t context,
+                                   char *err, size_t errcap);
 
 #endif

@@ -46,6 +46,19 @@
 // deregister waits for the calls in flight, and later calls fail with
 // [dynop.ErrState].
 //
+// # Passes
+//
+// The pass descriptors in a plugin's info become graph.PassDesc values in
+// its [plugin.Info], so a host knows the passes before the plugin starts.
+// The passes its register hands to register_pass reach the host as values
+// that implement graph.PopulatePass, graph.PartitionPass and
+// graph.GlobalPass. Each run lays the graph out in C memory for the call
+// (every node's name, kind, definition, producers and arguments as JSON),
+// and the builder's set_operator and group go back to the graph.Builder
+// of the build. A run holds the plugin started like an operator call; a
+// failed run is a [*ResultError] with the plugin's message, or else the
+// message of the builder call that failed.
+//
 // Every ABI struct the plugin hands over is checked before it is read: its
 // type UID, a major version this host knows, and a size that covers the
 // members of its version. Violations are errors wrapping [ErrABI]; the
@@ -220,7 +233,7 @@ func (p *Plugin) Register(ctx context.Context, h plugin.Host) (err error) {
 	if err != nil {
 		return err
 	}
-	s := &session{p: p, host: h, refs: make(map[C.dynop_ref]plugin.Ref)}
+	s := newSession(p, h)
 	lib.sess, lib.session = s, cgo.NewHandle(s)
 	lib.host = C.dynop_loader_new_host(C.uintptr_t(lib.session))
 	if lib.host == nil {
@@ -487,6 +500,7 @@ func (r *reader) info(ci *C.dynop_plugin_info) (plugin.Info, uint32) {
 		}
 	}
 	info.Operators = r.operators(ci)
+	info.Passes = r.passes(ci)
 	return info, uint32(ci.flags)
 }
 

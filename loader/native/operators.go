@@ -222,7 +222,7 @@ func (o *nativeOp) create(vals *op.Values) (op.Impl, error) {
 	if err := o.sess.enter(); err != nil {
 		return nil, err
 	}
-	defer o.sess.calls.RUnlock()
+	defer o.sess.leave()
 	mem := newCMem(o.schema, vals)
 	defer mem.free()
 	impl := &nativeImpl{op: o}
@@ -545,7 +545,7 @@ func (im *nativeImpl) enter(call string) error {
 	return nil
 }
 
-func (im *nativeImpl) leave() { im.op.sess.calls.RUnlock() }
+func (im *nativeImpl) leave() { im.op.sess.leave() }
 
 // Setup implements op.Impl: the plugin's setup per sample.
 func (im *nativeImpl) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {

@@ -240,7 +240,7 @@ func resultOf(err error) Result {
 // plugin was passing on, if any.
 type ResultError struct {
 	Plugin  string // the plugin's ID
-	Call    string // the entry point: "register", "deregister"
+	Call    string // what failed: an entry point ("register", "deregister"), an operator function ("run (sample 1)"), a pass (`pass "acme.fuse"`)
 	Result  Result
 	Message string // from set_error; may be empty
 	cause   error  // the host's error with the same result, if the plugin got one during the call

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/internal/cbuild"
 	_ "github.com/dynop/dynop/loader/native"
 	"github.com/dynop/dynop/op"
@@ -121,4 +122,112 @@ func TestNativeAndGoGrayscaleAgree(t *testing.T) {
 	if err == nil {
 		t.Error("an unknown argument was accepted")
 	}
+}
+
+// TestNativeGrayscalePass: with the Go image plugin and the native plugin
+// on the host, a graph's image.Grayscale node gets the native operator
+// from the plugin's populate pass, which starts the plugin, and computes
+// what the Go operator computes, bit for bit; closing the graph stops the
+// plugin. Skipping the pass keeps the Go operator.
+func TestNativeGrayscalePass(t *testing.T) {
+	ctx := context.Background()
+	lib := cbuild.Imgproc(t)
+	h, err := dynop.Open(ctx, dynop.Options{NoRegistered: true, Plugins: []plugin.Plugin{image.New()}, Paths: []string{lib}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := h.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	var desc graph.PassDesc
+	for _, e := range h.Passes().List() {
+		if e.Desc.Name == imgproc.NativeGrayscalePass && e.Plugin == imgproc.PluginID {
+			desc = e.Desc
+		}
+	}
+	if want := (graph.PassDesc{Name: imgproc.NativeGrayscalePass, Kind: graph.Populate, Match: "image.Grayscale",
+		Doc: "replaces the Go image.Grayscale with the native one"}); desc != want {
+		t.Fatalf("pass %+v, want %+v", desc, want)
+	}
+	wantState := func(want dynop.State) {
+		t.Helper()
+		if st, _ := h.Plugin(imgproc.PluginID); st.State != want {
+			t.Errorf("%s is %v, want %v", imgproc.PluginID, st.State, want)
+		}
+	}
+	wantState(dynop.StateAvailable)
+
+	build := func(skip ...string) *graph.Graph {
+		t.Helper()
+		g := graph.New("gray")
+		in, _ := g.AddInput("images")
+		n, err := g.AddNode("gray", "image.Grayscale", nil, in.Out(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.AddOutput("gray", n.Out(0))
+		if err := graph.Build(ctx, g, graph.BuildOptions{Passes: h.Passes(), Operators: h.Operators(), Default: graph.OperatorPopulate(), Skip: skip}); err != nil {
+			g.Close()
+			t.Fatal(err)
+		}
+		return g
+	}
+	origin := func(g *graph.Graph) (name, plugin string) {
+		d, ok := g.Node("gray").Definition().(*graph.OperatorDef)
+		if !ok {
+			t.Fatalf("definition %T, want an operator", g.Node("gray").Definition())
+		}
+		return d.Instance.Name(), d.Instance.Plugin()
+	}
+
+	g := build()
+	defer g.Close()
+	if name, p := origin(g); name != imgproc.Grayscale || p != imgproc.PluginID {
+		t.Errorf("node gray runs %s of plugin %q, want %s of %q", name, p, imgproc.Grayscale, imgproc.PluginID)
+	}
+	wantState(dynop.StateStarted)
+
+	rng := rand.New(rand.NewPCG(3, 4))
+	shapes := [][]int64{{1, 1, 3}, {9, 17, 3}, {32, 5, 4}}
+	for _, c := range []struct {
+		name  string
+		batch *tensor.Batch
+	}{
+		{"uint8", randomImages(t, rng, shapes, func() uint8 { return uint8(rng.IntN(256)) })},
+		{"float32", randomImages(t, rng, shapes, func() float32 { return rng.Float32() * 255 })},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			outs, err := g.Execute(ctx, c.batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			goOut := run(t, h, "image.Grayscale", c.batch)
+			got := outs[0]
+			if !slices.EqualFunc(got.Shapes(), goOut.Shapes(), slices.Equal) || got.DType() != goOut.DType() {
+				t.Fatalf("graph %v %v, Go %v %v", got.DType(), got.Shapes(), goOut.DType(), goOut.Shapes())
+			}
+			for i := range got.Len() {
+				a, _ := got.Sample(i).Bytes()
+				b, _ := goOut.Sample(i).Bytes()
+				if !slices.Equal(a, b) {
+					t.Errorf("sample %d (%v): the graph's native grayscale and the Go operator differ", i, got.Sample(i).Shape())
+				}
+			}
+		})
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wantState(dynop.StateAvailable)
+
+	// Without the pass the node keeps the Go operator, and the native
+	// plugin is not started for it.
+	g = build(imgproc.NativeGrayscalePass)
+	defer g.Close()
+	if name, p := origin(g); name != "image.Grayscale" || p != "dynop.plugin.image" {
+		t.Errorf("without the pass, node gray runs %s of plugin %q", name, p)
+	}
+	wantState(dynop.StateAvailable)
 }

@@ -422,6 +422,170 @@ typedef struct dynop_operator {
 } dynop_operator;
 
 /* ------------------------------------------------------------------------
+ * Graph passes
+ * ------------------------------------------------------------------------ */
+
+/* A graph pass changes a graph while the host builds it: populate passes
+ * attach definitions to nodes, partition passes group nodes into
+ * subgraphs, global passes see the whole graph last. A plugin declares
+ * its passes in dynop_plugin_info.passes, data the host reads without
+ * running the plugin, and registers their code from register with
+ * dynop_host.register_pass. A build that needs one of the passes starts
+ * the plugin; the graph keeps it started until the graph is closed.
+ *
+ * During a build the host calls the pass's run with a dynop_graph_builder:
+ * a read-only view of the graph's nodes and the functions through which
+ * the pass changes the graph. The builder and everything it points to
+ * (nodes, their input arrays, strings) are the host's and live only while
+ * run runs: copy what you keep, and never call the builder's functions
+ * after run returns. Strings are UTF-8 and NUL-terminated.
+ *
+ * Threads: for one build, the host calls run from one thread at a time,
+ * but it may be any thread, and builds of different graphs may run the
+ * same pass on several threads at once (with the same user pointer). Call
+ * the builder's functions only from within run, on the thread that called
+ * it. A run that fails returns an error code and may say why first with
+ * dynop_host.set_error, from the same thread. */
+
+/* Kinds of pass, in dynop_pass_desc.kind: the order in which a build runs
+ * them. */
+typedef uint32_t dynop_pass_kind;
+enum {
+    DYNOP_PASS_POPULATE = 1,  /* attaches definitions to nodes it matches */
+    DYNOP_PASS_PARTITION = 2, /* groups nodes into subgraph nodes */
+    DYNOP_PASS_GLOBAL = 3     /* sees the whole graph, after partitioning */
+};
+
+/* No node: dynop_graph_builder.node outside populate passes. */
+#define DYNOP_NO_NODE ((uint32_t)0xFFFFFFFFu)
+
+#define DYNOP_PASS_DESC_TYPE                                                  \
+    DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x0B)
+#define DYNOP_PASS_DESC_VERSION_MAJOR 1
+#define DYNOP_PASS_DESC_VERSION DYNOP_V(DYNOP_PASS_DESC_VERSION_MAJOR, 0, 0)
+#define DYNOP_PASS_DESC_HEADER                                                \
+    DYNOP_HEADER(DYNOP_PASS_DESC_TYPE, DYNOP_PASS_DESC_VERSION, dynop_pass_desc)
+
+#define DYNOP_GRAPH_NODE_TYPE                                                 \
+    DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x0C)
+#define DYNOP_GRAPH_NODE_VERSION_MAJOR 1
+#define DYNOP_GRAPH_NODE_VERSION DYNOP_V(DYNOP_GRAPH_NODE_VERSION_MAJOR, 0, 0)
+#define DYNOP_GRAPH_NODE_HEADER                                               \
+    DYNOP_HEADER(DYNOP_GRAPH_NODE_TYPE, DYNOP_GRAPH_NODE_VERSION, dynop_graph_node)
+
+#define DYNOP_GRAPH_BUILDER_TYPE                                              \
+    DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x0D)
+#define DYNOP_GRAPH_BUILDER_VERSION_MAJOR 1
+#define DYNOP_GRAPH_BUILDER_VERSION DYNOP_V(DYNOP_GRAPH_BUILDER_VERSION_MAJOR, 0, 0)
+#define DYNOP_GRAPH_BUILDER_HEADER                                            \
+    DYNOP_HEADER(DYNOP_GRAPH_BUILDER_TYPE, DYNOP_GRAPH_BUILDER_VERSION, dynop_graph_builder)
+
+#define DYNOP_PASS_TYPE                                                       \
+    DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x0E)
+#define DYNOP_PASS_VERSION_MAJOR 1
+#define DYNOP_PASS_VERSION DYNOP_V(DYNOP_PASS_VERSION_MAJOR, 0, 0)
+#define DYNOP_PASS_HEADER                                                     \
+    DYNOP_HEADER(DYNOP_PASS_TYPE, DYNOP_PASS_VERSION, dynop_pass)
+
+/* A pass, as dynop_plugin_info.passes declares it. The strings are the
+ * plugin's, like the rest of its info. */
+typedef struct dynop_pass_desc {
+    dynop_header header;  /* DYNOP_PASS_DESC_TYPE */
+    const char *name;     /* unique among the host's passes, such as "acme.fuse-blur";
+                           * a letter, then letters, digits and _ . + - */
+    dynop_pass_kind kind; /* DYNOP_PASS_* */
+    const char *match;    /* populate passes: the node name or node kind whose nodes
+                           * they populate (a name wins over a kind); NULL for the others */
+    int32_t priority;     /* higher runs first; ties by name. Populate passes with
+                           * the same match are tried in this order until one
+                           * attaches a definition */
+    const char *doc;      /* what the pass does, in a sentence; may be NULL */
+} dynop_pass_desc;
+
+/* DYNOP_PASS_DESC(name, kind, match, priority, doc) initializes a
+ * dynop_pass_desc. */
+#define DYNOP_PASS_DESC(name, kind, match, priority, doc)                     \
+    { DYNOP_PASS_DESC_HEADER, name, kind, match, priority, doc }
+
+/* One node of the graph a pass sees: an element of dynop_graph_builder.nodes.
+ * Graph inputs are nodes too: kind "", no inputs, no definition. */
+typedef struct dynop_graph_node {
+    dynop_header header;     /* DYNOP_GRAPH_NODE_TYPE */
+    const char *name;        /* unique in the graph */
+    const char *kind;        /* the definition the node asks for, typically an
+                              * operator name; "" for a graph input */
+    const char *definition;  /* the name of the definition attached (an operator
+                              * name, a subgraph's name), or NULL if none is yet */
+    uint32_t input_count;    /* entries in inputs and input_outputs */
+    const uint32_t *inputs;  /* for each input of the node, the index in
+                              * dynop_graph_builder.nodes of the node producing it;
+                              * NULL if input_count is 0 */
+    const uint32_t *input_outputs; /* for each input, which output of that
+                              * producer feeds it (0 for a graph input) */
+    const char *args_json;   /* the node's arguments as a JSON object text ("{}" if
+                              * none), or NULL if the host cannot write them as JSON */
+} dynop_graph_node;
+
+/* The graph as a running pass sees it, and the functions that change it.
+ * Functions that fail return an error code; dynop_host.last_error then says
+ * why, and if run returns an error without calling set_error, the host
+ * reports the last such failure as run's reason. */
+typedef struct dynop_graph_builder dynop_graph_builder;
+struct dynop_graph_builder {
+    dynop_header header;            /* DYNOP_GRAPH_BUILDER_TYPE */
+    uint32_t node_count;            /* entries in nodes */
+    const dynop_graph_node *nodes;  /* the graph's nodes, inputs included, in the
+                                     * order they were added; step through them with
+                                     * DYNOP_GRAPH_NODE, which uses nodes[0]'s size */
+    uint32_t node;                  /* populate passes: the index of the node to
+                                     * populate; DYNOP_NO_NODE for other passes */
+    void *context;                  /* the host's; opaque to the pass */
+
+    /* Instantiates operator op (from the operators of the host's build,
+     * any plugin's) with args_json, a JSON object text such as
+     * "{\"factor\": 2}", or NULL for the node's own arguments, on the
+     * node's device, and attaches it to node nodes[node], replacing any
+     * definition it has; nodes[node].definition then names op. Any kind of
+     * pass may call it; it is what populate passes are for. A graph input
+     * takes no definition. */
+    dynop_result (*set_operator)(const dynop_graph_builder *b, uint32_t node, const char *op,
+                                 const char *args_json);
+
+    /* Partition passes only: asks to replace count nodes, given by their
+     * indices, by a single node called name whose definition is a
+     * subgraph of them, run serially. The groups a run asks for are
+     * committed, in order, when run returns successfully; until then nodes
+     * stays as it is. A group must be convex: no path may leave it and
+     * come back. */
+    dynop_result (*group)(const dynop_graph_builder *b, const char *name, const uint32_t *nodes,
+                          uint32_t count);
+};
+
+/* DYNOP_GRAPH_NODE(b, i) is a pointer to node i (less than node_count) of
+ * builder b, stepping by the size in the first node's header, so that a
+ * plugin built against this header can read nodes of a larger, later
+ * version; DYNOP_HAS_MEMBER tells which members a node has. */
+#define DYNOP_GRAPH_NODE(b, i)                                                \
+    ((const dynop_graph_node *)(const void *)((const char *)(b)->nodes +     \
+                                              (size_t)(i) * (b)->nodes[0].header.size))
+
+/* The code of a pass the plugin's info declares, registered from register
+ * with dynop_host.register_pass. The struct must stay valid until the
+ * plugin is unloaded.
+ *
+ *   run  runs the pass over the graph in b, with user. A populate pass
+ *        attaches a definition to node b->node, or leaves it to the next
+ *        pass (returning DYNOP_OK either way); a partition pass groups
+ *        nodes; a global pass checks or changes what it sees. An error
+ *        fails the build. */
+typedef struct dynop_pass {
+    dynop_header header; /* DYNOP_PASS_TYPE */
+    const char *name;    /* of a pass in the plugin's info */
+    void *user;          /* passed to run */
+    dynop_result (*run)(void *user, const dynop_graph_builder *b);
+} dynop_pass;
+
+/* ------------------------------------------------------------------------
  * Plugin information
  * ------------------------------------------------------------------------ */
 
@@ -453,14 +617,14 @@ typedef struct dynop_operator {
 #define DYNOP_PLUGIN_INFO_TYPE                                                \
     DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x04)
 #define DYNOP_PLUGIN_INFO_VERSION_MAJOR 1
-#define DYNOP_PLUGIN_INFO_VERSION DYNOP_V(DYNOP_PLUGIN_INFO_VERSION_MAJOR, 1, 0)
+#define DYNOP_PLUGIN_INFO_VERSION DYNOP_V(DYNOP_PLUGIN_INFO_VERSION_MAJOR, 2, 0)
 #define DYNOP_PLUGIN_INFO_HEADER                                              \
     DYNOP_HEADER(DYNOP_PLUGIN_INFO_TYPE, DYNOP_PLUGIN_INFO_VERSION, dynop_plugin_info)
 
 #define DYNOP_HOST_TYPE                                                       \
     DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x05)
 #define DYNOP_HOST_VERSION_MAJOR 1
-#define DYNOP_HOST_VERSION DYNOP_V(DYNOP_HOST_VERSION_MAJOR, 1, 0)
+#define DYNOP_HOST_VERSION DYNOP_V(DYNOP_HOST_VERSION_MAJOR, 2, 0)
 #define DYNOP_HOST_HEADER                                                     \
     DYNOP_HEADER(DYNOP_HOST_TYPE, DYNOP_HOST_VERSION, dynop_host)
 
@@ -537,6 +701,9 @@ typedef struct dynop_plugin_info {
     /* Since 1.1: */
     uint32_t operator_count;      /* entries in operators */
     const dynop_op_schema *const *operators; /* what register registers */
+    /* Since 1.2: */
+    uint32_t pass_count;          /* entries in passes */
+    const dynop_pass_desc *const *passes; /* what register registers with register_pass */
 } dynop_plugin_info;
 
 /* ------------------------------------------------------------------------
@@ -582,9 +749,10 @@ struct dynop_host {
     /* Writes message to the host's log at level, tagged with the plugin. */
     void (*log)(const dynop_host *host, dynop_log_level level, const char *message);
 
-    /* Explains the error that the entry point now running (register,
-     * deregister) is about to return. The host copies message before
-     * set_error returns. */
+    /* Explains the error that the function of the plugin now running on
+     * this thread (register, deregister, an operator function, a pass's
+     * run) is about to return. The host copies message before set_error
+     * returns. */
     void (*set_error)(const dynop_host *host, const char *message);
 
     /* Returns why the calling thread's last failed host call failed, or ""
@@ -599,6 +767,14 @@ struct dynop_host {
      * backend for every device of every operator it declares. The struct
      * must stay valid until the plugin is unloaded. */
     dynop_result (*register_operator)(const dynop_host *host, const dynop_operator *op);
+
+    /* Since 1.2: */
+
+    /* Registers the code of one of the passes the plugin's info declares;
+     * pass->name must be one of them (the error lists them). Allowed only
+     * during register; register must register every pass it declares. The
+     * struct must stay valid until the plugin is unloaded. */
+    dynop_result (*register_pass)(const dynop_host *host, const dynop_pass *pass);
 };
 
 /* ------------------------------------------------------------------------
@@ -650,7 +826,16 @@ DYNOP_STATIC_ASSERT(offsetof(dynop_plugin_info, api_version) == 32, info_api_off
 DYNOP_STATIC_ASSERT(offsetof(dynop_plugin_info, id) == (DYNOP_PTR_ == 8 ? 48 : 44), info_id_offset);
 DYNOP_STATIC_ASSERT(offsetof(dynop_host, api_version) == 32, host_api_offset);
 DYNOP_STATIC_ASSERT(offsetof(dynop_host, add_interface) == (DYNOP_PTR_ == 8 ? 48 : 44), host_first_fn_offset);
-DYNOP_STATIC_ASSERT(sizeof(dynop_host) == (DYNOP_PTR_ == 8 ? 48 : 44) + 8 * DYNOP_PTR_, host_size);
+DYNOP_STATIC_ASSERT(sizeof(dynop_host) == (DYNOP_PTR_ == 8 ? 48 : 44) + 9 * DYNOP_PTR_, host_size);
+DYNOP_STATIC_ASSERT(offsetof(dynop_plugin_info, passes) == sizeof(dynop_plugin_info) - DYNOP_PTR_, info_passes_last);
+DYNOP_STATIC_ASSERT(offsetof(dynop_pass_desc, name) == 32, pass_desc_name_offset);
+DYNOP_STATIC_ASSERT(offsetof(dynop_pass_desc, kind) == 32 + DYNOP_PTR_, pass_desc_kind_offset);
+DYNOP_STATIC_ASSERT(sizeof(dynop_pass_desc) == (DYNOP_PTR_ == 8 ? 72 : 52), pass_desc_size);
+DYNOP_STATIC_ASSERT(offsetof(dynop_graph_node, input_count) == 32 + 3 * DYNOP_PTR_, graph_node_count_offset);
+DYNOP_STATIC_ASSERT(sizeof(dynop_graph_node) == (DYNOP_PTR_ == 8 ? 88 : 60), graph_node_size);
+DYNOP_STATIC_ASSERT(offsetof(dynop_graph_builder, nodes) == 32 + DYNOP_PTR_, builder_nodes_offset);
+DYNOP_STATIC_ASSERT(sizeof(dynop_graph_builder) == (DYNOP_PTR_ == 8 ? 80 : 56), builder_size);
+DYNOP_STATIC_ASSERT(sizeof(dynop_pass) == 32 + 3 * DYNOP_PTR_, pass_size);
 DYNOP_STATIC_ASSERT(sizeof(dynop_device) == 8 && sizeof(dynop_dtype) == 4, dlpack_value_sizes);
 DYNOP_STATIC_ASSERT(offsetof(dynop_tensor, device) == DYNOP_PTR_, tensor_device_offset);
 DYNOP_STATIC_ASSERT(offsetof(dynop_tensor, ndim) == DYNOP_PTR_ + 8, tensor_ndim_offset);

@@ -80,6 +80,7 @@ static const dynop_plugin_info info = {
     0, NULL,
     NULL,
     0, NULL,
+    0, NULL,
 };
 
 /* A symbol with default visibility, to see whether the library's symbols

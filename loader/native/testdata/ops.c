@@ -193,7 +193,7 @@ static const dynop_operator undeclared_op = {DYNOP_OPERATOR_HEADER, "test.Ghost"
 
 static const dynop_plugin_info info = {
     DYNOP_PLUGIN_INFO_HEADER, DYNOP_API_VERSION, "dynop.plugin.ops", DYNOP_V(1, 0, 0), "Operator fixture.", NULL, NULL, 0,
-    0, NULL, 0, NULL, NULL, 3, schemas,
+    0, NULL, 0, NULL, NULL, 3, schemas, 0, NULL,
 };
 
 static const dynop_plugin_info *get_info(void) { return &info; }

@@ -9,6 +9,12 @@
  *   uint8    Y = (77 R + 150 G + 29 B + 128) >> 8
  *   float32  Y = 0.299 R + 0.587 G + 0.114 B
  * bit-identical to the Go operator image.Grayscale.
+ *
+ * imgproc.native-grayscale: a populate pass for nodes of kind
+ * image.Grayscale that attaches imgproc.Grayscale instead of the Go
+ * operator. The two accept the same inputs (uint8 or float32 HWC with 3
+ * or 4 channels, no arguments) and compute the same bytes, so the pass
+ * can swap them without seeing the data.
  */
 #include <stdio.h>
 #include <string.h>
@@ -135,6 +141,25 @@ static const dynop_operator gray_op = {
 
 static const dynop_op_schema *const operators[] = {&gray_schema};
 
+/* ---- imgproc.native-grayscale ------------------------------------------ */
+
+static dynop_result native_grayscale(void *user, const dynop_graph_builder *b) {
+    (void)user;
+    /* The node's own arguments: image.Grayscale has none, and neither has
+     * imgproc.Grayscale, so arguments the Go operator would refuse are
+     * refused here too. */
+    return b->set_operator(b, b->node, "imgproc.Grayscale", NULL);
+}
+
+static const dynop_pass_desc native_grayscale_desc = DYNOP_PASS_DESC(
+    "imgproc.native-grayscale", DYNOP_PASS_POPULATE, "image.Grayscale", 0,
+    "replaces the Go image.Grayscale with the native one");
+static const dynop_pass native_grayscale_pass = {
+    DYNOP_PASS_HEADER, "imgproc.native-grayscale", NULL, native_grayscale,
+};
+
+static const dynop_pass_desc *const passes[] = {&native_grayscale_desc};
+
 static const dynop_plugin_info info = {
     DYNOP_PLUGIN_INFO_HEADER,
     DYNOP_API_VERSION,
@@ -148,6 +173,7 @@ static const dynop_plugin_info info = {
     0, NULL,
     NULL,
     1, operators,
+    1, passes,
 };
 
 static const dynop_plugin_info *get_info(void) { return &info; }
@@ -156,6 +182,7 @@ static dynop_result register_plugin(const dynop_host *host) {
     dynop_result rc;
     host_table = host;
     rc = host->register_operator(host, &gray_op);
+    if (rc == DYNOP_OK) rc = host->register_pass(host, &native_grayscale_pass);
     if (rc != DYNOP_OK) host->set_error(host, host->last_error(host));
     return rc;
 }

@@ -77,6 +77,7 @@ const dynop_plugin_info info = {
     1, needs,
     nullptr,
     0, nullptr,
+    0, nullptr,
 };
 
 const dynop_plugin_info *get_info() { return &info; }

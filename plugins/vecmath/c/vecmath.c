@@ -57,6 +57,7 @@ static const dynop_plugin_info info = {
     0, NULL,
     NULL,
     0, NULL,
+    0, NULL,
 };
 
 static const dynop_plugin_info *get_info(void) { return &info; }
