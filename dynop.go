@@ -302,7 +302,7 @@ func readInfo(p plugin.Plugin) (info plugin.Info, err error) {
 	if err := iface.CheckVersion("plugin API", plugin.APIVersion, info.APIVersion); err != nil {
 		errs = append(errs, fmt.Errorf("plugin %q was built for a plugin API this host does not implement: %w", info.ID, err))
 	}
-	return withPassesInterface(withOperatorsInterface(info)), errors.Join(errs...)
+	return withTableInterfaces(info), errors.Join(errs...)
 }
 
 // Plugins returns the status of every plugin the host knows, sorted by ID.

@@ -33,15 +33,58 @@ var OperatorsInterface = iface.Desc{
 // OperatorsInterface: its operators by name.
 type operatorTable map[string]op.Operator
 
-// withOperatorsInterface returns info with OperatorsInterface added to its
-// interfaces if it declares operators.
-func withOperatorsInterface(info plugin.Info) plugin.Info {
-	if len(info.Operators) > 0 {
-		if _, ok := info.Provides(OperatorsInterface.UID); !ok {
-			info.Interfaces = append(slices.Clip(info.Interfaces), OperatorsInterface)
+// withTableInterfaces returns info with OperatorsInterface and
+// PassesInterface added to its interfaces if it declares operators or
+// passes.
+func withTableInterfaces(info plugin.Info) plugin.Info {
+	for _, t := range []struct {
+		desc     iface.Desc
+		declares bool
+	}{{OperatorsInterface, len(info.Operators) > 0}, {PassesInterface, len(info.Passes) > 0}} {
+		if _, ok := info.Provides(t.desc.UID); t.declares && !ok {
+			info.Interfaces = append(slices.Clip(info.Interfaces), t.desc)
 		}
 	}
 	return info
+}
+
+// fromTable starts plugin id, if need be, through the table interface
+// desc and returns the entry name of its table (registered operators or
+// passes) and the release of the reference that keeps it started.
+func fromTable[M ~map[string]V, V any](ctx context.Context, h *Host, id string, desc iface.Desc, what, name string) (V, func() error, error) {
+	var zero V
+	impl, ref, err := h.Acquire(ctx, id, desc.UID, desc.Version)
+	if err != nil {
+		return zero, nil, err
+	}
+	v, ok := impl.(M)[name]
+	if !ok { // publishTable makes this impossible
+		return zero, nil, errors.Join(fmt.Errorf("dynop: %w: started plugin %q has no %s %q", ErrNotFound, id, what, name), ref.Release())
+	}
+	return v, ref.Release, nil
+}
+
+// publishTable checks that Register registered every name in declared
+// into table and makes the table live as the interface desc; what names
+// the entries, problem says what a missing one is. h.mu is held.
+func publishTable[M ~map[string]V, V any](rec *record, desc iface.Desc, what, problem string, declared []string, table M) error {
+	if len(declared) == 0 {
+		return nil
+	}
+	var missing []string
+	for _, name := range declared {
+		if _, ok := table[name]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	if missing != nil {
+		return fmt.Errorf("dynop: start plugin %q: %w: %sInfo declares %s that Register did not register: %s",
+			rec.id, ErrNotFound, problem, what, strings.Join(missing, ", "))
+	}
+	if rec.entry(desc.UID) == nil {
+		rec.live = append(rec.live, &entry{rec: rec, desc: desc, impl: table})
+	}
+	return nil
 }
 
 // Operators returns the host's operator registry: every operator that the
@@ -81,16 +124,7 @@ type operatorProvider struct {
 
 // Provide implements op.Provider.
 func (p operatorProvider) Provide(ctx context.Context, name string) (op.Operator, func() error, error) {
-	impl, ref, err := p.h.Acquire(ctx, p.id, OperatorsInterface.UID, OperatorsInterface.Version)
-	if err != nil {
-		return op.Operator{}, nil, err
-	}
-	table, _ := impl.(operatorTable)
-	o, ok := table[name]
-	if !ok { // publishOperators makes this impossible
-		return op.Operator{}, nil, errors.Join(fmt.Errorf("dynop: %w: started plugin %q has no operator %q", ErrNotFound, p.id, name), ref.Release())
-	}
-	return o, ref.Release, nil
+	return fromTable[operatorTable](ctx, p.h, p.id, OperatorsInterface, "operator", name)
 }
 
 // RegisterOperator implements plugin.Host.
@@ -173,21 +207,9 @@ func jsonFields(s *op.Schema) map[string]json.RawMessage {
 // publishOperators checks that Register registered every operator Info
 // declares and makes them live as OperatorsInterface. h.mu is held.
 func (h *Host) publishOperators(rec *record) error {
-	if len(rec.info.Operators) == 0 {
-		return nil
-	}
-	var missing []string
+	var declared []string
 	for _, s := range rec.info.Operators {
-		if _, ok := rec.ops[s.Name]; !ok {
-			missing = append(missing, s.Name)
-		}
+		declared = append(declared, s.Name)
 	}
-	if missing != nil {
-		return fmt.Errorf("dynop: start plugin %q: %w: a schema without a backend: Info declares operator(s) that Register did not register: %s",
-			rec.id, ErrNotFound, strings.Join(missing, ", "))
-	}
-	if rec.entry(OperatorsInterface.UID) == nil {
-		rec.live = append(rec.live, &entry{rec: rec, desc: OperatorsInterface, impl: rec.ops})
-	}
-	return nil
+	return publishTable(rec, OperatorsInterface, "operator(s)", "a schema without a backend: ", declared, rec.ops)
 }

@@ -2,14 +2,10 @@ package dynop
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/iface"
-	"github.com/dynop/dynop/plugin"
 )
 
 // PassesInterface is the interface through which the host reaches the
@@ -24,17 +20,6 @@ var PassesInterface = iface.Desc{
 
 // passTable is a started plugin's implementation of PassesInterface.
 type passTable map[string]any
-
-// withPassesInterface returns info with PassesInterface added to its
-// interfaces if it declares passes.
-func withPassesInterface(info plugin.Info) plugin.Info {
-	if len(info.Passes) > 0 {
-		if _, ok := info.Provides(PassesInterface.UID); !ok {
-			info.Interfaces = append(slices.Clip(info.Interfaces), PassesInterface)
-		}
-	}
-	return info
-}
 
 // Passes returns the host's graph passes: the fusion pass built into
 // dynop ([graph.FusePass]) and every pass the usable plugins declare.
@@ -71,16 +56,7 @@ type passProvider struct {
 
 // ProvidePass implements graph.PassProvider.
 func (p passProvider) ProvidePass(ctx context.Context, name string) (any, func() error, error) {
-	impl, ref, err := p.h.Acquire(ctx, p.id, PassesInterface.UID, PassesInterface.Version)
-	if err != nil {
-		return nil, nil, err
-	}
-	table, _ := impl.(passTable)
-	pass, ok := table[name]
-	if !ok { // publishPasses makes this impossible
-		return nil, nil, errors.Join(fmt.Errorf("dynop: %w: started plugin %q has no pass %q", ErrNotFound, p.id, name), ref.Release())
-	}
-	return pass, ref.Release, nil
+	return fromTable[passTable](ctx, p.h, p.id, PassesInterface, "pass", name)
 }
 
 // RegisterPass implements plugin.Host.
@@ -121,21 +97,9 @@ func (hd *handle) RegisterPass(name string, pass any) error {
 // publishPasses checks that Register registered every pass Info declares
 // and makes them live as PassesInterface. h.mu is held.
 func (h *Host) publishPasses(rec *record) error {
-	if len(rec.info.Passes) == 0 {
-		return nil
-	}
-	var missing []string
+	var declared []string
 	for _, d := range rec.info.Passes {
-		if _, ok := rec.passes[d.Name]; !ok {
-			missing = append(missing, d.Name)
-		}
+		declared = append(declared, d.Name)
 	}
-	if missing != nil {
-		return fmt.Errorf("dynop: start plugin %q: %w: Info declares pass(es) that Register did not register: %s",
-			rec.id, ErrNotFound, strings.Join(missing, ", "))
-	}
-	if rec.entry(PassesInterface.UID) == nil {
-		rec.live = append(rec.live, &entry{rec: rec, desc: PassesInterface, impl: rec.passes})
-	}
-	return nil
+	return publishTable(rec, PassesInterface, "pass(es)", "", declared, rec.passes)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/tensor"
@@ -81,6 +82,41 @@ func BenchmarkExecutor(b *testing.B) {
 				}
 			}
 			nodesPerSecond(b, benchNodes+1)
+		})
+	}
+}
+
+// BenchmarkExecutorVsGoroutines times, in each iteration, the parallel
+// executor and one goroutine per node on the same wide and chain graphs
+// and reports the ratio of their node rates: the DESIGN target compares
+// them in the same run (and wants ≥ 4 M nodes/s for the wide graph).
+func BenchmarkExecutorVsGoroutines(b *testing.B) {
+	for _, shape := range []string{"wide", "chain"} {
+		b.Run(shape, func(b *testing.B) {
+			wide := shape == "wide"
+			g := emptyGraph(b, wide)
+			defer g.Close()
+			g.Executor = graph.Parallel{}
+			ctx := context.Background()
+			var ours, theirs time.Duration
+			for b.Loop() {
+				start := time.Now()
+				if _, err := g.Execute(ctx); err != nil {
+					b.Fatal(err)
+				}
+				mid := time.Now()
+				if wide {
+					goroutinesWide(ctx)
+				} else {
+					goroutinesChain(ctx)
+				}
+				ours, theirs = ours+mid.Sub(start), theirs+time.Since(mid)
+			}
+			nodes := float64(benchNodes+1) * float64(b.N)
+			b.ReportMetric(nodes/ours.Seconds(), "nodes/s")
+			b.ReportMetric(nodes/theirs.Seconds(), "goroutine-nodes/s")
+			b.ReportMetric(theirs.Seconds()/ours.Seconds(), "x-faster")
+			b.ReportMetric(0, "ns/op")
 		})
 	}
 }

@@ -97,7 +97,7 @@ func (s *Schedule) Len() int { return len(s.p.nodes) }
 func (s *Schedule) Node(i int) *Node { return s.p.nodes[i] }
 
 // Deps returns how many nodes node i waits for.
-func (s *Schedule) Deps(i int) int { return int(s.p.deps[i]) }
+func (s *Schedule) Deps(i int) int { return len(s.p.preds[i]) }
 
 // Next returns the nodes that wait for node i. The caller must not
 // modify the slice.
@@ -105,9 +105,6 @@ func (s *Schedule) Next(i int) []int32 { return s.p.next[i] }
 
 // Inputs returns the batches given to the graph's inputs.
 func (s *Schedule) Inputs() []*tensor.Batch { return s.inputs }
-
-// Input returns input k of node i, whose producer must have run.
-func (s *Schedule) Input(i, k int) *tensor.Batch { return s.value(s.p.ins[i][k]) }
 
 func (s *Schedule) value(sl slot) *tensor.Batch {
 	if sl.node < 0 {

@@ -128,7 +128,7 @@ func (fused) Execute(ctx context.Context, s *Schedule) (err error) {
 	case tensor.Uint8:
 		walk = lutWalker(funcs, &stage)
 	case tensor.Float32:
-		walk = walker(funcs, func(f op.PointwiseFuncs) func([]float32) { return f.Float32 })
+		walk = floatWalker(funcs)
 	}
 	if walk == nil {
 		return Serial{}.Execute(ctx, s)
@@ -153,26 +153,19 @@ func (fused) Execute(ctx context.Context, s *Schedule) (err error) {
 	return nil
 }
 
-// walker returns the function that fills dst from src through every
-// stage's element function for T, or nil if a stage has none.
-func walker[T tensor.Number](funcs []op.PointwiseFuncs, pick func(op.PointwiseFuncs) func([]T)) func(dst, src *tensor.Tensor) error {
-	stages := make([]func([]T), len(funcs))
+// floatWalker returns the walk of a float32 chain, or nil if a stage has
+// no float32 function: blocks of FuseBlock elements go through every
+// stage while they are in cache.
+func floatWalker(funcs []op.PointwiseFuncs) func(dst, src *tensor.Tensor) error {
+	stages := make([]func([]float32), len(funcs))
 	for i, f := range funcs {
-		if stages[i] = pick(f); stages[i] == nil {
+		if stages[i] = f.Float32; stages[i] == nil {
 			return nil
 		}
 	}
 	return func(dst, src *tensor.Tensor) error {
-		d, err := tensor.Values[T](dst)
+		d, s, err := elements[float32](dst, src)
 		if err != nil {
-			return err
-		}
-		var s []T
-		if src.IsContiguous() {
-			if s, err = tensor.Values[T](src); err != nil {
-				return err
-			}
-		} else if err := dst.CopyFrom(src); err != nil {
 			return err
 		}
 		for off := 0; off < len(d); off += FuseBlock {
@@ -186,6 +179,19 @@ func walker[T tensor.Number](funcs []op.PointwiseFuncs, pick func(op.PointwiseFu
 		}
 		return nil
 	}
+}
+
+// elements returns the elements of dst and of src. A strided src is
+// copied into dst first, and s is then nil: dst holds the input.
+func elements[T tensor.Number](dst, src *tensor.Tensor) (d, s []T, err error) {
+	if d, err = tensor.Values[T](dst); err != nil {
+		return nil, nil, err
+	}
+	if !src.IsContiguous() {
+		return d, nil, dst.CopyFrom(src)
+	}
+	s, err = tensor.Values[T](src)
+	return d, s, err
 }
 
 // lutWalker returns the walk of a uint8 chain, or nil if a stage has no
@@ -207,22 +213,14 @@ func lutWalker(funcs []op.PointwiseFuncs, stage *int) func(dst, src *tensor.Tens
 		f.Uint8(lut[:])
 	}
 	return func(dst, src *tensor.Tensor) error {
-		d, err := tensor.Values[uint8](dst)
+		d, s, err := elements[uint8](dst, src)
 		if err != nil {
 			return err
 		}
-		if !src.IsContiguous() {
-			if err := dst.CopyFrom(src); err != nil {
-				return err
-			}
-			src = dst
+		if s == nil {
+			s = d
 		}
-		s, err := tensor.Values[uint8](src)
-		if err != nil {
-			return err
-		}
-		s = s[:len(d)]
-		for i, v := range s {
+		for i, v := range s[:len(d)] {
 			d[i] = lut[v]
 		}
 		return nil

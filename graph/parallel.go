@@ -47,7 +47,7 @@ func (p Parallel) Execute(ctx context.Context, s *Schedule) error {
 	r := &parallelRun{s: s, buf: buf, workers: w, queue: buf.queue[:0]}
 	r.cond.L = &r.mu
 	for i := range n {
-		d := s.p.deps[i]
+		d := int32(len(s.p.preds[i]))
 		buf.counts[i].Store(d)
 		if d == 0 {
 			r.queue = append(r.queue, int32(i))

@@ -388,18 +388,11 @@ const maxDepth = 32
 
 // populateGraph populates g's nodes, then the nodes of its subgraphs,
 // those a pass just attached included.
-func (b *Builder) populateGraph(ctx context.Context, g *Graph, entries []*passEntry, depth int) (err error) {
+func (b *Builder) populateGraph(ctx context.Context, g *Graph, entries []*passEntry, depth int) error {
 	if depth > maxDepth {
 		return fmt.Errorf("graph %q: %w: subgraphs nested deeper than %d: does a populate pass attach subgraphs to the nodes of the subgraphs it attaches?", b.g.name, ErrPass, maxDepth)
 	}
 	var errs []error
-	defer func() {
-		for _, n := range g.nodes {
-			if sub, ok := n.def.(*Graph); ok && err == nil {
-				err = b.populateGraph(ctx, sub, entries, depth+1)
-			}
-		}
-	}()
 	for _, n := range g.nodes {
 		if n.input || n.def != nil {
 			continue
@@ -421,8 +414,17 @@ func (b *Builder) populateGraph(ctx context.Context, g *Graph, entries []*passEn
 			}
 		}
 	}
-	err = errors.Join(errs...)
-	return err
+	if errs != nil {
+		return errors.Join(errs...)
+	}
+	for _, n := range g.nodes {
+		if sub, ok := n.def.(*Graph); ok {
+			if err := b.populateGraph(ctx, sub, entries, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (b *Builder) runOn(ctx context.Context, e *passEntry, n *Node) error {

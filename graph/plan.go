@@ -12,7 +12,6 @@ import (
 type plan struct {
 	nodes []*Node // executable nodes in topological order
 	ins   [][]slot
-	deps  []int32
 	preds [][]int32 // the nodes each node waits for
 	next  [][]int32
 	nouts []int // outputs each node must return, -1 if unknown
@@ -66,7 +65,7 @@ func (g *Graph) compile() (*plan, error) {
 	}
 	at := func(port Port) slot { return slot{pos[port.Node], int32(port.Index)} }
 	n := len(order)
-	p.ins, p.deps, p.preds, p.next, p.nouts = make([][]slot, n), make([]int32, n), make([][]int32, n), make([][]int32, n), make([]int, n)
+	p.ins, p.preds, p.next, p.nouts = make([][]slot, n), make([][]int32, n), make([][]int32, n), make([]int, n)
 	for i, node := range order {
 		var preds []int32
 		for _, port := range node.ins {
@@ -82,7 +81,7 @@ func (g *Graph) compile() (*plan, error) {
 		}
 		slices.Sort(preds)
 		preds = slices.Compact(preds)
-		p.deps[i], p.preds[i] = int32(len(preds)), preds
+		p.preds[i] = preds
 		for _, j := range preds {
 			p.next[j] = append(p.next[j], int32(i))
 		}

@@ -53,7 +53,9 @@
 // passes plugins provide). [Pipeline.Run] feeds the input files to the
 // graph batch by batch, as 1-D uint8 samples of their bytes, and writes
 // each output sample to DIR/NAME.png (or .jpg), NAME being the first
-// input's file name (outputs sharing a directory add "-OUTPUT").
+// input's file name without its extension, made unique with "-2", "-3"…
+// (outputs sharing a directory add "-OUTPUT"). An output that would
+// replace an input file is refused.
 //
 // A run is all or nothing: outputs go to a hidden staging directory in
 // each output directory and move into place only when every batch has

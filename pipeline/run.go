@@ -147,7 +147,7 @@ func (p *Pipeline) findInputs() error {
 	}
 	for name := range p.opts.Inputs {
 		if !slices.ContainsFunc(p.spec.Inputs, func(in Input) bool { return in.Name == name }) {
-			return fmt.Errorf("pipeline %s: %w: --in names input %q; the pipeline's inputs are %s", p.spec.File, ErrInvalid, name, inputNames(p.spec))
+			return fmt.Errorf("pipeline %s: %w: Options.Inputs names input %q; the pipeline's inputs are %s", p.spec.File, ErrInvalid, name, inputNames(p.spec))
 		}
 	}
 	for k := 1; k < len(p.files); k++ {
@@ -158,17 +158,15 @@ func (p *Pipeline) findInputs() error {
 	}
 	// Output files are named after the first input's files, made unique
 	// with a suffix that is no other file's name either.
-	used := map[string]bool{}
+	stem := func(f string) string { return strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)) }
+	used, taken := map[string]bool{}, map[string]bool{}
 	for _, f := range p.files[0] {
-		used[strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))] = true
+		used[stem(f)] = true
 	}
-	taken := map[string]bool{}
 	for _, f := range p.files[0] {
-		base := strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))
-		for k := 2; taken[base]; k++ {
-			if b := fmt.Sprintf("%s-%d", strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)), k); !used[b] && !taken[b] {
-				base = b
-			}
+		base := stem(f)
+		for k := 2; taken[base] || base != stem(f) && used[base]; k++ {
+			base = fmt.Sprintf("%s-%d", stem(f), k)
 		}
 		taken[base] = true
 		p.bases = append(p.bases, base)

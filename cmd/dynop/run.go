@@ -69,13 +69,9 @@ func (f *pipelineFlags) paths() []string {
 	return paths
 }
 
-// compile opens a host over the plugin files and compiles the pipeline
-// file; the caller closes both.
-func compile(ctx context.Context, file string, f *pipelineFlags, opts pipeline.Options) (*dynop.Host, *pipeline.Pipeline, error) {
-	spec, err := pipeline.Load(file)
-	if err != nil {
-		return nil, nil, err
-	}
+// compile opens a host over the plugin files and compiles spec; the
+// caller closes both.
+func compile(ctx context.Context, spec *pipeline.Spec, f *pipelineFlags, opts pipeline.Options) (*dynop.Host, *pipeline.Pipeline, error) {
 	h, err := dynop.Open(ctx, dynop.Options{Paths: f.paths(), Logger: quietLogger()})
 	if err != nil {
 		return nil, nil, err
@@ -113,17 +109,17 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	spec, err := pipeline.Load(files[0])
+	if err != nil {
+		return err
+	}
 	opts := pipeline.Options{OutDir: *out, Workers: *workers, Trace: *trace != "", Progress: progress(stderr)}
 	if len(ins) > 0 {
-		spec, err := pipeline.Load(files[0])
-		if err != nil {
-			return err
-		}
 		if opts.Inputs, err = inputOverrides(spec, ins); err != nil {
 			return err
 		}
 	}
-	h, p, err := compile(ctx, files[0], &pf, opts)
+	h, p, err := compile(ctx, spec, &pf, opts)
 	if err != nil {
 		return err
 	}
@@ -267,8 +263,12 @@ func graphCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(files) != 1 {
 		return fmt.Errorf("%w: graph takes one pipeline file, got %d arguments", errUsage, len(files))
 	}
+	spec, err := pipeline.Load(files[0])
+	if err != nil {
+		return err
+	}
 	// The graph needs no output directory; the temporary one stands in.
-	h, p, err := compile(ctx, files[0], &pf, pipeline.Options{OutDir: os.TempDir()})
+	h, p, err := compile(ctx, spec, &pf, pipeline.Options{OutDir: os.TempDir()})
 	if err != nil {
 		return err
 	}
