@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/sys v0.49.0
 	golang.org/x/term v0.47.0
 )
-
-require golang.org/x/sys v0.49.0 // indirect
