@@ -19,7 +19,7 @@ import (
 // stopping it, Acquire waits, for as long as ctx allows.
 //
 // Errors wrap [ErrNotFound] (unknown plugin or interface), [ErrVersion],
-// [ErrCycle], [ErrInvalid] (unusable plugin), [ErrClosed], or the error
+// [ErrCycle], [ErrInvalid] (broken plugin), [ErrUnsupported], [ErrSignature], [ErrClosed], or the error
 // of the plugin's Register, and name the plugin and the interface.
 func (h *Host) Acquire(ctx context.Context, pluginID string, uid iface.UID, min iface.Version) (any, Ref, error) {
 	return h.acquire(ctx, nil, pluginID, uid, min)
@@ -71,7 +71,7 @@ func (h *Host) target(hd *handle, id string, uid iface.UID, min iface.Version) (
 		return nil, h.notFound(id)
 	}
 	if rec.unusable != nil {
-		return nil, fmt.Errorf("dynop: acquire plugin %q interface {%s}: plugin is unusable: %w", id, uid, rec.unusable)
+		return nil, fmt.Errorf("dynop: acquire plugin %q interface {%s}: plugin is %v: %w", id, uid, rec.state, rec.unusable)
 	}
 	declared, ok := rec.info.Provides(uid)
 	if !ok {

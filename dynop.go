@@ -27,18 +27,23 @@ package dynop
 import (
 	"cmp"
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/dynop/dynop/discover"
 	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/suggest"
+	"github.com/dynop/dynop/machine"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/sign"
 )
 
 // Sentinel errors; test for them with [errors.Is]. Messages name the
@@ -64,6 +69,9 @@ var (
 	ErrPanic = errors.New("plugin panicked")
 	// ErrState: the call is not allowed in the plugin's current state.
 	ErrState = errors.New("not allowed in this plugin state")
+	// ErrSignature: a plugin file's signature does not verify; see
+	// package sign.
+	ErrSignature = sign.ErrSignature
 	// ErrLeaked: Close found references the program never released.
 	ErrLeaked = errors.New("interfaces still referenced at close (leaked)")
 )
@@ -77,16 +85,45 @@ type Options struct {
 	// registered with plugin.Register.
 	Plugins []plugin.Plugin
 	// NoRegistered leaves out the plugins registered with plugin.Register,
-	// so the host knows only Plugins and Paths.
+	// so the host knows only Plugins and the plugin files it finds.
 	NoRegistered bool
+
 	// Paths are plugin files (native shared libraries, WebAssembly
-	// modules), each read by the loader registered for its format with
-	// [RegisterLoader]; see [LoadFile]. Reading a file runs none of the
-	// plugin's code in the host's lifecycle: it starts on first use like
-	// any plugin. A file that cannot be loaded, or whose plugin ID another
-	// plugin already has, does not fail Open: it is logged and listed by
-	// [Host.Broken], and the host carries on with the others.
+	// modules) and directories of them, searched before
+	// $DYNOP_PLUGIN_PATH, the directory plugins next to the executable
+	// and $XDG_DATA_HOME/dynop/plugins (see [discover.SearchPath]). Each
+	// file is read by the loader registered for its format with
+	// [RegisterLoader], from its manifest, the registry cache or a scanner
+	// child process: no plugin code runs in the host until the plugin
+	// starts. A file that cannot be used does not fail Open: it is logged
+	// and listed by [Host.Plugins] with its state and the reason.
 	Paths []string
+	// NoDefaultPaths searches Paths only.
+	NoDefaultPaths bool
+	// CacheDir holds the registry cache; "" means $XDG_CACHE_HOME/dynop.
+	CacheDir string
+	// NoCache neither reads nor writes the registry cache.
+	NoCache bool
+	// Scanner is the program run to read the info of a plugin file that
+	// has no manifest; "" runs this program again (see
+	// [discover.ServeScanner]). ScanTimeout bounds one scan (0: 10 s).
+	Scanner     string
+	ScanTimeout time.Duration
+
+	// TrustDir is a directory of trusted public keys (*.pub, see package
+	// sign); TrustedKeys are more. Either makes a trust store.
+	TrustDir    string
+	TrustedKeys []ed25519.PublicKey
+	// SignaturePolicy says what to do with plugin files whose signature
+	// does not verify: off, warn (log and load) or require (list them as
+	// untrusted and never load them). The default is require when there
+	// is a trust store, off otherwise.
+	SignaturePolicy sign.Policy
+
+	// Machine is the machine whose features plugins' requirements are
+	// checked against; nil means [machine.Current].
+	Machine *machine.Machine
+
 	// Logger receives the host's log: lifecycle at debug level, problems at
 	// warn and error. Nil means slog.Default().
 	Logger *slog.Logger
@@ -105,8 +142,8 @@ type Host struct {
 	appRefs  slotList  // references the host program holds
 	slots    []*slot   // every slot, by index
 	free     *slot
-	refusals int // started plugins with no references that refused to unload
-	broken   []Broken
+	refusals int            // started plugins with no references that refused to unload
+	others   []PluginStatus // files that are broken without an ID, and duplicates
 	watchers []*watcher
 	startSeq uint64
 	ops      *op.Registry
@@ -118,6 +155,7 @@ type Host struct {
 type record struct {
 	id       string
 	path     string // the file it was loaded from, if any
+	signer   string // the key id whose signature verified
 	p        plugin.Plugin
 	info     plugin.Info
 	unusable error
@@ -142,13 +180,21 @@ type record struct {
 }
 
 // Open returns a host that knows the registered Go plugins, opts.Plugins
-// and the plugins in the files opts.Paths. It starts no plugin. A plugin
-// whose Info is invalid or built for an incompatible plugin API, or that
-// claims an interface UID that another plugin gives a different name, is
-// kept as [StateUnusable], with the reason logged and returned by any
-// attempt to use it. A nil plugin in opts.Plugins, or a plugin ID that two
-// Go plugins share, is an error; files that cannot be used are listed by
-// [Host.Broken].
+// and the plugin files on the search path (see [Options.Paths]). It starts
+// no plugin and runs no plugin code.
+//
+// Every plugin it finds is listed by [Host.Plugins], usable or not. A
+// plugin whose Info is invalid, whose file cannot be read, or that claims
+// an interface UID another plugin gives a different name is
+// [StateBroken]; one whose requirements this machine does not meet is
+// [StateUnsupported]; one whose signature the policy requires but does not
+// verify is [StateUntrusted]. The reason is logged and returned by any
+// attempt to use it. When two plugins have one ID, the first usable one in
+// search order (compiled-in Go plugins first) wins and the others are
+// [StateDuplicate].
+//
+// Open fails on a nil plugin in opts.Plugins, a plugin ID that two Go
+// plugins share, a trust store that cannot be read, or a cancelled ctx.
 func Open(ctx context.Context, opts Options) (*Host, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -168,31 +214,31 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if !opts.NoRegistered {
 		list = plugin.Registered()
 	}
+	var found []*record // in search order
 	for _, p := range append(list, opts.Plugins...) {
 		rec := h.newRecord(p)
-		if _, dup := h.plugins[rec.id]; dup {
+		if slices.ContainsFunc(found, func(o *record) bool { return o.id == rec.id }) {
 			return nil, fmt.Errorf("dynop: open: %w plugin id %q: two plugins have it", ErrDuplicate, rec.id)
 		}
-		h.add(rec)
+		found = append(found, rec)
 	}
-	for _, path := range opts.Paths {
-		p, err := LoadFile(ctx, path)
-		if err != nil {
-			h.addBroken(path, err)
-			continue
-		}
-		rec := h.newRecord(p)
-		rec.path = path
-		if other, dup := h.plugins[rec.id]; dup {
-			from := "a Go plugin compiled into the program"
-			if other.path != "" {
-				from = other.path
+	files, err := h.enumerate(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	found = append(found, files...)
+	m := opts.Machine
+	if m == nil {
+		m = machine.Current()
+	}
+	for _, rec := range found {
+		if rec.state == StateAvailable {
+			if err := rec.info.Requirements.Check(m); err != nil {
+				h.setState(rec, StateUnsupported, err)
 			}
-			h.addBroken(path, fmt.Errorf("dynop: plugin file %s: %w plugin id %q: %s has it already", path, ErrDuplicate, rec.id, from))
-			continue
 		}
-		h.add(rec)
 	}
+	h.resolveDuplicates(found)
 	slices.SortFunc(h.sorted, func(a, b *record) int { return strings.Compare(a.id, b.id) })
 	h.checkUIDs()
 	h.declareOperators()
@@ -207,35 +253,130 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	return h, nil
 }
 
+// enumerate finds the plugin files of opts and makes a record of each
+// file that has a plugin ID; the others go to h.others as broken.
+func (h *Host) enumerate(ctx context.Context, opts Options) ([]*record, error) {
+	trust, err := trustStore(opts)
+	if err != nil {
+		return nil, err
+	}
+	loaders := registeredLoaders()
+	res, err := discover.Enumerate(ctx, discover.Options{
+		Paths: opts.Paths, NoDefaultPaths: opts.NoDefaultPaths, Formats: formats(loaders),
+		CacheDir: opts.CacheDir, NoCache: opts.NoCache, Scanner: opts.Scanner, ScanTimeout: opts.ScanTimeout,
+		Trust: trust, Policy: opts.SignaturePolicy, Logger: h.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dynop: open: %w", err)
+	}
+	var out []*record
+	for _, f := range res.Files {
+		var p plugin.Plugin
+		if f.Err == nil {
+			i := slices.IndexFunc(loaders, func(l Loader) bool { return l.Name == f.Format })
+			if p, err = loaders[i].Open(f); err != nil {
+				f.Err = err
+			}
+		}
+		if f.Err != nil {
+			h.log.Warn("plugin file broken", "path", f.Path, "err", f.Err)
+			h.others = append(h.others, PluginStatus{Path: f.Path, State: StateBroken, Err: f.Err})
+			continue
+		}
+		rec := h.newRecord(p)
+		rec.path, rec.signer = f.Path, f.Signer
+		if f.Untrusted != nil {
+			if res.Policy == sign.PolicyRequire {
+				h.setState(rec, StateUntrusted, f.Untrusted)
+			} else {
+				h.log.Warn("plugin signature does not verify; loading it anyway (signature policy warn)", "plugin", rec.id, "path", f.Path, "err", f.Untrusted)
+			}
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+// trustStore makes the trust store of opts, or nil if it has none.
+func trustStore(opts Options) (*sign.TrustStore, error) {
+	var ts *sign.TrustStore
+	if opts.TrustDir != "" {
+		var err error
+		if ts, err = sign.LoadTrustStore(opts.TrustDir); err != nil {
+			return nil, fmt.Errorf("dynop: open: trust store: %w", err)
+		}
+	}
+	if len(opts.TrustedKeys) > 0 {
+		if ts == nil {
+			ts = sign.NewTrustStore()
+		}
+		ts.Add(opts.TrustedKeys...)
+	}
+	return ts, nil
+}
+
+// resolveDuplicates makes the host know one plugin per ID: the first
+// usable one in found, or the first if none is usable. The others are
+// listed as duplicates of it. Only Open calls it.
+func (h *Host) resolveDuplicates(found []*record) {
+	byID := make(map[string][]*record)
+	var ids []string
+	for _, rec := range found {
+		if byID[rec.id] == nil {
+			ids = append(ids, rec.id)
+		}
+		byID[rec.id] = append(byID[rec.id], rec)
+	}
+	for _, id := range ids {
+		recs := byID[id]
+		win := recs[0]
+		if k := slices.IndexFunc(recs, func(r *record) bool { return r.state.Usable() }); k >= 0 {
+			win = recs[k]
+		}
+		h.plugins[id] = win
+		h.sorted = append(h.sorted, win)
+		winner := win.path
+		if winner == "" {
+			winner = "compiled in"
+		}
+		for _, rec := range recs {
+			if rec == win {
+				continue
+			}
+			err := fmt.Errorf("dynop: plugin file %s: %w plugin id %q: %s has it and comes first", rec.path, ErrDuplicate, id, winner)
+			h.log.Warn("plugin duplicate; using the first", "plugin", id, "path", rec.path, "using", winner)
+			st := rec.status()
+			st.State, st.Err, st.DuplicateOf = StateDuplicate, err, winner
+			h.others = append(h.others, st)
+		}
+	}
+}
+
 // newRecord reads p's Info into a new record.
 func (h *Host) newRecord(p plugin.Plugin) *record {
 	rec := &record{p: p, path: pathOf(p)}
-	rec.info, rec.unusable = readInfo(p)
+	var err error
+	rec.info, err = readInfo(p)
 	rec.id = rec.info.ID
 	rec.log = h.log.With("plugin", rec.id)
+	if err != nil {
+		state := StateBroken
+		if errors.Is(err, ErrUnsupported) && !errors.Is(err, ErrInvalid) {
+			state = StateUnsupported
+		}
+		h.setState(rec, state, err)
+	}
 	return rec
 }
 
-// add makes rec known to the host. Only Open calls it.
-func (h *Host) add(rec *record) {
-	if rec.unusable != nil {
-		h.markUnusable(rec, nil)
-	}
-	h.plugins[rec.id] = rec
-	h.sorted = append(h.sorted, rec)
-}
-
-// markUnusable makes rec unusable, adding err to the reasons. Only Open
-// calls it.
-func (h *Host) markUnusable(rec *record, err error) {
+// setState puts rec into one of the states in which it is never started,
+// adding err to the reasons. Only Open calls it.
+func (h *Host) setState(rec *record, state State, err error) {
 	rec.unusable = errors.Join(rec.unusable, err)
-	rec.state = StateUnusable
-	h.log.Warn("plugin unusable", "plugin", rec.id, "err", rec.unusable)
-}
-
-func (h *Host) addBroken(path string, err error) {
-	h.log.Warn("plugin file not usable", "path", path, "err", err)
-	h.broken = append(h.broken, Broken{Path: path, Err: err})
+	if rec.state.Usable() || state == StateBroken {
+		rec.state = state
+	}
+	h.log.Warn("plugin "+state.String(), "plugin", rec.id, "path", rec.path, "err", err)
 }
 
 // checkUIDs makes unusable every plugin that gives an interface UID a name
@@ -272,17 +413,9 @@ func (h *Host) checkUIDs() {
 		}
 		err := fmt.Errorf("dynop: %w interface UID {%s}: claimed as %s; a UID must name one interface", ErrDuplicate, uid, strings.Join(parts, ", "))
 		for _, c := range cs {
-			h.markUnusable(c.rec, err)
+			h.setState(c.rec, StateBroken, err)
 		}
 	}
-}
-
-// Broken lists the files in [Options.Paths] that the host could not use,
-// in the order given, with the reason.
-func (h *Host) Broken() []Broken {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return slices.Clone(h.broken)
 }
 
 // readInfo calls p.Info, validates it and checks its API version. If Info
@@ -300,20 +433,31 @@ func readInfo(p plugin.Plugin) (info plugin.Info, err error) {
 		errs = append(errs, err)
 	}
 	if err := iface.CheckVersion("plugin API", plugin.APIVersion, info.APIVersion); err != nil {
-		errs = append(errs, fmt.Errorf("plugin %q was built for a plugin API this host does not implement: %w", info.ID, err))
+		errs = append(errs, fmt.Errorf("%w: plugin %q was built for a plugin API this host does not implement: %w", ErrUnsupported, info.ID, err))
 	}
 	return withTableInterfaces(info), errors.Join(errs...)
 }
 
-// Plugins returns the status of every plugin the host knows, sorted by ID.
-// It works after Close too.
+// Plugins returns the status of every plugin the host found, usable or
+// not, sorted by ID and then path; plugin files broken before their ID
+// was known come last. It works after Close too.
 func (h *Host) Plugins() []PluginStatus {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make([]PluginStatus, len(h.sorted))
-	for i, rec := range h.sorted {
-		out[i] = rec.status()
+	out := make([]PluginStatus, 0, len(h.sorted)+len(h.others))
+	for _, rec := range h.sorted {
+		out = append(out, rec.status())
 	}
+	out = append(out, h.others...)
+	slices.SortStableFunc(out, func(a, b PluginStatus) int {
+		if (a.Info.ID == "") != (b.Info.ID == "") {
+			if a.Info.ID == "" {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Or(strings.Compare(a.Info.ID, b.Info.ID), strings.Compare(a.Path, b.Path))
+	})
 	return out
 }
 
@@ -330,7 +474,7 @@ func (h *Host) Plugin(id string) (PluginStatus, error) {
 }
 
 func (rec *record) status() PluginStatus {
-	st := PluginStatus{Info: rec.info, Path: rec.path, State: rec.state, Refs: rec.refs, Starts: rec.starts, Stops: rec.stops, Err: rec.unusable}
+	st := PluginStatus{Info: rec.info, Path: rec.path, State: rec.state, Refs: rec.refs, Starts: rec.starts, Stops: rec.stops, Err: rec.unusable, Signer: rec.signer}
 	if st.Err == nil {
 		st.Err = rec.lastErr
 	}

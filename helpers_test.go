@@ -176,7 +176,7 @@ func (f *fake) Unload(context.Context) error {
 // open opens a host over exactly the given plugins, logging to the test.
 func open(t testing.TB, ps ...plugin.Plugin) *dynop.Host {
 	t.Helper()
-	h, err := dynop.Open(context.Background(), dynop.Options{Plugins: ps, NoRegistered: true, Logger: testLogger(t)})
+	h, err := dynop.Open(context.Background(), dynop.Options{Plugins: ps, NoRegistered: true, NoDefaultPaths: true, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

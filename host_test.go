@@ -136,12 +136,18 @@ func TestUnusablePlugins(t *testing.T) {
 	defer h.Close(ctx)
 
 	_, _, err := h.Acquire(ctx, "Bad-ID", counterDef.UID, counterDef.Version)
-	wantErr(t, err, dynop.ErrInvalid, `acquire plugin "Bad-ID" interface {0F5E6D7C-8B9A-4A3B-9C2D-1E0F2A3B4C5D}: plugin is unusable`, `plugin id "Bad-ID" has 1 part(s)`)
+	wantErr(t, err, dynop.ErrInvalid, `acquire plugin "Bad-ID" interface {0F5E6D7C-8B9A-4A3B-9C2D-1E0F2A3B4C5D}: plugin is broken`, `plugin id "Bad-ID" has 1 part(s)`)
 	_, _, err = h.Acquire(ctx, "test.plugin.future", counterDef.UID, counterDef.Version)
-	wantErr(t, err, dynop.ErrVersion, `plugin "test.plugin.future" was built for a plugin API this host does not implement`)
+	wantErr(t, err, dynop.ErrVersion, `plugin "test.plugin.future" was built for a plugin API this host does not implement`, "plugin is unsupported")
+	if !errors.Is(err, dynop.ErrUnsupported) {
+		t.Errorf("error %v does not wrap ErrUnsupported", err)
+	}
 	st, _ := h.Plugin("test.plugin.future")
-	if st.State != dynop.StateUnusable || st.Err == nil {
-		t.Errorf("status = %+v, want unusable with a reason", st)
+	if st.State != dynop.StateUnsupported || st.Err == nil {
+		t.Errorf("status = %+v, want unsupported with a reason", st)
+	}
+	if st, _ := h.Plugin("Bad-ID"); st.State != dynop.StateBroken {
+		t.Errorf("a plugin with a bad ID is %v, want broken", st.State)
 	}
 	if badID.registers != 0 || newer.registers != 0 {
 		t.Error("an unusable plugin was started")
@@ -161,8 +167,8 @@ func TestPanickingInfoMakesPluginUnusable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.State != dynop.StateUnusable {
-		t.Errorf("state %v, want unusable", st.State)
+	if st.State != dynop.StateBroken {
+		t.Errorf("state %v, want broken", st.State)
 	}
 	wantErr(t, st.Err, dynop.ErrPanic, "Info exploded")
 	_, ref := acquire(t, h, "fine")

@@ -1,138 +1,101 @@
 package dynop
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"fmt"
-	"io"
-	"os"
+	"encoding/json"
 	"slices"
 	"sync"
 
+	"github.com/dynop/dynop/discover"
 	"github.com/dynop/dynop/plugin"
 )
 
-// ErrFormat reports a file that is not a plugin this host can load: not a
-// regular file, a format no registered loader reads, or a file its loader
-// rejects (a truncated library, one built for another machine).
-var ErrFormat = errors.New("not a loadable plugin file")
+// ErrFormat reports a file that is not a plugin this host can load: a
+// format no registered loader reads, or a file its loader rejects (a
+// truncated library, one built for another machine).
+var ErrFormat = discover.ErrFormat
 
-// LoadFunc reads the plugin in the file at path without starting it: it
-// returns a [plugin.Plugin] whose Info is known and whose Register loads
-// the code. Plugins loaded from files should have a method Path() string
-// returning the file they came from; [PluginStatus.Path] shows it.
-type LoadFunc func(ctx context.Context, path string) (plugin.Plugin, error)
-
-type loaderEntry struct {
-	name, magic string
-	load        LoadFunc
+// Loader reads plugin files of one format. Register it with
+// [RegisterLoader].
+type Loader struct {
+	// Name names the format ("native", "wasm").
+	Name string
+	// Magic is the prefix every file of the format starts with.
+	Magic string
+	// Check looks at a file without running any of its code and says why
+	// it cannot be loaded on this machine. Optional; it runs in the host.
+	Check func(path string) error
+	// Inspect reads the plugin in the file at path, running its code if
+	// it must, and returns its Info and the loader's own data (JSON, kept
+	// in the plugin's manifest). The host never calls it in its own
+	// process, unless Sandboxed: it runs in a scanner child process (see
+	// package discover).
+	Inspect func(ctx context.Context, path string) (plugin.Info, json.RawMessage, error)
+	// Open returns the plugin enumerated as f, running none of its code:
+	// the plugin's Register loads it. Before any of the file's code runs,
+	// the plugin must pass the digest of the bytes it loads to
+	// f.CheckLoaded, and must load exactly those bytes.
+	Open func(f *discover.File) (plugin.Plugin, error)
+	// Sandboxed says Inspect runs the plugin's code in a sandbox that
+	// cannot harm the host, so the host may call it in its own process.
+	Sandboxed bool
+	// Errors are the loader's sentinel errors, by name: an error that
+	// Inspect returns in a scanner child process, or that the registry
+	// cache keeps, still wraps those of them it wrapped.
+	Errors map[string]error
 }
 
 var (
 	loadersMu sync.RWMutex
-	loaders   []loaderEntry
+	loaders   []Loader
 )
 
-// RegisterLoader makes a loader for plugin files available to
-// [Options.Paths], the way image.RegisterFormat makes decoders available
-// to image.Decode. name names the format ("native", "wasm"); magic is the
-// prefix every file of the format starts with. Loader packages call it
-// from init, so a program opts in by importing them:
+// RegisterLoader makes a loader for plugin files available to hosts, the
+// way image.RegisterFormat makes decoders available to image.Decode.
+// Loader packages call it from init, so a program opts in by importing
+// them:
 //
 //	import _ "github.com/dynop/dynop/loader/native"
 //
-// It panics if name or magic is empty, or name is registered twice.
-func RegisterLoader(name, magic string, load LoadFunc) {
-	if name == "" || magic == "" || load == nil {
-		panic("dynop: RegisterLoader: empty name or magic, or nil LoadFunc")
+// It must be called from init: a host reads plugins it has no manifest for
+// by running its own program again as a scanner child process, and in
+// that process RegisterLoader itself inspects the file and exits (see
+// [discover.ServeScanner]) before main runs.
+//
+// It panics if the name, magic, Inspect or Open is missing, or the name
+// is registered twice.
+func RegisterLoader(l Loader) {
+	if l.Name == "" || l.Magic == "" || l.Inspect == nil || l.Open == nil {
+		panic("dynop: RegisterLoader: a Loader needs Name, Magic, Inspect and Open")
 	}
 	loadersMu.Lock()
-	defer loadersMu.Unlock()
-	for _, l := range loaders {
-		if l.name == name {
-			panic("dynop: RegisterLoader called twice for loader " + name)
-		}
+	if slices.ContainsFunc(loaders, func(o Loader) bool { return o.Name == l.Name }) {
+		loadersMu.Unlock()
+		panic("dynop: RegisterLoader called twice for loader " + l.Name)
 	}
-	loaders = append(loaders, loaderEntry{name, magic, load})
+	loaders = append(loaders, l)
+	loadersMu.Unlock()
+	discover.ServeScanner(l.format())
 }
 
-// knownFormats names the formats dynop has loaders for, so that a file of
-// a format whose loader the program did not import gets a useful error.
-var knownFormats = []struct{ magic, what, pkg string }{
-	{"\x7fELF", "an ELF file", "github.com/dynop/dynop/loader/native"},
-	{"\x00asm", "a WebAssembly module", "github.com/dynop/dynop/loader/wasm"},
+func (l Loader) format() discover.Format {
+	return discover.Format{Name: l.Name, Magic: l.Magic, Check: l.Check, Inspect: l.Inspect, Sandboxed: l.Sandboxed, Errors: l.Errors}
 }
 
-// LoadFile loads the plugin in the file at path with the registered loader
-// whose magic the file starts with. It starts nothing. Errors name the file
-// and wrap [ErrFormat] or the [io/fs] error behind them.
-func LoadFile(ctx context.Context, path string) (plugin.Plugin, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+// registeredLoaders returns the loaders registered so far.
+func registeredLoaders() []Loader {
 	loadersMu.RLock()
-	regs := slices.Clone(loaders)
-	loadersMu.RUnlock()
-	n := 16 // enough to show in an error
-	for _, l := range regs {
-		n = max(n, len(l.magic))
-	}
-	head, err := fileHead(path, n)
-	if err != nil {
-		return nil, err
-	}
-	var load LoadFunc
-	for _, l := range regs {
-		if bytes.HasPrefix(head, []byte(l.magic)) {
-			load = l.load
-			break
-		}
-	}
-	if load != nil {
-		return load(ctx, path)
-	}
-	for _, f := range knownFormats {
-		if bytes.HasPrefix(head, []byte(f.magic)) {
-			return nil, fmt.Errorf("dynop: plugin file %s: %w: it is %s, but the program has no loader for it (import _ %q)", path, ErrFormat, f.what, f.pkg)
-		}
-	}
-	return nil, fmt.Errorf("dynop: plugin file %s: %w: it starts with %q, which is no plugin format this program loads", path, ErrFormat, head[:min(len(head), 16)])
+	defer loadersMu.RUnlock()
+	return slices.Clone(loaders)
 }
 
-// fileHead returns the first n bytes of the regular file at path (fewer if
-// it is shorter), with errors that say what the path is instead.
-func fileHead(path string, n int) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("dynop: plugin file: %w", err)
+// formats returns the formats of loaders.
+func formats(loaders []Loader) []discover.Format {
+	out := make([]discover.Format, len(loaders))
+	for i, l := range loaders {
+		out[i] = l.format()
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("dynop: plugin file: %w", err)
-	}
-	if fi.IsDir() {
-		return nil, fmt.Errorf("dynop: plugin file %s: %w: it is a directory; give the plugin files in it", path, ErrFormat)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("dynop: plugin file %s: %w: it is not a regular file (%v)", path, ErrFormat, fi.Mode().Type())
-	}
-	head := make([]byte, n)
-	k, err := io.ReadFull(f, head)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("dynop: plugin file %s: %w", path, err)
-	}
-	if k == 0 {
-		return nil, fmt.Errorf("dynop: plugin file %s: %w: it is empty", path, ErrFormat)
-	}
-	return head[:k], nil
-}
-
-// Broken is a plugin file that could not be used: [Host.Broken] lists them.
-type Broken struct {
-	Path string
-	Err  error
+	return out
 }
 
 // pathOf returns the file a plugin was loaded from, if it says.
@@ -141,4 +104,12 @@ func pathOf(p plugin.Plugin) string {
 		return f.Path()
 	}
 	return ""
+}
+
+// ScanFile reads the manifest of the plugin file at path the way [Open]
+// reads a file that has none: with the registered loader for its format,
+// in a scanner child process (opts.Scanner and opts.ScanTimeout apply).
+// `dynop manifest` writes the result next to the plugin.
+func ScanFile(ctx context.Context, path string, opts Options) (*discover.Manifest, error) {
+	return discover.Inspect(ctx, path, discover.Options{Formats: formats(registeredLoaders()), Scanner: opts.Scanner, ScanTimeout: opts.ScanTimeout})
 }

@@ -10,7 +10,8 @@ import (
 type State uint8
 
 // The states of a plugin. A plugin moves Available → Starting → Started →
-// Stopping → Available, and may do so many times; Unusable is final.
+// Stopping → Available, and may do so many times. The host never starts a
+// plugin in one of the last four states; [PluginStatus.Err] says why.
 const (
 	// StateAvailable: enumerated, not running; the next acquisition starts it.
 	StateAvailable State = iota
@@ -20,11 +21,25 @@ const (
 	StateStarted
 	// StateStopping: its clear-callbacks, Deregister or Unload are running.
 	StateStopping
-	// StateUnusable: the host will not start it; PluginStatus.Err says why.
-	StateUnusable
+	// StateBroken: the plugin cannot be used: its file cannot be read,
+	// its scan failed, its info breaks the rules or conflicts with
+	// another plugin's.
+	StateBroken
+	// StateUnsupported: this machine does not meet its requirements (OS,
+	// architecture, CPU features, GPU, plugin API).
+	StateUnsupported
+	// StateUntrusted: the signature policy requires a signature, and its
+	// signature does not verify.
+	StateUntrusted
+	// StateDuplicate: another plugin with its ID came first on the search
+	// path; [PluginStatus.DuplicateOf] says which.
+	StateDuplicate
 )
 
-var stateNames = [...]string{"available", "starting", "started", "stopping", "unusable"}
+var stateNames = [...]string{"available", "starting", "started", "stopping", "broken", "unsupported", "untrusted", "duplicate"}
+
+// Usable reports whether the host may start a plugin in state s.
+func (s State) Usable() bool { return s <= StateStopping }
 
 // String returns the state's lower-case name.
 func (s State) String() string {
@@ -51,6 +66,13 @@ type PluginStatus struct {
 	Refs int
 	// Starts and Stops count completed starts and stops.
 	Starts, Stops int
-	// Err says why the plugin is unusable, or why its last start failed.
+	// Err says why the plugin is broken, unsupported, untrusted or a
+	// duplicate, or why its last start failed.
 	Err error
+	// DuplicateOf is, for a duplicate, the path of the plugin file that
+	// has its ID ("compiled in" for a Go plugin compiled into the program).
+	DuplicateOf string
+	// Signer is the id of the key whose signature on the plugin file
+	// verified; empty if the policy is off or it is unsigned.
+	Signer string
 }

@@ -87,11 +87,13 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/dynop/dynop"
 	_ "github.com/dynop/dynop/loader/native" // native plugin files
+	_ "github.com/dynop/dynop/machine/nvml"  // NVIDIA GPUs, for plugins that require one
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
 	_ "github.com/dynop/dynop/plugins/greeter" // example plugins, compiled in
@@ -99,6 +101,7 @@ import (
 	_ "github.com/dynop/dynop/plugins/stats" // bindings of the native examples' interfaces
 	_ "github.com/dynop/dynop/plugins/text"
 	_ "github.com/dynop/dynop/plugins/vecmath/govecmath"
+	"github.com/dynop/dynop/sign"
 )
 
 func main() {
@@ -110,12 +113,12 @@ const usage = `Usage: dynop <command> [flags]
 Commands:
   version                     print the dynop build, the plugin API version and the Go toolchain
   list [--json] [--ops] [PATH...]
-                              list the compiled-in plugins and the plugin files PATH,
-                              their state and interfaces; with --ops, their operators
+                              list every plugin found, with its state (available,
+                              unsupported, broken, untrusted, duplicate) and why;
+                              with --ops, the operators
   inspect [--json] PATH|ID|OPERATOR [PATH...]
                               show everything about one plugin (a plugin file, or
-                              a plugin's ID) or one operator's schema, with the
-                              plugin files PATH known too
+                              a plugin's ID) or one operator's schema
   run [flags] PIPELINE.yaml   run a pipeline file over its inputs and write its outputs:
                               --in PATH | --in NAME=PATH   replace an input's files
                               --out DIR                    write every output into DIR
@@ -123,13 +126,22 @@ Commands:
                               --trace FILE                 write a Chrome trace (ui.perfetto.dev)
                               --json                       print the summary as JSON
                               --no-fuse                    keep pointwise operators apart
-                              --plugin FILE                load a plugin file (repeatable)
-  graph [--dot] [--plugin FILE] PIPELINE.yaml
+                              --plugin PATH                search a plugin file or directory first (repeatable)
+  graph [--dot] [--plugin PATH] PIPELINE.yaml
                               print a pipeline's graph after passes, or as Graphviz DOT
+  manifest PLUGIN...          write each plugin's manifest (PLUGIN.dynop.json), read
+                              in a child process
+  keygen [--out PREFIX]       write a new ed25519 signing key pair, PREFIX.key and PREFIX.pub
+  sign --key FILE PLUGIN...   sign plugin files and their manifests (PLUGIN.dynop.sig)
+  verify [--trust DIR] [--key FILE] PLUGIN...
+                              check plugin files' signatures against a trust store
   help                        print this help
 
-Plugin files come from --plugin and DYNOP_PLUGIN_PATH (colon-separated) for
-run and graph, and from PATH arguments for list and inspect.
+Plugins are searched in the PATH arguments (files or directories) or --plugin,
+then $DYNOP_PLUGIN_PATH (colon-separated), the directory plugins next to this
+program, and $XDG_DATA_HOME/dynop/plugins. $DYNOP_TRUST_DIR names a directory of
+trusted public keys; then unsigned plugins are untrusted unless
+$DYNOP_SIGNATURE_POLICY is warn or off.
 `
 
 // errUsage marks errors after which the usage is worth reading.
@@ -189,6 +201,14 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return runCommand(ctx, args, stdout, stderr)
 	case "graph":
 		return graphCommand(ctx, args, stdout)
+	case "manifest":
+		return manifestCommand(ctx, args, stdout)
+	case "keygen":
+		return keygenCommand(args, stdout)
+	case "sign":
+		return signCommand(ctx, args, stdout)
+	case "verify":
+		return verifyCommand(args, stdout)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -246,51 +266,89 @@ func version(w io.Writer) error {
 // listEntry is one plugin in `dynop list --json` and `dynop inspect --json`.
 type listEntry struct {
 	plugin.Info
-	Path  string      `json:"path,omitempty"`
-	State dynop.State `json:"state"`
-	Error string      `json:"error,omitempty"`
+	Path        string      `json:"path,omitempty"`
+	State       dynop.State `json:"state"`
+	Error       string      `json:"error,omitempty"`
+	DuplicateOf string      `json:"duplicate_of,omitempty"`
+	Signer      string      `json:"signer,omitempty"`
 }
 
 func newListEntry(st dynop.PluginStatus) listEntry {
-	e := listEntry{Info: st.Info, Path: st.Path, State: st.State}
-	if st.State == dynop.StateUnusable && st.Err != nil {
+	e := listEntry{Info: st.Info, Path: st.Path, State: st.State, DuplicateOf: st.DuplicateOf, Signer: st.Signer}
+	if !st.State.Usable() && st.Err != nil {
 		e.Error = st.Err.Error()
 	}
 	return e
-}
-
-// brokenEntry is a plugin file that could not be used.
-type brokenEntry struct {
-	Path  string `json:"path"`
-	Error string `json:"error"`
 }
 
 // errBroken is returned, after the listing is printed, when plugin files
 // could not be used.
 var errBroken = errors.New("plugin files could not be used")
 
+// hostOptions returns the options the commands open a host with: the
+// plugin files and directories paths searched first, and the trust store
+// and signature policy of $DYNOP_TRUST_DIR and $DYNOP_SIGNATURE_POLICY.
+func hostOptions(paths []string) (dynop.Options, error) {
+	opts := dynop.Options{Paths: paths, Logger: quietLogger(), TrustDir: os.Getenv("DYNOP_TRUST_DIR")}
+	if p := os.Getenv("DYNOP_SIGNATURE_POLICY"); p != "" {
+		policy, err := sign.ParsePolicy(p)
+		if err != nil {
+			return opts, fmt.Errorf("DYNOP_SIGNATURE_POLICY: %w", err)
+		}
+		opts.SignaturePolicy = policy
+	}
+	return opts, nil
+}
+
+// openHost opens a host with hostOptions(paths).
+func openHost(ctx context.Context, paths []string) (*dynop.Host, error) {
+	opts, err := hostOptions(paths)
+	if err != nil {
+		return nil, err
+	}
+	return dynop.Open(ctx, opts)
+}
+
 func list(ctx context.Context, w io.Writer, paths []string, asJSON bool) error {
-	h, err := dynop.Open(ctx, dynop.Options{Paths: paths, Logger: quietLogger()})
+	h, err := openHost(ctx, paths)
 	if err != nil {
 		return err
 	}
 	defer h.Close(ctx)
-	broken := h.Broken()
-	if err := writeList(w, h.Plugins(), broken, asJSON); err != nil {
+	plugins := h.Plugins()
+	if err := writeList(w, plugins, asJSON); err != nil {
 		return err
 	}
-	return brokenError(broken)
+	return brokenError(plugins, nil)
 }
 
-func brokenError(broken []dynop.Broken) error {
-	if len(broken) == 0 {
+// brokenError returns an error listing the broken plugin files among
+// plugins, or only those given in paths if paths is not nil.
+func brokenError(plugins []dynop.PluginStatus, paths []string) error {
+	var errs []error
+	for _, st := range plugins {
+		if st.State != dynop.StateBroken || paths != nil && !slices.ContainsFunc(paths, func(p string) bool { return samePath(p, st.Path) }) {
+			continue
+		}
+		errs = append(errs, st.Err)
+	}
+	if len(errs) == 0 {
 		return nil
 	}
-	errs := make([]error, len(broken))
-	for i, b := range broken {
-		errs[i] = b.Err
+	return fmt.Errorf("%d %w:\n%w", len(errs), errBroken, errors.Join(errs...))
+}
+
+// samePath reports whether a and b name the same file.
+func samePath(a, b string) bool {
+	if a == b {
+		return true
 	}
-	return fmt.Errorf("%d %w:\n%w", len(broken), errBroken, errors.Join(errs...))
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // quietLogger logs only errors: the commands report problems themselves.
@@ -298,20 +356,15 @@ func quietLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 }
 
-// writeList prints plugins and broken files as a table, or as JSON
-// (schema dynop.list/v1).
-func writeList(w io.Writer, plugins []dynop.PluginStatus, broken []dynop.Broken, asJSON bool) error {
+// writeList prints plugins as a table, or as JSON (schema dynop.list/v2).
+func writeList(w io.Writer, plugins []dynop.PluginStatus, asJSON bool) error {
 	if asJSON {
 		out := struct {
-			Schema  string        `json:"schema"`
-			Plugins []listEntry   `json:"plugins"`
-			Broken  []brokenEntry `json:"broken,omitempty"`
-		}{Schema: "dynop.list/v1", Plugins: make([]listEntry, len(plugins))}
+			Schema  string      `json:"schema"`
+			Plugins []listEntry `json:"plugins"`
+		}{Schema: "dynop.list/v2", Plugins: make([]listEntry, len(plugins))}
 		for i, st := range plugins {
 			out.Plugins[i] = newListEntry(st)
-		}
-		for _, b := range broken {
-			out.Broken = append(out.Broken, brokenEntry{b.Path, b.Err.Error()})
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -319,46 +372,56 @@ func writeList(w io.Writer, plugins []dynop.PluginStatus, broken []dynop.Broken,
 	}
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PLUGIN\tVERSION\tSTATE\tINTERFACES")
+	fmt.Fprintln(tw, "PLUGIN\tVERSION\tSTATE\tDETAILS")
 	for _, st := range plugins {
-		lines := make([]string, 0, len(st.Info.Interfaces)+len(st.Info.Needs)+1)
+		var lines []string
+		if st.Path != "" {
+			lines = append(lines, "path     "+st.Path)
+		}
+		switch {
+		case st.State == dynop.StateDuplicate:
+			lines = append(lines, "using    "+st.DuplicateOf)
+		case !st.State.Usable() && st.Err != nil:
+			lines = append(lines, "why      "+strings.ReplaceAll(st.Err.Error(), "\n", "; "))
+		}
+		if st.Signer != "" {
+			lines = append(lines, "signed   by key "+st.Signer)
+		}
 		for _, d := range st.Info.Interfaces {
 			lines = append(lines, fmt.Sprintf("provides %s %s {%s}", d.Name, d.Version, d.UID))
 		}
 		for _, n := range st.Info.Needs {
 			lines = append(lines, fmt.Sprintf("needs    %s from %s, %s or newer", n.Interface.Name, n.Plugin, n.Interface.Version))
 		}
-		if st.State == dynop.StateUnusable && st.Err != nil {
-			lines = append(lines, "error    "+strings.ReplaceAll(st.Err.Error(), "\n", "; "))
-		}
 		if len(lines) == 0 {
 			lines = append(lines, "")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", st.Info.ID, st.Info.Version, st.State, lines[0])
+		id, version := st.Info.ID, st.Info.Version.String()
+		if id == "" {
+			id, version = "?", "?"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", id, version, st.State, lines[0])
 		for _, l := range lines[1:] {
 			fmt.Fprintf(tw, "\t\t\t%s\n", l)
 		}
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if len(broken) > 0 {
-		fmt.Fprintln(w, "\nBROKEN PLUGIN FILES")
-		for _, b := range broken {
-			fmt.Fprintf(w, "%s\n    %s\n", b.Path, strings.ReplaceAll(b.Err.Error(), "\n", "\n    "))
-		}
-	}
-	return nil
+	return tw.Flush()
 }
 
 // inspect shows one plugin: the plugin file at target, or else the
 // plugin with ID target, or else the operator called target; the plugin
 // files paths are known too.
 func inspect(ctx context.Context, w io.Writer, target string, paths []string, asJSON bool) error {
-	opts := dynop.Options{Logger: quietLogger(), Paths: paths}
+	opts, err := hostOptions(paths)
+	if err != nil {
+		return err
+	}
 	id := target
 	isFile := false
 	if _, err := os.Stat(target); err == nil || strings.ContainsRune(target, os.PathSeparator) {
+		if err != nil {
+			return err
+		}
 		opts.Paths, opts.NoRegistered, isFile = append([]string{target}, paths...), true, true
 	}
 	h, err := dynop.Open(ctx, opts)
@@ -366,11 +429,16 @@ func inspect(ctx context.Context, w io.Writer, target string, paths []string, as
 		return err
 	}
 	defer h.Close(ctx)
-	if err := brokenError(h.Broken()); err != nil {
-		return err
-	}
 	if isFile {
-		id = h.Plugins()[0].Info.ID
+		plugins := h.Plugins()
+		if err := brokenError(plugins, opts.Paths[:1]); err != nil {
+			return err
+		}
+		i := slices.IndexFunc(plugins, func(st dynop.PluginStatus) bool { return samePath(st.Path, target) })
+		if i < 0 {
+			return fmt.Errorf("%s: not a plugin file (a directory?); give one plugin file", target)
+		}
+		id = plugins[i].Info.ID
 	}
 	st, err := h.Plugin(id)
 	if err != nil && !isFile {
@@ -411,7 +479,11 @@ func writeInspect(w io.Writer, e listEntry) error {
 	row("author", e.Author)
 	row("build", e.Build)
 	row("state", e.State.String())
-	row("error", strings.ReplaceAll(e.Error, "\n", "; "))
+	row("why", strings.ReplaceAll(e.Error, "\n", "; "))
+	row("using", e.DuplicateOf)
+	if e.Signer != "" {
+		row("signed", "by key "+e.Signer)
+	}
 	for _, d := range e.Interfaces {
 		row("provides", fmt.Sprintf("%s %s {%s}", d.Name, d.Version, d.UID))
 	}
@@ -436,7 +508,7 @@ func devices(ds []op.Device) string {
 // listOps lists the operators of the compiled-in plugins and the plugin
 // files paths, as a table or as JSON (schema dynop.ops/v1).
 func listOps(ctx context.Context, w io.Writer, paths []string, asJSON bool) error {
-	h, err := dynop.Open(ctx, dynop.Options{Paths: paths, Logger: quietLogger()})
+	h, err := openHost(ctx, paths)
 	if err != nil {
 		return err
 	}
@@ -461,7 +533,7 @@ func listOps(ctx context.Context, w io.Writer, paths []string, asJSON bool) erro
 			return err
 		}
 	}
-	return brokenError(h.Broken())
+	return brokenError(h.Plugins(), nil)
 }
 
 func firstSentence(s string) string {

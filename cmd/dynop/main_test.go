@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -13,6 +16,24 @@ import (
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/plugin"
 )
+
+// TestMain keeps the CLI's tests away from the user's plugins, trust store
+// and caches. (A scanner child process is this binary too; it answers
+// from init, before TestMain.)
+func TestMain(m *testing.M) {
+	home, err := os.MkdirTemp("", "dynop-cli-test")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(home, "cache"))
+	os.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
+	for _, v := range []string{"DYNOP_PLUGIN_PATH", "DYNOP_TRUST_DIR", "DYNOP_SIGNATURE_POLICY"} {
+		os.Unsetenv(v)
+	}
+	code := m.Run()
+	os.RemoveAll(home)
+	os.Exit(code)
+}
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
@@ -77,7 +98,7 @@ func TestListJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	if got.Schema != "dynop.list/v1" || len(got.Plugins) != len(plugin.Registered()) {
+	if got.Schema != "dynop.list/v2" || len(got.Plugins) != len(plugin.Registered()) {
 		t.Fatalf("got %+v", got)
 	}
 	g := got.Plugins[0]
@@ -118,20 +139,20 @@ func (brokenPlugin) Register(context.Context, plugin.Host) error { return nil }
 
 func TestListShowsWhyAPluginIsUnusable(t *testing.T) {
 	ctx := context.Background()
-	h, err := dynop.Open(ctx, dynop.Options{Plugins: []plugin.Plugin{brokenPlugin{}}, NoRegistered: true})
+	h, err := dynop.Open(ctx, dynop.Options{Plugins: []plugin.Plugin{brokenPlugin{}}, NoRegistered: true, NoDefaultPaths: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer h.Close(ctx)
 	var table, js bytes.Buffer
-	if err := writeList(&table, h.Plugins(), nil, false); err != nil {
+	if err := writeList(&table, h.Plugins(), false); err != nil {
 		t.Fatal(err)
 	}
-	want := `acme.plugin.broken  2.0.0    unusable  error    plugin "acme.plugin.broken" was built for a plugin API this host does not implement`
-	if !strings.Contains(table.String(), want) {
-		t.Errorf("table lacks %q:\n%s", want, table.String())
+	want := `acme.plugin.broken +2.0.0 +unsupported +why +unsupported: plugin "acme.plugin.broken" was built for a plugin API this host does not implement`
+	if !regexp.MustCompile(want).MatchString(table.String()) {
+		t.Errorf("table does not match %q:\n%s", want, table.String())
 	}
-	if err := writeList(&js, h.Plugins(), nil, true); err != nil {
+	if err := writeList(&js, h.Plugins(), true); err != nil {
 		t.Fatal(err)
 	}
 	var got struct {
@@ -140,7 +161,7 @@ func TestListShowsWhyAPluginIsUnusable(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Plugins) != 1 || got.Plugins[0].State != "unusable" || !strings.Contains(got.Plugins[0].Error, "requested 9.0.0 or newer, provided "+plugin.APIVersion.String()) {
+	if len(got.Plugins) != 1 || got.Plugins[0].State != "unsupported" || !strings.Contains(got.Plugins[0].Error, "requested 9.0.0 or newer, provided "+plugin.APIVersion.String()) {
 		t.Errorf("JSON = %s", js.String())
 	}
 }

@@ -25,9 +25,9 @@ func TestListAndInspectNativeFiles(t *testing.T) {
 		t.Fatalf("list: exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{
-		`dynop\.plugin\.stats +1\.0\.0 +available +provides dynop\.example\.Stats 1\.0\.0 \{2C7E94B0-5D13-4A86-B74F-0E619A3DC528\}`,
+		`dynop\.plugin\.stats +1\.0\.0 +available +path +` + regexp.QuoteMeta(st) + `\n +provides dynop\.example\.Stats 1\.0\.0 \{2C7E94B0-5D13-4A86-B74F-0E619A3DC528\}`,
 		`\n +needs +dynop\.example\.VecMath from dynop\.plugin\.vecmath, 1\.0\.0 or newer`,
-		`dynop\.plugin\.vecmath +1\.0\.0 +available +provides dynop\.example\.VecMath 1\.0\.0`,
+		`dynop\.plugin\.vecmath +1\.0\.0 +available +path +` + regexp.QuoteMeta(vm) + `\n +provides dynop\.example\.VecMath 1\.0\.0`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("list output does not match %s:\n%s", want, out)
@@ -39,14 +39,14 @@ func TestListAndInspectNativeFiles(t *testing.T) {
 		t.Errorf("list with a bad file: exit %d, stderr %q; want 1 and the count", code, errOut)
 	}
 	var got struct {
-		Plugins []struct{ ID, Path string }
-		Broken  []struct{ Path, Error string }
+		Plugins []struct{ ID, Path, State, Error string }
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	if len(got.Broken) != 1 || got.Broken[0].Path != bad || !strings.Contains(got.Broken[0].Error, "no plugin format") {
-		t.Errorf("broken = %+v", got.Broken)
+	last := got.Plugins[len(got.Plugins)-1]
+	if last.ID != "" || last.Path != bad || last.State != "broken" || !strings.Contains(last.Error, "no plugin format") {
+		t.Errorf("the bad file is listed as %+v, want last, broken, with the reason", last)
 	}
 	found := false
 	for _, p := range got.Plugins {

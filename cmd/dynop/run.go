@@ -54,30 +54,22 @@ type pipelineFlags struct {
 }
 
 func (f *pipelineFlags) register(fs *flag.FlagSet) {
-	fs.Var(&f.plugins, "plugin", "a plugin file to load (repeatable); DYNOP_PLUGIN_PATH adds more, colon-separated")
+	fs.Var(&f.plugins, "plugin", "a plugin file or directory to search first (repeatable)")
 	fs.BoolVar(&f.noFuse, "no-fuse", false, "do not fuse chains of pointwise operators")
 }
 
-// paths returns the plugin files from the flags and DYNOP_PLUGIN_PATH.
-func (f *pipelineFlags) paths() []string {
-	paths := append([]string(nil), f.plugins...)
-	for _, p := range filepath.SplitList(os.Getenv("DYNOP_PLUGIN_PATH")) {
-		if p != "" {
-			paths = append(paths, p)
-		}
-	}
-	return paths
-}
-
 // compile opens a host over the plugin files and compiles spec; the
-// caller closes both.
+// caller closes both. A plugin file named by --plugin that is broken is an
+// error; other broken plugins on the search path are not.
 func compile(ctx context.Context, spec *pipeline.Spec, f *pipelineFlags, opts pipeline.Options) (*dynop.Host, *pipeline.Pipeline, error) {
-	h, err := dynop.Open(ctx, dynop.Options{Paths: f.paths(), Logger: quietLogger()})
+	h, err := openHost(ctx, f.plugins)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := brokenError(h.Broken()); err != nil {
-		return nil, nil, errors.Join(err, h.Close(ctx))
+	if len(f.plugins) > 0 {
+		if err := brokenError(h.Plugins(), f.plugins); err != nil {
+			return nil, nil, errors.Join(err, h.Close(ctx))
+		}
 	}
 	opts.NoFuse = f.noFuse
 	p, err := pipeline.Compile(ctx, h, spec, opts)

@@ -36,13 +36,15 @@ func main() {
 func run(ctx context.Context, out io.Writer, paths []string) error {
 	log := demo.Logger(out)
 
-	fmt.Fprintln(out, "== open: read each library's info (dlopen, get_info, dlclose); nothing starts")
-	h, err := dynop.Open(ctx, dynop.Options{Paths: paths, NoRegistered: true, Logger: log})
+	fmt.Fprintln(out, "== open: read each library's info in a scanner child process (dlopen, get_info, dlclose there) or from its manifest; nothing starts here")
+	h, err := dynop.Open(ctx, dynop.Options{Paths: paths, NoRegistered: true, NoDefaultPaths: true, Logger: log})
 	if err != nil {
 		return err
 	}
-	if b := h.Broken(); len(b) > 0 {
-		return fmt.Errorf("plugin file %s: %w", b[0].Path, b[0].Err)
+	for _, st := range h.Plugins() {
+		if st.State == dynop.StateBroken {
+			return fmt.Errorf("plugin file %s: %w", st.Path, st.Err)
+		}
 	}
 	show(out, h)
 

@@ -71,12 +71,14 @@ func run(ctx context.Context, out io.Writer, outDir, lib string, images []string
 	}
 
 	fmt.Fprintln(out, "== open: operators are known by their plugins' info; nothing starts")
-	h, err := dynop.Open(ctx, dynop.Options{Paths: []string{lib}, Logger: demo.Logger(out)})
+	h, err := dynop.Open(ctx, dynop.Options{Paths: []string{lib}, NoDefaultPaths: true, Logger: demo.Logger(out)})
 	if err != nil {
 		return err
 	}
-	if b := h.Broken(); len(b) > 0 {
-		return fmt.Errorf("plugin file %s: %w", b[0].Path, b[0].Err)
+	for _, st := range h.Plugins() {
+		if st.State == dynop.StateBroken {
+			return fmt.Errorf("plugin file %s: %w", st.Path, st.Err)
+		}
 	}
 	chain := []step{
 		{"image.Read", op.Args{"paths": images}},

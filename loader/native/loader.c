@@ -317,3 +317,10 @@ dynop_result dynop_loader_pass_run(const dynop_pass *pass, dynop_graph_builder *
     leave_sink(saved);
     return rc;
 }
+
+int dynop_loader_is_loaded(const char *path) {
+    void *lib = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+    if (lib == NULL) return 0;
+    dlclose(lib);
+    return 1;
+}

@@ -21,6 +21,7 @@ void *dynop_loader_dlopen(const char *path, int global, int now, char *err, size
 int dynop_loader_dlclose(void *lib, char *err, size_t errcap);
 void *dynop_loader_dlsym(void *lib, const char *name, char *err, size_t errcap);
 int dynop_loader_symbol_visible(const char *name);
+int dynop_loader_is_loaded(const char *path); /* dlopen(RTLD_NOLOAD) finds it */
 
 dynop_function dynop_loader_get_function(void *entry, const char *name);
 const dynop_plugin_info *dynop_loader_get_info(dynop_function f);

@@ -75,6 +75,7 @@ import "C"
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -86,14 +87,50 @@ import (
 	"unsafe"
 
 	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/discover"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/sign"
 )
 
 func init() {
-	dynop.RegisterLoader("native", "\x7fELF", func(ctx context.Context, path string) (plugin.Plugin, error) {
-		return Load(ctx, path, Options{})
+	dynop.RegisterLoader(dynop.Loader{
+		Name:    "native",
+		Magic:   "\x7fELF",
+		Check:   checkFile,
+		Inspect: inspect,
+		Open:    open,
+		Errors:  map[string]error{"abi": ErrABI, "load": ErrLoad},
 	})
+}
+
+// loaderData is what a native plugin's manifest keeps besides its info.
+type loaderData struct {
+	Flags uint32 `json:"flags,omitempty"` // dynop_plugin_info.flags
+}
+
+// inspect reads the plugin in the file at path, for the scanner.
+func inspect(ctx context.Context, path string) (plugin.Info, json.RawMessage, error) {
+	p, err := Load(ctx, path, Options{})
+	if err != nil {
+		return plugin.Info{}, nil, err
+	}
+	var data json.RawMessage
+	if p.flags != 0 {
+		data, _ = json.Marshal(loaderData{p.flags})
+	}
+	return p.info, data, nil
+}
+
+// open makes the plugin enumerated as f, without loading it.
+func open(f *discover.File) (plugin.Plugin, error) {
+	var d loaderData
+	if len(f.Loader) > 0 {
+		if err := json.Unmarshal(f.Loader, &d); err != nil {
+			return nil, fmt.Errorf("native: %s: %w: the manifest's loader data: %v", f.Path, discover.ErrManifest, err)
+		}
+	}
+	return &Plugin{path: f.Path, info: f.Info, flags: d.Flags, file: f}, nil
 }
 
 // Options configure how a native plugin is loaded.
@@ -118,6 +155,7 @@ type Plugin struct {
 	opts  Options
 	info  plugin.Info
 	flags uint32
+	file  *discover.File // what was enumerated: the bytes Register may load
 
 	mu  sync.Mutex // the host runs one lifecycle step at a time; this makes misuse safe
 	lib *library   // while started
@@ -132,8 +170,9 @@ var (
 // library is a dlopen'ed plugin library and, while it is started, its
 // host table and session.
 type library struct {
-	path    string
-	handle  unsafe.Pointer
+	path    string         // the plugin file, for messages
+	memfd   *os.File       // the sealed copy loaded, if loaded from one
+	handle  unsafe.Pointer // from dlopen
 	getFunc unsafe.Pointer // dynop_plugin_get_function
 
 	host    *C.dynop_loader_host
@@ -142,13 +181,17 @@ type library struct {
 	release func()     // gives up the process-wide claim on the file; set while started
 }
 
-// Load reads the native plugin in the file at path without starting it.
-// The returned Plugin knows its Info; the library is not loaded again
-// until the host starts the plugin. Errors name the file and what is
-// wrong with it, and wrap [dynop.ErrFormat] (not a loadable library),
-// [ErrLoad] (the dynamic linker refused it: a missing dependency, an
-// unresolved symbol), [ErrABI] (the plugin breaks the C ABI) or the file
-// system's error.
+// Load reads the native plugin in the file at path without starting it,
+// in this process: it loads the library to call its get_info, as NVIGI
+// does, and unloads it. Hosts do not call it for the files they find (see
+// package discover, which reads manifests or runs Load in a scanner child
+// process); it is for programs that take a plugin file as it is.
+// The returned Plugin knows its Info and the file's SHA-256; the library
+// is loaded again only when the host starts the plugin, and only if the
+// file still has that digest. Errors name the file and what is wrong with
+// it, and wrap [dynop.ErrFormat] (not a loadable library), [ErrLoad] (the
+// dynamic linker refused it: a missing dependency, an unresolved symbol),
+// [ErrABI] (the plugin breaks the C ABI) or the file system's error.
 func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -161,6 +204,10 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	}
 	if err := checkFile(path); err != nil {
 		return nil, err
+	}
+	d, _, err := sign.HashFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("native: %w", err)
 	}
 	lib, err := openLibrary(path, false, true)
 	if err != nil {
@@ -176,7 +223,7 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Plugin{path: path, opts: opts, info: info, flags: flags}, nil
+	return &Plugin{path: path, opts: opts, info: info, flags: flags, file: &discover.File{Path: path, SHA256: d, Info: info}}, nil
 }
 
 // Info implements [plugin.Plugin]: the info read by [Load].
@@ -203,7 +250,7 @@ func (p *Plugin) Register(ctx context.Context, h plugin.Host) (err error) {
 	if err != nil {
 		return err
 	}
-	lib, err := openLibrary(p.path, p.GlobalSymbols(), false)
+	lib, err := openChecked(p.path, p.file, p.GlobalSymbols(), false)
 	if err != nil {
 		release()
 		return err
@@ -345,20 +392,44 @@ var (
 	cEntry       = C.CString(EntrySymbol)
 )
 
-// openLibrary dlopens path: RTLD_GLOBAL or RTLD_LOCAL, and RTLD_NOW
-// (every symbol resolved at once) or RTLD_LAZY.
+// openLibrary dlopens the file at path: RTLD_GLOBAL or RTLD_LOCAL, and
+// RTLD_NOW (every symbol resolved at once) or RTLD_LAZY.
 func openLibrary(path string, global, now bool) (*library, error) {
-	cpath := C.CString(path)
-	defer C.free(unsafe.Pointer(cpath))
-	var buf [512]C.char
-	handle := C.dynop_loader_dlopen(cpath, cBool(global), cBool(now), &buf[0], C.size_t(len(buf)))
-	if handle == nil {
-		return nil, fmt.Errorf("native: %s: %w: %s", path, ErrLoad, C.GoString(&buf[0]))
+	return dlopen(&library{path: path}, path, global, now)
+}
+
+// openChecked copies the file at path into a sealed memfd, passes the
+// digest of the bytes to f.CheckLoaded, and only if it agrees dlopens the
+// memfd, as openLibrary does the file.
+func openChecked(path string, f *discover.File, global, now bool) (*library, error) {
+	memfd, digest, err := sealedCopy(path)
+	if err != nil {
+		return nil, err
 	}
-	lib := &library{path: path, handle: handle}
-	entry := C.dynop_loader_dlsym(handle, cEntry, &buf[0], C.size_t(len(buf)))
+	if err := f.CheckLoaded(digest); err != nil {
+		memfd.Close()
+		return nil, fmt.Errorf("native: %w", err)
+	}
+	lib, err := dlopen(&library{path: path, memfd: memfd}, fdPath(memfd), global, now)
+	if lib == nil {
+		memfd.Close()
+	}
+	return lib, err
+}
+
+// dlopen loads lib from name and finds its entry point.
+func dlopen(lib *library, name string, global, now bool) (*library, error) {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var buf [512]C.char
+	lib.handle = C.dynop_loader_dlopen(cname, cBool(global), cBool(now), &buf[0], C.size_t(len(buf)))
+	if lib.handle == nil {
+		msg := strings.ReplaceAll(C.GoString(&buf[0]), name, lib.path)
+		return nil, fmt.Errorf("native: %s: %w: %s", lib.path, ErrLoad, msg)
+	}
+	entry := C.dynop_loader_dlsym(lib.handle, cEntry, &buf[0], C.size_t(len(buf)))
 	if entry == nil {
-		err := fmt.Errorf("native: %s: %w: no entry point %s: %s", path, dynop.ErrFormat, EntrySymbol, C.GoString(&buf[0]))
+		err := fmt.Errorf("native: %s: %w: no entry point %s: %s", lib.path, dynop.ErrFormat, EntrySymbol, C.GoString(&buf[0]))
 		return nil, errors.Join(err, lib.close())
 	}
 	lib.getFunc = entry
@@ -386,8 +457,37 @@ func (lib *library) close() error {
 	if C.dynop_loader_dlclose(lib.handle, &buf[0], C.size_t(len(buf))) != 0 {
 		return fmt.Errorf("native: %s: dlclose: %s", lib.path, C.GoString(&buf[0]))
 	}
+	lib.closeMemfd()
 	return nil
 }
+
+// closeMemfd closes the memfd the library was loaded from, unless the
+// library is still loaded: the dynamic linker knows a library by the name
+// it was opened by (/proc/self/fd/N), and would hand a later dlopen of a
+// new memfd that got the same descriptor number the old library. So a
+// library that stays loaded (one whose symbols other code bound to) keeps
+// its descriptor, and its name, for the life of the process.
+func (lib *library) closeMemfd() {
+	if lib.memfd == nil {
+		return
+	}
+	cname := C.CString(fdPath(lib.memfd))
+	defer C.free(unsafe.Pointer(cname))
+	if C.dynop_loader_is_loaded(cname) != 0 {
+		keptMu.Lock()
+		kept = append(kept, lib.memfd)
+		keptMu.Unlock()
+	} else {
+		lib.memfd.Close()
+	}
+	lib.memfd = nil
+}
+
+// kept are the memfds of libraries that did not unload.
+var (
+	keptMu sync.Mutex
+	kept   []*os.File
+)
 
 // function returns entry point ep, or an error if the plugin has none.
 func (lib *library) function(ep entryPoint) (C.dynop_function, error) {

@@ -12,12 +12,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"unsafe"
 
 	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/discover"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/cbuild"
 	"github.com/dynop/dynop/loader/native"
@@ -42,7 +44,8 @@ func fixture(t testing.TB, name string, defines ...string) string {
 // test ends.
 func openHost(t testing.TB, paths []string, ps ...plugin.Plugin) *dynop.Host {
 	t.Helper()
-	h, err := dynop.Open(ctx, dynop.Options{Paths: paths, Plugins: ps, NoRegistered: true, Logger: testLogger(t)})
+	h, err := dynop.Open(ctx, dynop.Options{Paths: paths, Plugins: ps, NoRegistered: true, NoDefaultPaths: true,
+		CacheDir: t.TempDir(), Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,6 +55,17 @@ func openHost(t testing.TB, paths []string, ps ...plugin.Plugin) *dynop.Host {
 		}
 	})
 	return h
+}
+
+// broken returns the plugins of h that are broken.
+func broken(h *dynop.Host) []dynop.PluginStatus {
+	var out []dynop.PluginStatus
+	for _, st := range h.Plugins() {
+		if st.State == dynop.StateBroken {
+			out = append(out, st)
+		}
+	}
+	return out
 }
 
 // testLogger logs to t with -v, and nowhere otherwise.
@@ -131,7 +145,7 @@ func checkStats(t testing.TB, s stats.Stats) {
 func TestCPlusPlusOverC(t *testing.T) {
 	vm, st := cbuild.VecMath(t), cbuild.Stats(t)
 	h := openHost(t, []string{vm, st})
-	if b := h.Broken(); len(b) != 0 {
+	if b := broken(h); len(b) != 0 {
 		t.Fatalf("broken: %v", b)
 	}
 	for _, p := range []string{vm, st} {
@@ -235,7 +249,7 @@ func (u *vecUser) Register(ctx context.Context, h plugin.Host) error {
 func TestNativeUsesGo(t *testing.T) {
 	const id = "dynop.plugin.stats.overgo"
 	lib := cbuild.Stats(t, `-DSTATS_VECMATH_PLUGIN="`+govecmath.ID+`"`, `-DSTATS_PLUGIN_ID="`+id+`"`)
-	h, err := dynop.Open(ctx, dynop.Options{Paths: []string{lib}, Logger: testLogger(t)})
+	h, err := dynop.Open(ctx, dynop.Options{Paths: []string{lib}, NoDefaultPaths: true, CacheDir: t.TempDir(), Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,14 +322,25 @@ func TestBadFiles(t *testing.T) {
 		})
 		paths = append(paths, c.path)
 	}
+	// A host lists them as broken, with the same reasons, read by the
+	// scanner child process or by the host itself (the ELF checks).
+	// A host lists the files as broken, with the same reasons, read by the
+	// scanner child process or by the host itself (the ELF checks); a
+	// missing file or a directory is a problem of the search path instead.
 	h := openHost(t, append(paths, good))
-	broken := h.Broken()
-	if len(broken) != len(cases) {
-		t.Fatalf("Broken() has %d entries, want %d: %v", len(broken), len(cases), broken)
+	bad := broken(h)
+	if len(bad) != len(cases)-2 {
+		t.Fatalf("%d broken plugins, want %d: %v", len(bad), len(cases)-2, bad)
 	}
-	for i, b := range broken {
-		if b.Path != cases[i].path {
-			t.Errorf("Broken()[%d].Path = %s, want %s", i, b.Path, cases[i].path)
+	for _, c := range cases[2:] {
+		i := slices.IndexFunc(bad, func(st dynop.PluginStatus) bool { return st.Path == c.path })
+		if i < 0 {
+			t.Errorf("%s is not listed as broken", c.path)
+			continue
+		}
+		wantErr(t, bad[i].Err, c.target, c.path)
+		if c.name != "text" { // not ELF: no loader sees it
+			wantErr(t, bad[i].Err, c.target, c.want...)
 		}
 	}
 	m, ref, err := dynop.Acquire(ctx, h, vecmath.PluginID, vecmath.Interface)
@@ -373,8 +398,8 @@ func TestUnusablePlugins(t *testing.T) {
 	h := openHost(t, []string{newer, clash, same, cbuild.VecMath(t)})
 
 	st, _ := h.Plugin("dynop.plugin.newer")
-	if st.State != dynop.StateUnusable {
-		t.Errorf("plugin for API 0.99 is %v, want unusable", st.State)
+	if st.State != dynop.StateUnsupported {
+		t.Errorf("plugin for API 0.99 is %v, want unsupported", st.State)
 	}
 	wantErr(t, st.Err, dynop.ErrVersion, "plugin API")
 	_, _, err := h.Acquire(ctx, "dynop.plugin.newer", fixtureUID, iface.V(1, 0, 0))
@@ -382,8 +407,8 @@ func TestUnusablePlugins(t *testing.T) {
 
 	for _, id := range []string{"dynop.plugin.clash", "dynop.plugin.fixture"} {
 		st, _ := h.Plugin(id)
-		if st.State != dynop.StateUnusable {
-			t.Errorf("%s shares a UID with another name but is %v, want unusable", id, st.State)
+		if st.State != dynop.StateBroken {
+			t.Errorf("%s shares a UID with another name but is %v, want broken", id, st.State)
 		}
 		wantErr(t, st.Err, dynop.ErrDuplicate, fixtureUID.String(), `"dynop.test.Other" by dynop.plugin.clash`, `"dynop.test.Fixture" by dynop.plugin.fixture`)
 	}
@@ -394,16 +419,21 @@ func TestUnusablePlugins(t *testing.T) {
 	}
 }
 
-// TestDuplicateID: two files with the same plugin ID; the second is
-// broken and names the first.
+// TestDuplicateID: two files with the same plugin ID; the second is a
+// duplicate and names the first.
 func TestDuplicateID(t *testing.T) {
 	a, b := fixture(t, "liba.so"), fixture(t, "libb.so")
 	h := openHost(t, []string{a, b})
-	broken := h.Broken()
-	if len(broken) != 1 || broken[0].Path != b {
-		t.Fatalf("Broken() = %v, want only %s", broken, b)
+	var dups []dynop.PluginStatus
+	for _, st := range h.Plugins() {
+		if st.State == dynop.StateDuplicate {
+			dups = append(dups, st)
+		}
 	}
-	wantErr(t, broken[0].Err, dynop.ErrDuplicate, `"dynop.plugin.fixture"`, a)
+	if len(dups) != 1 || dups[0].Path != b || dups[0].DuplicateOf != a {
+		t.Fatalf("duplicates %v, want only %s, of %s", dups, b, a)
+	}
+	wantErr(t, dups[0].Err, dynop.ErrDuplicate, `"dynop.plugin.fixture"`, a)
 	if st, _ := h.Plugin("dynop.plugin.fixture"); st.Path != a {
 		t.Errorf("the plugin comes from %s, want the first file %s", st.Path, a)
 	}
@@ -563,7 +593,8 @@ func TestReleaseTwiceFromC(t *testing.T) {
 }
 
 // TestInfoChangedOnDisk: the library is replaced between enumeration and
-// start; the start fails naming what differs, and nothing stays loaded.
+// start; the start fails before the new bytes are loaded, naming both
+// digests, and nothing stays loaded.
 func TestInfoChangedOnDisk(t *testing.T) {
 	lib := fixture(t, "libchanging.so")
 	h := openHost(t, []string{lib})
@@ -572,7 +603,29 @@ func TestInfoChangedOnDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err := h.Acquire(ctx, "dynop.plugin.fixture", fixtureUID, iface.V(1, 0, 0))
-	wantErr(t, err, dynop.ErrInvalid, "info changed since it was enumerated", "Interfaces:", "dynop.test.Renamed")
+	wantErr(t, err, discover.ErrChanged, lib, "when enumerated", "now")
+	if cbuild.Mapped(t, lib) {
+		t.Errorf("%s stays mapped after its start was refused", lib)
+	}
+}
+
+// TestLiveInfoDiffers: the manifest says something the library does not
+// (the binary's digest is right, its info is not): the start fails naming
+// each field that differs, and nothing stays loaded.
+func TestLiveInfoDiffers(t *testing.T) {
+	lib := fixture(t, "libstale.so")
+	m, err := dynop.ScanFile(ctx, lib, dynop.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Info.Interfaces[0].Name = "dynop.test.Renamed"
+	m.Info.Description = "edited by hand"
+	if _, err := discover.WriteManifest(lib, m); err != nil {
+		t.Fatal(err)
+	}
+	h := openHost(t, []string{lib})
+	_, _, err = h.Acquire(ctx, "dynop.plugin.fixture", iface.MustParseUID("7E57F1C5-0000-4000-8000-0000000000F1"), iface.V(1, 0, 0))
+	wantErr(t, err, dynop.ErrInvalid, "info changed since it was enumerated", "Description: edited by hand ≠ Test fixture.", "Interfaces:", "dynop.test.Renamed")
 	if cbuild.Mapped(t, lib) {
 		t.Errorf("%s stays mapped after its start was refused", lib)
 	}
@@ -664,7 +717,7 @@ func (h panickyHandler) WithAttrs(as []slog.Attr) slog.Handler {
 // plugin's C frames: the plugin starts, and stops cleanly.
 func TestPanicInCallbackIsContained(t *testing.T) {
 	lib := fixture(t, "libpaniclog.so")
-	h, err := dynop.Open(ctx, dynop.Options{Paths: []string{lib}, NoRegistered: true,
+	h, err := dynop.Open(ctx, dynop.Options{Paths: []string{lib}, NoDefaultPaths: true, CacheDir: t.TempDir(), NoRegistered: true,
 		Logger: slog.New(panickyHandler{slog.NewTextHandler(io.Discard, nil)})})
 	if err != nil {
 		t.Fatal(err)

@@ -198,9 +198,9 @@ func TestNativeOperatorBadPlugins(t *testing.T) {
 		t.Run(c.define, func(t *testing.T) {
 			h := openHost(t, []string{opsPlugin(t, c.define)})
 			if !c.start {
-				broken := h.Broken()
+				broken := broken(h)
 				if len(broken) != 1 || !errors.Is(broken[0].Err, native.ErrABI) {
-					t.Fatalf("Broken = %v, want one ErrABI", broken)
+					t.Fatalf("broken %v, want one ErrABI", broken)
 				}
 				for _, f := range c.expect {
 					if !strings.Contains(broken[0].Err.Error(), f) {
@@ -239,7 +239,7 @@ func TestNativeOperatorBadPlugins(t *testing.T) {
 }
 
 func TestNativeOperatorAfterLeak(t *testing.T) {
-	h, err := dynop.Open(ctx, dynop.Options{Paths: []string{opsPlugin(t)}, NoRegistered: true, Logger: testLogger(t)})
+	h, err := dynop.Open(ctx, dynop.Options{Paths: []string{opsPlugin(t)}, NoDefaultPaths: true, CacheDir: t.TempDir(), NoRegistered: true, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestNativeOperatorAfterLeak(t *testing.T) {
 // instance's run is inside the plugin waits for the run to return before
 // the library is unloaded, instead of pulling the code from under it.
 func TestNativeOperatorCloseWhileRunning(t *testing.T) {
-	h, err := dynop.Open(ctx, dynop.Options{Paths: []string{opsPlugin(t, "-DSLOW")}, NoRegistered: true, Logger: testLogger(t)})
+	h, err := dynop.Open(ctx, dynop.Options{Paths: []string{opsPlugin(t, "-DSLOW")}, NoDefaultPaths: true, CacheDir: t.TempDir(), NoRegistered: true, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

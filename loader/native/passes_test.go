@@ -278,9 +278,9 @@ func TestNativePassBadPlugins(t *testing.T) {
 		t.Run(c.define, func(t *testing.T) {
 			lib := passesPlugin(t, c.define)
 			h := openHost(t, []string{lib})
-			broken := h.Broken()
+			broken := broken(h)
 			if len(broken) != 1 {
-				t.Fatalf("Broken = %v, want one", broken)
+				t.Fatalf("broken %v, want one", broken)
 			}
 			wantErr(t, broken[0].Err, native.ErrABI, append(c.want, lib)...)
 		})
@@ -291,8 +291,8 @@ func TestNativePassBadPlugins(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.State != dynop.StateUnusable {
-			t.Errorf("plugin %v, want unusable", st.State)
+		if st.State != dynop.StateBroken {
+			t.Errorf("plugin %v, want broken", st.State)
 		}
 		wantErr(t, st.Err, dynop.ErrInvalid, `pass "fixture.double"`, "a populate pass needs Match")
 	})

@@ -62,7 +62,7 @@ func randomImages[T uint8 | float32](t *testing.T, rng *rand.Rand, shapes [][]in
 // cropped (strided), uint8 and float32, and wants identical bytes.
 func TestNativeAndGoGrayscaleAgree(t *testing.T) {
 	ctx := context.Background()
-	h, err := dynop.Open(ctx, dynop.Options{NoRegistered: true, Plugins: []plugin.Plugin{image.New()}, Paths: []string{cbuild.Imgproc(t)}})
+	h, err := dynop.Open(ctx, dynop.Options{NoRegistered: true, Plugins: []plugin.Plugin{image.New()}, Paths: []string{cbuild.Imgproc(t)}, NoDefaultPaths: true, CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestNativeAndGoGrayscaleAgree(t *testing.T) {
 func TestNativeGrayscalePass(t *testing.T) {
 	ctx := context.Background()
 	lib := cbuild.Imgproc(t)
-	h, err := dynop.Open(ctx, dynop.Options{NoRegistered: true, Plugins: []plugin.Plugin{image.New()}, Paths: []string{lib}})
+	h, err := dynop.Open(ctx, dynop.Options{NoRegistered: true, Plugins: []plugin.Plugin{image.New()}, Paths: []string{lib}, NoDefaultPaths: true, CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

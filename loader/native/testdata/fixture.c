@@ -1,8 +1,16 @@
 /*
  * fixture.c — a configurable native plugin for the loader's tests. Each
- * -D switch below makes it misbehave in one way; without any it is a
+ * -D switch below makes it misbehave in one way (INFO_CRASH, INFO_HANG and
+ * INFO_PRINT in get_info, for the scanner); without any it is a
  * well-formed plugin providing dynop.test.Fixture.
  */
+#if defined(INFO_HANG)
+#define _POSIX_C_SOURCE 200809L
+#include <unistd.h>
+#endif
+#if defined(INFO_PRINT)
+#include <stdio.h>
+#endif
 #include <string.h>
 
 #include <dynop/dynop.h>
@@ -92,6 +100,14 @@ DYNOP_EXPORT int MARKER(void);
 DYNOP_EXPORT int MARKER(void) { return 1; }
 
 static const dynop_plugin_info *get_info(void) {
+#if defined(INFO_CRASH) /* a plugin that crashes while reporting its info */
+    *(volatile int *)(uintptr_t)0 = 1;
+#elif defined(INFO_HANG) /* one that never answers */
+    for (;;) pause();
+#elif defined(INFO_PRINT) /* one that chatters on stdout */
+    puts("{\"schema\": \"not what the host asked for\"}");
+    fflush(stdout);
+#endif
 #ifdef INFO_NULL
     return NULL;
 #else

@@ -1,0 +1,213 @@
+package discover_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dynop/dynop/discover"
+	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/sign"
+)
+
+var ctx = context.Background()
+
+// A text format for plugin files, read by the test loader: the magic line,
+// then key=value lines. "id" and "version" make the info; "crash", "hang"
+// and "print" make the scanner misbehave.
+const textMagic = "#dynop-test-plugin\n"
+
+var textFormat = discover.Format{Name: "text", Magic: textMagic, Inspect: inspectText}
+
+// TestMain serves as the scanner child when the tests start this binary
+// as one.
+func TestMain(m *testing.M) {
+	discover.ServeScanner(textFormat)
+	os.Exit(m.Run())
+}
+
+func inspectText(ctx context.Context, path string) (plugin.Info, json.RawMessage, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return plugin.Info{}, nil, err
+	}
+	defer f.Close()
+	info := plugin.Info{Version: iface.V(1, 0, 0)}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), "=")
+		switch k {
+		case "id":
+			info.ID = v
+		case "version":
+			info.Version = iface.MustParseVersion(v)
+		case "cpu":
+			info.Requirements.CPUFeatures = append(info.Requirements.CPUFeatures, v)
+		case "crash":
+			var p *int
+			*p = 1 //lint:ignore SA5011 the crash is the point
+		case "hang":
+			time.Sleep(time.Hour)
+		case "print":
+			fmt.Println(v)
+		case "refuse":
+			return plugin.Info{}, nil, fmt.Errorf("%w: the loader refuses it: %s", discover.ErrFormat, v)
+		}
+	}
+	return info, json.RawMessage(`{"from":"text"}`), nil
+}
+
+// writePlugin writes a text plugin file called name in dir.
+func writePlugin(t testing.TB, dir, name string, lines ...string) string {
+	t.Helper()
+	return writeFile(t, filepath.Join(dir, name), textMagic+strings.Join(lines, "\n")+"\n")
+}
+
+func writeFile(t testing.TB, path, content string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// logBuffer is a logger whose output the test can read.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *logBuffer) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// options returns Enumerate options over paths only, with a cache in a
+// fresh directory.
+func options(t testing.TB, paths ...string) discover.Options {
+	return discover.Options{
+		Paths: paths, NoDefaultPaths: true, Formats: []discover.Format{textFormat},
+		CacheDir: t.TempDir(), ScanTimeout: 20 * time.Second, Logger: slog.New(slog.DiscardHandler),
+	}
+}
+
+func enumerate(t testing.TB, opts discover.Options) *discover.Result {
+	t.Helper()
+	res, err := discover.Enumerate(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// only returns the one file of res.
+func only(t testing.TB, res *discover.Result) *discover.File {
+	t.Helper()
+	if len(res.Files) != 1 {
+		t.Fatalf("found %d files, want 1: %v", len(res.Files), res.Files)
+	}
+	return res.Files[0]
+}
+
+func wantErr(t testing.TB, err, target error, want ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want one wrapping %v and saying %q", target, want)
+	}
+	if target != nil && !errors.Is(err, target) {
+		t.Errorf("error %q does not wrap %v", err, target)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not say %q", err, w)
+		}
+	}
+}
+
+// writeManifest scans the plugin file path and writes its manifest.
+func writeManifest(t testing.TB, path string) *discover.Manifest {
+	t.Helper()
+	m, err := discover.Inspect(ctx, path, discover.Options{Formats: []discover.Format{textFormat}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := discover.WriteManifest(path, m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// signFile signs the plugin file path and its manifest with key.
+func signFile(t testing.TB, path string, key ed25519.PrivateKey) {
+	t.Helper()
+	d, _, err := sign.HashFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, _, err := sign.HashFile(discover.ManifestPath(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sign.WriteSignature(sign.SignaturePath(path), sign.Sign(key, d, md)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newKey(t testing.TB) (ed25519.PublicKey, ed25519.PrivateKey) {
+	t.Helper()
+	pub, key, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pub, key
+}
+
+// failingScanner returns a scanner program that fails every scan, to
+// prove that none runs.
+func failingScanner(t testing.TB) string {
+	return script(t, "exit 7")
+}
+
+// script writes a shell script to run as the scanner.
+func script(t testing.TB, body string) string {
+	t.Helper()
+	return writeExecutable(t, filepath.Join(t.TempDir(), "scanner.sh"), "#!/bin/sh\n"+body+"\n")
+}
+
+func writeExecutable(t testing.TB, path, content string) string {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, d)
+}

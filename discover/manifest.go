@@ -1,0 +1,187 @@
+package discover
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/sign"
+)
+
+// ManifestSchema is the schema name of the manifests this package writes
+// and reads. A manifest of a later schema of the same name (v2) is
+// refused; fields added within v1 are accepted and ignored.
+const ManifestSchema = "dynop.manifest/v1"
+
+// ManifestSuffix is appended to a plugin's path to name its manifest:
+// libx.so has the manifest libx.so.dynop.json next to it.
+const ManifestSuffix = ".dynop.json"
+
+// maxManifest bounds the manifest and scanner output a host reads.
+const maxManifest = 16 << 20
+
+// ManifestPath returns the path of the manifest of the plugin file path.
+func ManifestPath(path string) string { return path + ManifestSuffix }
+
+// Manifest is what a host knows of a plugin file without running it: the
+// plugin's Info, its format and the digest of the binary it describes.
+// It is stored as JSON next to the plugin (see [ManifestPath]) and is
+// what the scanner child process prints.
+//
+//	{
+//	  "schema": "dynop.manifest/v1",
+//	  "format": "native",           // the loader that reads the file
+//	  "file": "libx.so",            // the binary's name (informational)
+//	  "size": 16384,                // the binary's size in bytes
+//	  "sha256": "…",                // the binary's SHA-256, hex
+//	  "info": {…},                  // plugin.Info: id, versions, interfaces, operators, passes, needs, requirements
+//	  "loader": {…}                 // what the loader needs besides info; optional
+//	}
+type Manifest struct {
+	Schema string          `json:"schema"`
+	Format string          `json:"format"`
+	File   string          `json:"file,omitempty"`
+	Size   int64           `json:"size"`
+	SHA256 sign.Digest     `json:"sha256"`
+	Info   plugin.Info     `json:"info"`
+	Loader json.RawMessage `json:"loader,omitempty"`
+}
+
+// Marshal returns the manifest as indented JSON with a final newline.
+func (m *Manifest) Marshal() []byte {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		// Every field marshals; Info's own types are checked by Validate.
+		panic(fmt.Sprintf("discover: marshal manifest: %v", err))
+	}
+	return append(b, '\n')
+}
+
+// ParseManifest reads a manifest. Errors wrap [ErrManifest] and say what
+// is wrong: not JSON, truncated, another schema, a required field missing
+// (schema, format, sha256, size, info.id, info.api_version). Unknown
+// fields are accepted, since a newer dynop may write more. Whether the
+// info follows the rules of [plugin.Info] is the host's to check: a
+// plugin with invalid info is listed under its ID as broken.
+func ParseManifest(data []byte) (*Manifest, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrManifest}, args...)...)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		if isTruncated(data, err) {
+			return nil, bad("truncated: the JSON ends after %d bytes", len(data))
+		}
+		return nil, bad("not JSON: %v", err)
+	}
+	var missing []string
+	for _, f := range []string{"schema", "format", "size", "sha256", "info"} {
+		if _, ok := raw[f]; !ok {
+			missing = append(missing, f)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, bad("missing required field(s) %s", strings.Join(missing, ", "))
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, bad("%v", err)
+	}
+	if m.Schema != ManifestSchema {
+		return nil, bad("schema %q; this host reads %q", m.Schema, ManifestSchema)
+	}
+	if m.Format == "" {
+		return nil, bad("empty format")
+	}
+	if m.SHA256.IsZero() {
+		return nil, bad("sha256 is zero")
+	}
+	if m.Info.ID == "" {
+		return nil, bad("missing required field info.id")
+	}
+	if m.Info.APIVersion.IsZero() {
+		return nil, bad("missing required field info.api_version")
+	}
+	return &m, nil
+}
+
+// isTruncated reports whether err is JSON ending early.
+func isTruncated(data []byte, err error) bool {
+	if errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "unexpected end of JSON input") {
+		return len(bytes.TrimSpace(data)) > 0
+	}
+	return false
+}
+
+// ReadManifest reads and parses the manifest file at path. Errors name the
+// file.
+func ReadManifest(path string) (*Manifest, sign.Digest, error) {
+	data, err := readLimited(path, maxManifest)
+	if err != nil {
+		return nil, sign.Digest{}, err
+	}
+	m, err := ParseManifest(data)
+	if err != nil {
+		return nil, sign.Digest{}, fmt.Errorf("manifest %s: %w", path, err)
+	}
+	d, _, _ := sign.HashReader(bytes.NewReader(data))
+	return m, d, nil
+}
+
+// readLimited reads the file at path, refusing one larger than limit.
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: %w: larger than %d bytes", path, ErrManifest, limit)
+	}
+	return data, nil
+}
+
+// WriteManifest writes m to the manifest path of the plugin file plugin,
+// atomically: readers see the old manifest or the new one, never part.
+func WriteManifest(pluginPath string, m *Manifest) (string, error) {
+	path := ManifestPath(pluginPath)
+	return path, writeAtomic(path, m.Marshal(), 0o644)
+}
+
+// writeAtomic writes data to path through a temporary file in the same
+// directory and a rename.
+func writeAtomic(path string, data []byte, mode os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package discover
+
+const raceEnabled = false

@@ -1,0 +1,16 @@
+package discover
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// setProcessGroup starts cmd in a process group of its own, killed as a
+// whole when the scan is cancelled or times out (a plugin may fork), and
+// killed with the host if the host dies first.
+func setProcessGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error {
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+}

@@ -1,0 +1,318 @@
+package discover
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/sign"
+)
+
+// The environment of a scanner child process.
+const (
+	envScanner = "DYNOP_SCANNER"        // the protocol version, "1"
+	envFormat  = "DYNOP_SCANNER_FORMAT" // the loader to inspect the file with
+	envFile    = "DYNOP_SCANNER_FILE"   // the plugin file
+	resultFD   = 3                      // the child writes its result here
+)
+
+// scanErrorSchema is the schema of a scanner's answer when the loader
+// refused the file.
+const scanErrorSchema = "dynop.scan-error/v1"
+
+// DefaultScanTimeout is how long a scanner child may take to report a
+// plugin before it is killed and the plugin recorded as broken.
+const DefaultScanTimeout = 10 * time.Second
+
+// Format is a plugin file format that a host can load: a loader's name,
+// the magic its files start with, and how to read a file's Info.
+type Format struct {
+	// Name names the loader ("native", "wasm").
+	Name string
+	// Magic is the prefix of every file of the format.
+	Magic string
+	// Check looks at the file without running any of its code (an ELF
+	// header, an import section) and says why it cannot be loaded here.
+	// Optional; it runs in the host, before any scanner.
+	Check func(path string) error
+	// Inspect reads the plugin in the file, running its code if it must,
+	// and returns its Info and what else the loader will need to load it
+	// (JSON, kept in the manifest under "loader"). It runs in a scanner
+	// child process unless Sandboxed.
+	Inspect func(ctx context.Context, path string) (plugin.Info, json.RawMessage, error)
+	// Sandboxed says Inspect runs the plugin's code in a sandbox that
+	// cannot harm the host (a WebAssembly runtime), so it runs in the
+	// host's process.
+	Sandboxed bool
+	// Errors are the sentinel errors Inspect's errors may wrap, by name,
+	// so that an error from a scanner child or the cache still wraps them.
+	Errors map[string]error
+}
+
+// IsScanner reports whether this process was started as a scanner child
+// for the format named name. Loaders call [ServeScanner] when it is.
+func IsScanner(name string) bool {
+	return os.Getenv(envScanner) == "1" && os.Getenv(envFormat) == name
+}
+
+// ServeScanner is the child's side of the scanner protocol: if this
+// process is a scanner child for format f ([IsScanner]), it inspects the
+// file it was given, writes the manifest (or the loader's error) to file
+// descriptor 3 and exits; otherwise it returns at once.
+//
+// A host starts a scanner by executing itself ([Options.Scanner] may name
+// another program) with the environment variables DYNOP_SCANNER=1,
+// DYNOP_SCANNER_FORMAT and DYNOP_SCANNER_FILE. Hosts register their
+// loaders from package init functions (dynop.RegisterLoader calls
+// ServeScanner), so the child inspects the file before the program's own
+// main runs. Anything the plugin prints goes to the child's stdout and
+// stderr, which the host keeps for its error message; only descriptor 3
+// carries the answer.
+func ServeScanner(f Format) {
+	if !IsScanner(f.Name) {
+		return
+	}
+	out := os.NewFile(resultFD, "scanner-result")
+	m, err := inspect(context.Background(), f, os.Getenv(envFile))
+	var data []byte
+	if err != nil {
+		data, _ = json.Marshal(scanError{Schema: scanErrorSchema, Error: saveError(err, sentinelsOf([]Format{f}))})
+	} else {
+		data = m.Marshal()
+	}
+	status := 0
+	if out == nil {
+		status = 3
+	} else if _, err := out.Write(data); err != nil {
+		fmt.Fprintf(os.Stderr, "dynop scanner: write result: %v\n", err)
+		status = 3
+	}
+	os.Exit(status)
+}
+
+type scanError struct {
+	Schema string      `json:"schema"`
+	Error  *savedError `json:"error"`
+}
+
+// inspect hashes the file at path and reads its Info with f.Inspect, in
+// this process.
+func inspect(ctx context.Context, f Format, path string) (*Manifest, error) {
+	d, size, err := sign.HashFile(path)
+	if err != nil {
+		return nil, err
+	}
+	info, data, err := f.Inspect(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if info.APIVersion.IsZero() {
+		info.APIVersion = plugin.APIVersion
+	}
+	return &Manifest{Schema: ManifestSchema, Format: f.Name, File: filepath.Base(path), Size: size, SHA256: d, Info: info, Loader: data}, nil
+}
+
+// scanner runs scanner child processes.
+type scanner struct {
+	exe     string
+	timeout time.Duration
+	once    sync.Once
+	exeErr  error
+}
+
+// self returns this program's path.
+func self() string {
+	exe, _ := os.Executable()
+	return exe
+}
+
+func (s *scanner) executable() (string, error) {
+	s.once.Do(func() {
+		if s.exe == "" {
+			s.exe, s.exeErr = os.Executable()
+		}
+	})
+	return s.exe, s.exeErr
+}
+
+// scan reads the manifest of the plugin file path of format f in a child
+// process (or here, for a sandboxed format). A child that crashes, hangs
+// past the timeout, exits without answering or prints something other
+// than an answer gives an error wrapping [ErrScan] that says which and
+// ends with what the child printed.
+func (s *scanner) scan(ctx context.Context, f Format, path string) (*Manifest, error) {
+	if f.Sandboxed {
+		return inspect(ctx, f, path)
+	}
+	exe, err := s.executable()
+	if err != nil {
+		return nil, fmt.Errorf("%w: no scanner: %v", ErrScan, err)
+	}
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrScan, err)
+	}
+	defer r.Close()
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Env = append(os.Environ(), envScanner+"=1", envFormat+"="+f.Name, envFile+"="+path)
+	if raceEnabled && exe == self() {
+		cmd.Env = append(cmd.Env, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	}
+	var logs output
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.ExtraFiles = []*os.File{w} // descriptor 3
+	cmd.WaitDelay = time.Second
+	setProcessGroup(cmd)
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%w: start scanner %s: %v", ErrScan, exe, err)
+	}
+	// Read until the child and anything it started have closed the pipe,
+	// or the deadline kills them.
+	type read struct {
+		data []byte
+		err  error
+	}
+	done := make(chan read, 1)
+	go func() {
+		data, err := io.ReadAll(io.LimitReader(r, maxManifest+1))
+		done <- read{data, err}
+	}()
+	var got read
+	select {
+	case got = <-done:
+	case <-ctx.Done():
+		r.Close() // the reader fails; the child is killed by Wait below
+		got = <-done
+	}
+	werr := cmd.Wait()
+	says := logs.String()
+	if err := parent.Err(); err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("%w: the scanner timed out after %v reading the plugin's info (it hangs)%s", ErrScan, s.timeout, says)
+	}
+	var exitErr *exec.ExitError
+	if errors.As(werr, &exitErr) && (!exitErr.Exited() || logs.crashed()) {
+		return nil, fmt.Errorf("%w: the scanner crashed reading the plugin's info (%v)%s", ErrScan, exitErr, says)
+	}
+	if len(got.data) > maxManifest {
+		return nil, fmt.Errorf("%w: the scanner's answer is larger than %d bytes%s", ErrScan, maxManifest, says)
+	}
+	if werr != nil && len(got.data) == 0 {
+		return nil, fmt.Errorf("%w: the scanner failed: %v%s", ErrScan, werr, says)
+	}
+	return parseAnswer(f, got.data, werr, says)
+}
+
+// parseAnswer reads a scanner child's answer.
+func parseAnswer(f Format, data []byte, werr error, says string) (*Manifest, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("%w: the scanner answered nothing (is it a dynop host that registers its loaders from init?)%s", ErrScan, says)
+	}
+	var head struct {
+		Schema string `json:"schema"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		why := err.Error()
+		if isTruncated(data, err) {
+			why = "truncated"
+		}
+		return nil, fmt.Errorf("%w: the scanner printed garbage %s: %s%s", ErrScan, quote(data), why, says)
+	}
+	if head.Schema == scanErrorSchema {
+		var e scanError
+		if err := json.Unmarshal(data, &e); err != nil || e.Error == nil {
+			return nil, fmt.Errorf("%w: the scanner printed garbage %s: %v%s", ErrScan, quote(data), err, says)
+		}
+		err := e.Error.error(sentinelsOf([]Format{f}))
+		if len(e.Error.Kinds) == 0 {
+			err = fmt.Errorf("%w: %w", ErrScan, err)
+		}
+		return nil, err
+	}
+	m, err := ParseManifest(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the scanner printed garbage %s: %w%s", ErrScan, quote(data), err, says)
+	}
+	if werr != nil {
+		return nil, fmt.Errorf("%w: the scanner answered but then failed: %v%s", ErrScan, werr, says)
+	}
+	return m, nil
+}
+
+// quote shows the start of data in an error message.
+func quote(data []byte) string {
+	const n = 64
+	if len(data) > n {
+		return strconv.Quote(string(data[:n])) + "…"
+	}
+	return strconv.Quote(string(data))
+}
+
+// output keeps the start of what a scanner printed: where a crash says
+// what it was.
+type output struct {
+	mu    sync.Mutex
+	buf   []byte
+	more  bool
+	crash bool
+}
+
+const outputSize = 1024
+
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := min(len(p), outputSize-len(o.buf))
+	o.buf = append(o.buf, p[:n]...)
+	o.more = o.more || n < len(p)
+	return len(p), nil
+}
+
+// crashed reports whether the output is that of a Go program that died of
+// a signal or a fatal error (it exits with status 2 instead of by the
+// signal).
+func (o *output) crashed() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	s := string(o.buf)
+	return strings.HasPrefix(s, "fatal error:") || strings.Contains(s, "\nfatal error:") ||
+		strings.HasPrefix(s, "SIG") || strings.Contains(s, "\nSIG") || strings.Contains(s, "[signal ")
+}
+
+// String returns what was printed as the end of an error message: empty,
+// or "; it printed: …", at most a few lines.
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(string(o.buf)), "\n")
+	more := o.more
+	if len(lines) > 4 {
+		lines, more = lines[:4], true
+	}
+	s := strings.Join(lines, " | ")
+	if s == "" {
+		return ""
+	}
+	if more {
+		s += " …"
+	}
+	return "; it printed: " + s
+}

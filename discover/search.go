@@ -1,0 +1,223 @@
+package discover
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// EnvPath names the environment variable that adds plugin files and
+// directories to the search path, separated by colons (the
+// [os.PathListSeparator]), after [Options.Paths].
+const EnvPath = "DYNOP_PLUGIN_PATH"
+
+// Source says how an entry came onto the search path.
+type Source uint8
+
+// The sources of search path entries, in search order.
+const (
+	// SourceOptions: [Options.Paths].
+	SourceOptions Source = iota
+	// SourceEnv: the environment variable DYNOP_PLUGIN_PATH.
+	SourceEnv
+	// SourceExeDir: the directory plugins next to the executable.
+	SourceExeDir
+	// SourceUserDir: $XDG_DATA_HOME/dynop/plugins (by default
+	// ~/.local/share/dynop/plugins).
+	SourceUserDir
+)
+
+var sourceNames = [...]string{"options", "env", "exe-dir", "user-dir"}
+
+// String names the source.
+func (s Source) String() string {
+	if int(s) < len(sourceNames) {
+		return sourceNames[s]
+	}
+	return fmt.Sprintf("Source(%d)", uint8(s))
+}
+
+// Entry is one file or directory on the search path.
+type Entry struct {
+	Path   string // absolute and clean
+	Source Source
+}
+
+// SearchPath returns the search path, in the order plugins are looked for:
+//
+//  1. paths (from [Options.Paths]), in order;
+//  2. the entries of $DYNOP_PLUGIN_PATH, in order;
+//  3. the directory "plugins" next to the running executable (symbolic
+//     links to the executable resolved);
+//  4. $XDG_DATA_HOME/dynop/plugins, or ~/.local/share/dynop/plugins when
+//     XDG_DATA_HOME is unset or relative (the XDG base directory rule).
+//
+// With defaults false, only paths are used. Empty entries are dropped,
+// relative ones are made absolute, and an entry given twice is kept where
+// it first appears.
+func SearchPath(paths []string, defaults bool) []Entry {
+	var out []Entry
+	seen := make(map[string]bool)
+	add := func(p string, src Source) {
+		if p == "" {
+			return
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, Entry{p, src})
+		}
+	}
+	for _, p := range paths {
+		add(p, SourceOptions)
+	}
+	if !defaults {
+		return out
+	}
+	for _, p := range filepath.SplitList(os.Getenv(EnvPath)) {
+		add(p, SourceEnv)
+	}
+	if exe, err := os.Executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		add(filepath.Join(filepath.Dir(exe), "plugins"), SourceExeDir)
+	}
+	if dir := UserDir(); dir != "" {
+		add(dir, SourceUserDir)
+	}
+	return out
+}
+
+// UserDir returns the per-user plugin directory,
+// $XDG_DATA_HOME/dynop/plugins, or "" if there is no home directory.
+func UserDir() string {
+	data := os.Getenv("XDG_DATA_HOME")
+	if data == "" || !filepath.IsAbs(data) {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		data = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(data, "dynop", "plugins")
+}
+
+// pluginSuffixes are the file names a directory scan picks up.
+var pluginSuffixes = []string{".so", ".dylib", ".wasm"}
+
+// IsPluginName reports whether a directory scan picks up a file called
+// name: one ending in .so, .dylib or .wasm that is not hidden (does not
+// start with a dot).
+func IsPluginName(name string) bool {
+	if strings.HasPrefix(name, ".") {
+		return false
+	}
+	return slices.ContainsFunc(pluginSuffixes, func(s string) bool {
+		return strings.HasSuffix(name, s) && len(name) > len(s)
+	})
+}
+
+// candidate is a file found on the search path, or a problem with an
+// entry.
+type candidate struct {
+	path  string // absolute; as found (a symbolic link is not resolved)
+	entry Entry
+	err   error // the file cannot be used (a link that escapes its directory)
+}
+
+// problem is a search path entry that could not be read.
+type problem struct {
+	entry Entry
+	err   error
+}
+
+// scan lists the plugin files on the search path, in order: a file entry
+// as itself, a directory's plugin files (see [IsPluginName]) sorted by
+// name. Directories are not searched recursively.
+//
+// A symbolic link in a directory is followed only if its target lies
+// inside that same directory (after resolving every link), so a plugin
+// directory cannot be made to load a file from elsewhere by planting a
+// link; a link that escapes is a candidate with an error. Entries given
+// as files are the caller's choice and are followed wherever they point.
+// The same file reached twice (a link next to its target) is listed once.
+//
+// An entry that does not exist is a problem unless it is a default
+// directory (those usually do not exist); an entry that cannot be read is
+// always a problem. Problems are not fatal.
+func scan(entries []Entry) ([]candidate, []problem) {
+	var out []candidate
+	var problems []problem
+	seen := make(map[fileKey]bool)
+	addFile := func(path string, e Entry, fi fs.FileInfo) {
+		if k, ok := keyOf(fi); ok {
+			if seen[k] {
+				return
+			}
+			seen[k] = true
+		}
+		out = append(out, candidate{path: path, entry: e})
+	}
+	for _, e := range entries {
+		fi, err := os.Stat(e.Path)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && e.Source >= SourceExeDir {
+				continue
+			}
+			problems = append(problems, problem{e, err})
+			continue
+		}
+		if !fi.IsDir() {
+			addFile(e.Path, e, fi)
+			continue
+		}
+		dirents, err := os.ReadDir(e.Path)
+		if err != nil {
+			problems = append(problems, problem{e, err})
+			continue
+		}
+		var realDir string
+		for _, d := range dirents { // sorted by name
+			if !IsPluginName(d.Name()) {
+				continue
+			}
+			path := filepath.Join(e.Path, d.Name())
+			if d.Type()&fs.ModeSymlink != 0 {
+				if realDir == "" {
+					if realDir, err = filepath.EvalSymlinks(e.Path); err != nil {
+						problems = append(problems, problem{e, err})
+						break
+					}
+				}
+				target, err := filepath.EvalSymlinks(path)
+				if err != nil {
+					out = append(out, candidate{path: path, entry: e, err: fmt.Errorf("%w: %v", ErrFormat, err)})
+					continue
+				}
+				if filepath.Dir(target) != realDir {
+					out = append(out, candidate{path: path, entry: e, err: fmt.Errorf(
+						"%w: it is a symbolic link to %s, outside its plugin directory %s; links in a plugin directory must point into it (give the target on the search path instead)",
+						ErrLink, target, e.Path)})
+					continue
+				}
+			}
+			fi, err := os.Stat(path)
+			if err != nil {
+				out = append(out, candidate{path: path, entry: e, err: err})
+				continue
+			}
+			if !fi.Mode().IsRegular() {
+				continue // a directory called x.so, a socket...
+			}
+			addFile(path, e, fi)
+		}
+	}
+	return out, problems
+}

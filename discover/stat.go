@@ -1,0 +1,38 @@
+package discover
+
+import (
+	"io/fs"
+	"syscall"
+)
+
+// fileKey identifies a file on the machine.
+type fileKey struct{ dev, ino uint64 }
+
+func keyOf(fi fs.FileInfo) (fileKey, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileKey{}, false
+	}
+	return fileKey{uint64(st.Dev), uint64(st.Ino)}, true //nolint:unconvert // the field types differ by OS
+}
+
+// stamp is what the cache compares to tell whether a file changed: its
+// identity, size, modification time and status-change time. A file
+// rewritten in place with its old mtime restored still changes its ctime,
+// and a file replaced by rename changes its inode.
+type stamp struct {
+	Size  int64  `json:"size"`
+	MTime int64  `json:"mtime"` // ns since the epoch
+	CTime int64  `json:"ctime"` // ns since the epoch
+	Dev   uint64 `json:"dev"`
+	Ino   uint64 `json:"ino"`
+}
+
+func stampOf(fi fs.FileInfo) stamp {
+	s := stamp{Size: fi.Size(), MTime: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		s.CTime = ctime(st)
+		s.Dev, s.Ino = uint64(st.Dev), uint64(st.Ino) //nolint:unconvert // the field types differ by OS
+	}
+	return s
+}
