@@ -46,6 +46,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -183,16 +184,34 @@ func Enumerate(ctx context.Context, opts Options) (*Result, error) {
 	c := loadCache(dir, log)
 	e := &enumeration{opts: opts, log: log, v: v, cache: c, known: sentinelsOf(opts.Formats),
 		scanner: &scanner{exe: opts.Scanner, timeout: cmp(opts.ScanTimeout, DefaultScanTimeout)}}
-	res.Files = make([]*File, len(cands))
+	files := make([]*File, len(cands))
+	if err := e.parallel(ctx, len(cands), runtime.NumCPU(), func(i int) {
+		c := &cands[i]
+		files[i] = &File{Path: c.path, Entry: c.entry, Err: c.err, v: v}
+		if c.err == nil && c.fi == nil {
+			c.fi, files[i].Err = os.Stat(c.path)
+		}
+	}); err != nil {
+		return nil, err
+	}
+	cands, res.Files = dedupe(cands, files)
+	known := make([]bool, len(cands))
+	if err := e.parallel(ctx, len(cands), runtime.NumCPU(), func(i int) {
+		f := res.Files[i]
+		known[i] = f.Err != nil || e.fromCache(f, cands[i])
+	}); err != nil {
+		return nil, err
+	}
 	var cold []int
-	for i, cand := range cands {
-		f := &File{Path: cand.path, Entry: cand.entry, Err: cand.err, v: v}
-		res.Files[i] = f
-		if f.Err == nil && !e.fromCache(f) {
+	for i := range cands {
+		if !known[i] {
 			cold = append(cold, i)
 		}
 	}
-	if err := e.parallel(ctx, len(cold), func(k int) { e.enumerate(ctx, res.Files[cold[k]]) }); err != nil {
+	// Cold work waits on disks and child processes: more workers than CPUs.
+	if err := e.parallel(ctx, len(cold), max(4, runtime.NumCPU()), func(k int) {
+		e.enumerate(ctx, res.Files[cold[k]], cands[cold[k]])
+	}); err != nil {
 		return nil, err
 	}
 	c.save()
@@ -218,10 +237,9 @@ type enumeration struct {
 	mu      sync.Mutex // guards cache
 }
 
-// parallel calls fn(0..n-1) on a few goroutines: cold enumeration waits on
-// disks and child processes.
-func (e *enumeration) parallel(ctx context.Context, n int, fn func(int)) error {
-	workers := min(n, max(4, runtime.NumCPU()))
+// parallel calls fn(0..n-1) on up to workers goroutines.
+func (e *enumeration) parallel(ctx context.Context, n, workers int, fn func(int)) error {
+	workers = min(n, workers)
 	var next int
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -243,28 +261,34 @@ func (e *enumeration) parallel(ctx context.Context, n int, fn func(int)) error {
 	return ctx.Err()
 }
 
-// stamps returns the stamps of the file at path and of its manifest and
-// signature, nil for those that do not exist.
-func stamps(path string) (bin stamp, manifest, sig *stamp, err error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return stamp{}, nil, nil, err
+// stamps returns the stamps of the file c (from the scan) and of its
+// manifest and signature, nil for those that do not exist; the directory
+// listing says which may, so that only those are looked at.
+func stamps(c candidate) (bin stamp, manifest, sig *stamp, err error) {
+	fi := c.fi
+	if fi == nil {
+		if fi, err = os.Stat(c.path); err != nil {
+			return stamp{}, nil, nil, err
+		}
 	}
 	bin = stampOf(fi)
-	if fi, err := os.Stat(ManifestPath(path)); err == nil {
+	side := func(path string) *stamp {
+		if !c.names.has(filepath.Base(path)) {
+			return nil
+		}
+		fi, err := os.Stat(path)
+		if err != nil {
+			return nil
+		}
 		s := stampOf(fi)
-		manifest = &s
+		return &s
 	}
-	if fi, err := os.Stat(sign.SignaturePath(path)); err == nil {
-		s := stampOf(fi)
-		sig = &s
-	}
-	return bin, manifest, sig, nil
+	return bin, side(ManifestPath(c.path)), side(sign.SignaturePath(c.path)), nil
 }
 
 // fromCache fills f from the registry cache and reports whether it could.
-func (e *enumeration) fromCache(f *File) bool {
-	bin, manifest, sig, err := stamps(f.Path)
+func (e *enumeration) fromCache(f *File, c candidate) bool {
+	bin, manifest, sig, err := stamps(c)
 	if err != nil {
 		f.Err = err
 		return true
@@ -274,7 +298,9 @@ func (e *enumeration) fromCache(f *File) bool {
 		return false
 	}
 	f.Cached = true
-	f.Format, f.Size, f.SHA256, f.ManifestSHA256, f.Loader = ce.Format, ce.Binary.Size, ce.SHA256, ce.ManifestSHA256, ce.Loader
+	f.Format, f.Size, f.Loader = ce.Format, ce.Binary.Size, ce.Loader
+	copy(f.SHA256[:], ce.SHA256)
+	copy(f.ManifestSHA256[:], ce.ManifestSHA256)
 	if ce.Manifest != nil && ce.Err == nil {
 		f.Manifest = ManifestPath(f.Path)
 	}
@@ -282,11 +308,17 @@ func (e *enumeration) fromCache(f *File) bool {
 		f.Err = ce.Err.error(e.known)
 		return true
 	}
-	f.Info = *ce.Info
+	info, err := ce.Info.info()
+	if err != nil {
+		return false // read it again
+	}
+	f.Info = info
 	if ce.Trust != e.v.key {
 		e.verify(f)
+		e.mu.Lock()
 		ce.Trust, ce.Signer, ce.TrustErr = e.v.key, f.Signer, saveError(f.Untrusted, e.known)
 		e.cache.store(f.Path, ce)
+		e.mu.Unlock()
 		return true
 	}
 	f.Signer, f.Untrusted = ce.Signer, ce.TrustErr.error(e.known)
@@ -294,8 +326,8 @@ func (e *enumeration) fromCache(f *File) bool {
 }
 
 // enumerate fills f from its manifest or a scanner, and caches the result.
-func (e *enumeration) enumerate(ctx context.Context, f *File) {
-	bin, manifest, sig, err := stamps(f.Path)
+func (e *enumeration) enumerate(ctx context.Context, f *File, c candidate) {
+	bin, manifest, sig, err := stamps(c)
 	if err != nil {
 		f.Err = err
 		return
@@ -311,11 +343,12 @@ func (e *enumeration) enumerate(ctx context.Context, f *File) {
 	}
 	// The entry is for the files as they were before they were read: if
 	// one changed meanwhile, the next enumeration reads it again.
-	ce := &cacheEntry{Binary: bin, Manifest: manifest, Sig: sig, Format: f.Format, SHA256: f.SHA256,
-		ManifestSHA256: f.ManifestSHA256, Loader: f.Loader, Err: saveError(f.Err, e.known)}
+	ce := &cacheEntry{Binary: bin, Manifest: manifest, Sig: sig, Format: f.Format, SHA256: f.SHA256[:],
+		ManifestSHA256: f.ManifestSHA256[:], Loader: f.Loader, Err: saveError(f.Err, e.known)}
 	if f.Err == nil {
-		info := f.Info
-		ce.Info = &info
+		if ce.Info, err = newCachedInfo(f.Info); err != nil {
+			return // cannot happen: info came from JSON
+		}
 		ce.Trust, ce.Signer, ce.TrustErr = e.v.key, f.Signer, saveError(f.Untrusted, e.known)
 	}
 	e.mu.Lock()

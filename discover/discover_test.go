@@ -345,10 +345,17 @@ func TestCache(t *testing.T) {
 func TestCorruptCache(t *testing.T) {
 	dir := t.TempDir()
 	writePlugin(t, dir, "p.so", "id=test.plugin.c")
+	good := t.TempDir()
+	enumerate(t, discover.Options{Paths: []string{dir}, NoDefaultPaths: true, Formats: []discover.Format{textFormat}, CacheDir: good})
+	whole, err := os.ReadFile(filepath.Join(good, discover.CacheFile))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ name, content, want string }{
-		{"garbage", "\x00\x01 not json", "corrupt"},
-		{"truncated", `{"schema":"dynop.registry/v1","api":"0.1.0","entries":{"/x": {"binary"`, "truncated"},
-		{"entry without info", `{"schema":"dynop.registry/v1","api":"0.1.0","entries":{"/x": {}}}`, "neither info nor error"},
+		{"garbage", "\x00\x01 not a cache", "does not start with"},
+		{"truncated", string(whole[:len(whole)*2/3]), "truncated"},
+		{"flipped bytes", string(whole[:len(whole)/2]) + strings.Repeat("\xff", len(whole)-len(whole)/2), "corrupt"},
+		{"another version", "dynop.registry/v1\n{}", "another dynop"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var log logBuffer
@@ -359,12 +366,15 @@ func TestCorruptCache(t *testing.T) {
 			if f := only(t, enumerate(t, opts)); f.Err != nil || f.Cached {
 				t.Fatalf("%+v", f)
 			}
-			if s := log.String(); !strings.Contains(s, "level=WARN") || !strings.Contains(s, c.want) || !strings.Contains(s, "rebuilding") {
-				t.Errorf("log %q does not warn that the cache is %s", s, c.want)
+			if s := log.String(); !strings.Contains(s, c.want) || !strings.Contains(s, "rebuilding") {
+				t.Errorf("log %q does not say that the cache is %s", s, c.want)
 			}
-			var back map[string]any
-			if data, err := os.ReadFile(cache); err != nil || json.Unmarshal(data, &back) != nil {
-				t.Errorf("the cache was not rebuilt: %v", err)
+			if c.name != "another version" && !strings.Contains(log.String(), "level=WARN") {
+				t.Errorf("log %q does not warn", log.String())
+			}
+			opts.Scanner = failingScanner(t)
+			if f := only(t, enumerate(t, opts)); f.Err != nil || !f.Cached {
+				t.Errorf("the cache was not rebuilt: %+v", f)
 			}
 		})
 	}

@@ -129,7 +129,22 @@ func IsPluginName(name string) bool {
 type candidate struct {
 	path  string // absolute; as found (a symbolic link is not resolved)
 	entry Entry
-	err   error // the file cannot be used (a link that escapes its directory)
+	err   error       // the file cannot be used (a link that escapes its directory)
+	fi    fs.FileInfo // the file's (the link target's) stat; nil until taken
+	names nameSet     // the names in its directory, or nil if not listed
+}
+
+// nameSet is the names in a directory.
+type nameSet map[string]struct{}
+
+// has reports whether the directory may hold name: true if it was not
+// listed.
+func (s nameSet) has(name string) bool {
+	if s == nil {
+		return true
+	}
+	_, ok := s[name]
+	return ok
 }
 
 // problem is a search path entry that could not be read.
@@ -147,7 +162,8 @@ type problem struct {
 // directory cannot be made to load a file from elsewhere by planting a
 // link; a link that escapes is a candidate with an error. Entries given
 // as files are the caller's choice and are followed wherever they point.
-// The same file reached twice (a link next to its target) is listed once.
+// The same file reached twice (a link next to its target) is listed once,
+// by [dedupe].
 //
 // An entry that does not exist is a problem unless it is a default
 // directory (those usually do not exist); an entry that cannot be read is
@@ -155,15 +171,8 @@ type problem struct {
 func scan(entries []Entry) ([]candidate, []problem) {
 	var out []candidate
 	var problems []problem
-	seen := make(map[fileKey]bool)
-	addFile := func(path string, e Entry, fi fs.FileInfo) {
-		if k, ok := keyOf(fi); ok {
-			if seen[k] {
-				return
-			}
-			seen[k] = true
-		}
-		out = append(out, candidate{path: path, entry: e})
+	addFile := func(path string, e Entry, fi fs.FileInfo, names nameSet) {
+		out = append(out, candidate{path: path, entry: e, fi: fi, names: names})
 	}
 	for _, e := range entries {
 		fi, err := os.Stat(e.Path)
@@ -175,13 +184,17 @@ func scan(entries []Entry) ([]candidate, []problem) {
 			continue
 		}
 		if !fi.IsDir() {
-			addFile(e.Path, e, fi)
+			addFile(e.Path, e, fi, nil)
 			continue
 		}
 		dirents, err := os.ReadDir(e.Path)
 		if err != nil {
 			problems = append(problems, problem{e, err})
 			continue
+		}
+		names := make(nameSet, len(dirents))
+		for _, d := range dirents {
+			names[d.Name()] = struct{}{}
 		}
 		var realDir string
 		for _, d := range dirents { // sorted by name
@@ -208,6 +221,10 @@ func scan(entries []Entry) ([]candidate, []problem) {
 					continue
 				}
 			}
+			if d.Type().IsRegular() {
+				addFile(path, e, nil, names) // stat in parallel later
+				continue
+			}
 			fi, err := os.Stat(path)
 			if err != nil {
 				out = append(out, candidate{path: path, entry: e, err: err})
@@ -216,8 +233,28 @@ func scan(entries []Entry) ([]candidate, []problem) {
 			if !fi.Mode().IsRegular() {
 				continue // a directory called x.so, a socket...
 			}
-			addFile(path, e, fi)
+			addFile(path, e, fi, names)
 		}
 	}
 	return out, problems
+}
+
+// dedupe drops the candidates that are a file listed before (by device
+// and inode), keeping the first.
+func dedupe(cands []candidate, files []*File) ([]candidate, []*File) {
+	seen := make(map[fileKey]bool, len(cands))
+	n := 0
+	for i, c := range cands {
+		if c.fi != nil {
+			if k, ok := keyOf(c.fi); ok {
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+			}
+		}
+		cands[n], files[n] = c, files[i]
+		n++
+	}
+	return cands[:n], files[:n]
 }
