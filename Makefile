@@ -13,8 +13,9 @@ PLUGINS = plugins/vecmath/libdynop_vecmath.so plugins/stats/libdynop_stats.so pl
 
 ## demo: the main job. Build the CLI and the example plugins, run the
 ## demo pipeline over the bundled images and say where the results are.
+## The CLI finds the C plugins in bin/plugins, next to it, by their manifests.
 demo: build
-	bin/dynop run examples/pipelines/demo.yaml --plugin plugins/imgproc/libdynop_imgproc.so --trace examples/pipelines/out/trace.json
+	bin/dynop run examples/pipelines/demo.yaml --trace examples/pipelines/out/trace.json
 	@echo "results: examples/pipelines/out/*.png (trace: examples/pipelines/out/trace.json, open it in ui.perfetto.dev)"
 
 ## examples: run the other example host programs over the example plugins.
@@ -34,9 +35,13 @@ test:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-## build: build the dynop CLI into ./bin and the example native plugins.
+## build: build the dynop CLI into ./bin, and the example native plugins
+## into ./bin/plugins (where the CLI looks) with their manifests.
 build: plugins
 	$(GO) build -o bin/dynop ./cmd/dynop
+	mkdir -p bin/plugins
+	cp $(PLUGINS) bin/plugins/
+	bin/dynop manifest bin/plugins/*.so
 
 ## plugins: build the example native plugins next to their sources.
 plugins: $(PLUGINS)

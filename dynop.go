@@ -19,6 +19,15 @@
 // clear-callbacks ([Host.OnUnload]): before a plugin stops, those who point
 // into it without a reference are told to let go.
 //
+// Plugin files (native libraries; WebAssembly modules when a loader for
+// them is imported) are found on a search path and read by the loader
+// registered for their format ([RegisterLoader]) without running their
+// code in the host: their info comes from a manifest, the registry cache
+// or a scanner child process (see package discover). [Host.Plugins] lists
+// every plugin found with its state, including those that cannot be used
+// (broken, unsupported on this machine, untrusted under the signature
+// policy, or a duplicate of an earlier one) and why.
+//
 // The host never calls into a plugin while holding its lock, so a plugin may
 // acquire other plugins from its Register. A panic in a plugin's lifecycle
 // methods becomes an error wrapping [ErrPanic]; the host carries on.

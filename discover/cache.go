@@ -17,6 +17,7 @@ import (
 
 	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/internal/atomicfile"
 	"github.com/dynop/dynop/plugin"
 	"github.com/dynop/dynop/sign"
 )
@@ -294,7 +295,7 @@ func (c *cache) save() {
 	err := gob.NewEncoder(&buf).Encode(&c.file)
 	if err == nil {
 		if err = os.MkdirAll(filepath.Dir(c.path), 0o755); err == nil {
-			err = writeAtomic(c.path, buf.Bytes(), 0o644)
+			err = atomicfile.Write(c.path, buf.Bytes(), 0o644)
 		}
 	}
 	if err != nil {

@@ -272,7 +272,6 @@ type output struct {
 	mu    sync.Mutex
 	buf   []byte
 	more  bool
-	crash bool
 }
 
 const outputSize = 1024

@@ -10,8 +10,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/dynop/dynop/internal/atomicfile"
 )
 
 // Errors of signature checks. Every verification failure wraps
@@ -241,42 +242,10 @@ func ReadSignature(path string) (Signature, error) {
 // renames it into place, so that readers see the old file or the new one,
 // never a part.
 func WriteSignature(path string, s Signature) error {
-	if err := writeAtomic(path, s.Marshal(), 0o644); err != nil {
+	if err := atomicfile.Write(path, s.Marshal(), 0o644); err != nil {
 		return fmt.Errorf("writing signature %s: %w", path, err)
 	}
 	return nil
-}
-
-// writeAtomic writes data to a temporary file in path's directory and
-// renames it to path.
-func writeAtomic(path string, data []byte, perm fs.FileMode) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // isKeyID reports whether id has the form of a key id: 16 lower-case hex

@@ -1,11 +1,12 @@
-// Command dynop inspects the plugins a dynop host knows and runs
-// pipelines of their operators.
+// Command dynop inspects the plugins a dynop host finds, runs pipelines
+// of their operators, and writes and checks plugin manifests and
+// signatures.
 //
 // Usage:
 //
 //	dynop version                    print the dynop build, the plugin API version and the Go toolchain
 //	dynop list [--json] [--ops] [PATH...]
-//	                                 list the plugins, their state and interfaces,
+//	                                 list every plugin found with its state and why,
 //	                                 or with --ops the operators they provide
 //	dynop inspect [--json] PATH|ID|OPERATOR [PATH...]
 //	                                 show one plugin (a plugin file, or a plugin's ID)
@@ -15,25 +16,37 @@
 //	                                 --workers, --trace, --json, --no-fuse, --plugin
 //	dynop graph [--dot] PIPELINE.yaml
 //	                                 print the pipeline's graph after passes
+//	dynop manifest PLUGIN...         write PLUGIN.dynop.json, read in a child process
+//	dynop keygen [--out PREFIX]      write an ed25519 key pair, PREFIX.key and PREFIX.pub
+//	dynop sign --key FILE PLUGIN...  write PLUGIN.dynop.sig (and the manifest if missing)
+//	dynop verify [--trust DIR] [--key FILE] PLUGIN...
+//	                                 check signatures against a trust store
 //	dynop help                       print this help
 //
 // The host knows the Go plugins compiled into this binary (the example
-// plugins under plugins/) and the plugin files given as PATH arguments:
-// native shared libraries (see abi/include/dynop/dynop.h). Reading a
-// file's info starts nothing. Later versions discover plugins on disk.
+// plugins under plugins/) and the plugin files it finds: the PATH
+// arguments (files or directories; --plugin for run and graph), then
+// $DYNOP_PLUGIN_PATH, the directory plugins next to this executable and
+// $XDG_DATA_HOME/dynop/plugins (see package discover). Finding a plugin
+// runs none of its code in the CLI: its info comes from its manifest, the
+// registry cache or a scanner child process (this executable, started
+// again). $DYNOP_TRUST_DIR names a directory of trusted public keys, which
+// makes the signature policy require unless $DYNOP_SIGNATURE_POLICY says
+// warn or off.
 //
-// list and inspect exit with status 1 if a plugin file cannot be used,
-// after printing what they could.
+// list and inspect exit with status 1 if a plugin file is broken, after
+// printing what they could; run and graph only if a file given with
+// --plugin is.
 //
 // # JSON output of list
 //
 // `dynop list --json` prints one object, stable within a schema version:
 //
 //	{
-//	  "schema": "dynop.list/v1",
+//	  "schema": "dynop.list/v2",
 //	  "plugins": [
 //	    {
-//	      "id": "dynop.plugin.greeter",          // vendor.plugin.name[.backend]
+//	      "id": "dynop.plugin.greeter",          // vendor.plugin.name[.backend]; omitted for a file broken before its ID was known
 //	      "version": "1.0.0",                     // plugin version
 //	      "api_version": "0.1.0",                 // plugin API it was built for
 //	      "description": "…", "author": "…", "build": "…",   // omitted when empty
@@ -41,11 +54,13 @@
 //	      "needs": [{"plugin": "dynop.plugin.text", "interface": {"uid": "…", "name": "…", "version": "1.1.0"}}],
 //	      "requirements": {"os": […], "arch": […], "cpu_features": […], "gpu": {…}},  // empty fields omitted
 //	      "path": "/…/libdynop_stats.so",        // the plugin file; omitted for compiled-in plugins
-//	      "state": "available",                   // available, starting, started, stopping or unusable
-//	      "error": "…"                            // why it is unusable; omitted otherwise
+//	      "state": "available",                   // available, starting, started, stopping,
+//	                                              // broken, unsupported, untrusted or duplicate
+//	      "error": "…",                           // why it is not usable; omitted otherwise
+//	      "duplicate_of": "/…",                   // for a duplicate: the file used instead ("compiled in")
+//	      "signer": "3f2a…"                       // the key id whose signature verified
 //	    }
-//	  ],
-//	  "broken": [{"path": "…", "error": "…"}]    // plugin files that could not be used; omitted if none
+//	  ]
 //	}
 //
 // Plugins with operators list their schemas under "operators" (the form of

@@ -52,8 +52,12 @@ func checkFile(path string) error {
 		return fmt.Errorf("native: %s: %w: "+format, append([]any{path, dynop.ErrFormat}, args...)...)
 	}
 	var ident [elf.EI_NIDENT]byte
-	if _, err := io.ReadFull(f, ident[:]); err != nil || string(ident[:4]) != elf.ELFMAG {
+	n, err := io.ReadFull(f, ident[:])
+	if string(ident[:min(n, 4)]) != elf.ELFMAG[:min(n, 4)] || n < 4 {
 		return bad("not an ELF shared library (it does not start with the ELF magic \\x7fELF)")
+	}
+	if err != nil {
+		return bad("malformed or truncated ELF (%d bytes, shorter than an ELF header)", n)
 	}
 	ef, err := elf.NewFile(f)
 	if err != nil {
