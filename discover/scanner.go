@@ -269,9 +269,9 @@ func quote(data []byte) string {
 // output keeps the start of what a scanner printed: where a crash says
 // what it was.
 type output struct {
-	mu    sync.Mutex
-	buf   []byte
-	more  bool
+	mu   sync.Mutex
+	buf  []byte
+	more bool
 }
 
 const outputSize = 1024
