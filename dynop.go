@@ -280,6 +280,11 @@ func (h *Host) enumerate(ctx context.Context, opts Options) ([]*record, error) {
 	}
 	var out []*record
 	for _, f := range res.Files {
+		if f.Err == nil && f.Info.ID == "" && f.Untrusted != nil { // not scanned under policy require
+			h.log.Warn("plugin file untrusted", "path", f.Path, "err", f.Untrusted)
+			h.others = append(h.others, PluginStatus{Path: f.Path, State: StateUntrusted, Err: f.Untrusted})
+			continue
+		}
 		var p plugin.Plugin
 		if f.Err == nil {
 			i := slices.IndexFunc(loaders, func(l Loader) bool { return l.Name == f.Format })
@@ -326,7 +331,8 @@ func trustStore(opts Options) (*sign.TrustStore, error) {
 
 // resolveDuplicates makes the host know one plugin per ID: the first
 // usable one in found, or the first if none is usable. The others are
-// listed as duplicates of it. Only Open calls it.
+// listed as duplicates of it, or, if they cannot be used anyway, in their
+// own state with the winner named. Only Open calls it.
 func (h *Host) resolveDuplicates(found []*record) {
 	byID := make(map[string][]*record)
 	var ids []string
@@ -352,10 +358,15 @@ func (h *Host) resolveDuplicates(found []*record) {
 			if rec == win {
 				continue
 			}
-			err := fmt.Errorf("dynop: plugin file %s: %w plugin id %q: %s has it and comes first", rec.path, ErrDuplicate, id, winner)
-			h.log.Warn("plugin duplicate; using the first", "plugin", id, "path", rec.path, "using", winner)
 			st := rec.status()
-			st.State, st.Err, st.DuplicateOf = StateDuplicate, err, winner
+			st.DuplicateOf = winner
+			if rec.state.Usable() { // after the winner on the search path
+				st.State = StateDuplicate
+				st.Err = fmt.Errorf("dynop: plugin file %s: %w plugin id %q: %s has it and comes first", rec.path, ErrDuplicate, id, winner)
+				h.log.Warn("plugin duplicate; using the first", "plugin", id, "path", rec.path, "using", winner)
+			} else {
+				st.Err = fmt.Errorf("%w (%s, which has its plugin id %q, is used instead)", st.Err, winner, id)
+			}
 			h.others = append(h.others, st)
 		}
 	}

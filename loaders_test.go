@@ -200,8 +200,8 @@ func TestFirstUsableDuplicateWins(t *testing.T) {
 	if st.Path != native || st.State != dynop.StateAvailable {
 		t.Errorf("the winner is %s (%v), want the usable %s", st.Path, st.State, native)
 	}
-	if d := byPath(t, h, foreign); d.State != dynop.StateDuplicate || d.DuplicateOf != native {
-		t.Errorf("the unusable first: %v of %q", d.State, d.DuplicateOf)
+	if d := byPath(t, h, foreign); d.State != dynop.StateUnsupported || d.DuplicateOf != native {
+		t.Errorf("the unusable first: %v of %q; want unsupported, naming %s", d.State, d.DuplicateOf, native)
 	}
 
 	// Both usable: the first wins.
@@ -226,39 +226,54 @@ func TestUnsupported(t *testing.T) {
 	wantErr(t, err, dynop.ErrUnsupported, "plugin is unsupported", "plan9")
 }
 
-// TestUntrusted: with a trust store, an unsigned plugin file is untrusted
-// and acquiring it says why; policy warn loads it anyway; compiled-in
-// plugins need no signature.
+// TestUntrusted: with a trust store, an unsigned plugin file with a
+// manifest is untrusted and acquiring it says why; one without a manifest
+// is not even scanned (that would run its code); policy warn loads both;
+// compiled-in plugins need no signature.
 func TestUntrusted(t *testing.T) {
-	path := writeFile(t, t.TempDir(), "p.txt", testMagic+"id=test.plugin.unsigned\n")
+	dir := t.TempDir()
+	withManifest := writeFile(t, dir, "a.txt", testMagic+"id=test.plugin.unsigned\n")
+	m, err := dynop.ScanFile(context.Background(), withManifest, dynop.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := discover.WriteManifest(withManifest, m); err != nil {
+		t.Fatal(err)
+	}
+	bare := writeFile(t, dir, "b.txt", testMagic+"id=test.plugin.bare\n")
 	pub, _, _ := ed25519.GenerateKey(nil)
 	for _, c := range []struct {
 		policy sign.Policy
 		want   dynop.State
 	}{{sign.PolicyDefault, dynop.StateUntrusted}, {sign.PolicyRequire, dynop.StateUntrusted}, {sign.PolicyWarn, dynop.StateAvailable}} {
 		h, err := dynop.Open(context.Background(), dynop.Options{
-			Paths: []string{path}, Plugins: []plugin.Plugin{simple{id: "test.plugin.go", desc: counterDef.Desc}},
+			Paths: []string{withManifest, bare}, Plugins: []plugin.Plugin{simple{id: "test.plugin.go", desc: counterDef.Desc}},
 			NoRegistered: true, NoDefaultPaths: true, CacheDir: t.TempDir(), Logger: testLogger(t),
 			TrustedKeys: []ed25519.PublicKey{pub}, SignaturePolicy: c.policy,
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, _ := h.Plugin("test.plugin.unsigned")
-		if st.State != c.want {
-			t.Errorf("policy %v: %v, want %v", c.policy, st.State, c.want)
+		st := byPath(t, h, withManifest)
+		b := byPath(t, h, bare)
+		if st.State != c.want || b.State != c.want {
+			t.Errorf("policy %v: %v and %v, want %v", c.policy, st.State, b.State, c.want)
 		}
 		if c.want == dynop.StateUntrusted {
-			wantErr(t, st.Err, dynop.ErrSignature, "not signed", sign.SignaturePath(path))
+			wantErr(t, st.Err, dynop.ErrSignature, "not signed", sign.SignaturePath(withManifest))
 			_, _, err := dynop.Acquire(context.Background(), h, "test.plugin.unsigned", counterDef)
 			wantErr(t, err, dynop.ErrSignature, "plugin is untrusted")
+			wantErr(t, b.Err, sign.ErrUnsigned, bare, "no manifest", "not scanned")
+			if b.Info.ID != "" {
+				t.Errorf("the unscanned plugin's ID is known: %q", b.Info.ID)
+			}
 		}
 		if st, _ := h.Plugin("test.plugin.go"); st.State != dynop.StateAvailable {
 			t.Errorf("a compiled-in plugin is %v under policy %v", st.State, c.policy)
 		}
 		h.Close(context.Background())
 	}
-	_, err := dynop.Open(context.Background(), dynop.Options{NoRegistered: true, NoDefaultPaths: true, TrustDir: filepath.Join(t.TempDir(), "nope")})
+	_, err = dynop.Open(context.Background(), dynop.Options{NoRegistered: true, NoDefaultPaths: true, TrustDir: filepath.Join(t.TempDir(), "nope")})
 	wantErr(t, err, fs.ErrNotExist, "trust store", "nope")
 }
 

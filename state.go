@@ -69,8 +69,10 @@ type PluginStatus struct {
 	// Err says why the plugin is broken, unsupported, untrusted or a
 	// duplicate, or why its last start failed.
 	Err error
-	// DuplicateOf is, for a duplicate, the path of the plugin file that
-	// has its ID ("compiled in" for a Go plugin compiled into the program).
+	// DuplicateOf is, for a plugin whose ID another plugin has and is
+	// used for, the path of that plugin's file ("compiled in" for a Go
+	// plugin compiled into the program). A usable plugin passed over so is
+	// a duplicate; one that cannot be used anyway keeps its state.
 	DuplicateOf string
 	// Signer is the id of the key whose signature on the plugin file
 	// verified; empty if the policy is off or it is unsigned.

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/iface"
@@ -180,19 +181,23 @@ type answerError struct {
 func (e *answerError) Error() string        { return e.msg }
 func (e *answerError) Is(target error) bool { return slices.Contains(e.kinds, target) }
 
-// cache is the registry cache of one enumeration.
+// cache is the registry cache of one enumeration. Its methods are safe
+// for concurrent use.
 type cache struct {
-	path  string // "" when caching is off
-	log   *slog.Logger
-	file  cacheFile
-	dirty bool
+	path string // "" when caching is off
+	log  *slog.Logger
+
+	mu      sync.RWMutex
+	file    cacheFile
+	dirty   bool
+	touched map[string]bool // entries this enumeration stored
 }
 
 // loadCache reads the registry cache in dir. A missing cache is empty; a
 // corrupt or unreadable one is empty too, with a warning, and is
 // rewritten after the enumeration.
 func loadCache(dir string, log *slog.Logger) *cache {
-	c := &cache{log: log, file: cacheFile{API: plugin.APIVersion.String(), Entries: map[string]*cacheEntry{}}}
+	c := &cache{log: log, file: cacheFile{API: plugin.APIVersion.String(), Entries: map[string]*cacheEntry{}}, touched: map[string]bool{}}
 	if dir == "" {
 		return c
 	}
@@ -260,7 +265,9 @@ func decodeCache(data []byte) (f *cacheFile, err error) {
 // lookup returns the entry for path if it is still valid for files
 // stamped so.
 func (c *cache) lookup(path string, bin stamp, manifest, sig *stamp) *cacheEntry {
+	c.mu.RLock()
 	e := c.file.Entries[path]
+	c.mu.RUnlock()
 	if e == nil || e.Binary != bin || !sameStamp(e.Manifest, manifest) || !sameStamp(e.Sig, sig) {
 		return nil
 	}
@@ -275,26 +282,45 @@ func sameStamp(a, b *stamp) bool {
 }
 
 func (c *cache) store(path string, e *cacheEntry) {
+	c.mu.Lock()
 	c.file.Entries[path] = e
+	c.touched[path] = true
 	c.dirty = true
+	c.mu.Unlock()
 }
 
-// save writes the cache if it changed, atomically, dropping entries whose
-// files are gone. A failure is a warning.
+// save writes the cache if it changed, atomically. Under a lock on the
+// cache directory it first reads the cache again and keeps what other
+// hosts stored meanwhile for files this one did not read, so hosts over
+// different plugins sharing one cache do not drop each other's entries;
+// entries whose files are gone are dropped. A failure is a warning.
 func (c *cache) save() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.path == "" || !c.dirty {
 		return
 	}
-	for path := range c.file.Entries {
-		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
-			delete(c.file.Entries, path)
-		}
-	}
-	var buf bytes.Buffer
-	buf.WriteString(cacheMagic)
-	err := gob.NewEncoder(&buf).Encode(&c.file)
+	err := os.MkdirAll(filepath.Dir(c.path), 0o755)
 	if err == nil {
-		if err = os.MkdirAll(filepath.Dir(c.path), 0o755); err == nil {
+		unlock := lockFile(c.path + ".lock")
+		defer unlock()
+		if data, err := os.ReadFile(c.path); err == nil {
+			if disk, err := decodeCache(data); err == nil && disk.API == c.file.API {
+				for path, e := range disk.Entries {
+					if !c.touched[path] {
+						c.file.Entries[path] = e
+					}
+				}
+			}
+		}
+		for path := range c.file.Entries {
+			if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+				delete(c.file.Entries, path)
+			}
+		}
+		var buf bytes.Buffer
+		buf.WriteString(cacheMagic)
+		if err = gob.NewEncoder(&buf).Encode(&c.file); err == nil {
 			err = atomicfile.Write(c.path, buf.Bytes(), 0o644)
 		}
 	}

@@ -57,6 +57,9 @@ import (
 	"github.com/dynop/dynop/sign"
 )
 
+// errUnscanned: a plugin without a manifest under policy require.
+var errUnscanned = errors.New("not scanned")
+
 // Sentinel errors; test for them with [errors.Is].
 var (
 	// ErrFormat: a file that is not a plugin this host can load.
@@ -129,7 +132,8 @@ type File struct {
 	// Err says why the file cannot be used (broken).
 	Err error
 	// Untrusted says why its signature did not verify, when the policy
-	// checks signatures.
+	// checks signatures. Under policy require, a file without a manifest
+	// is not scanned: it is untrusted, and its Info is empty.
 	Untrusted error
 
 	v *verifier
@@ -234,7 +238,6 @@ type enumeration struct {
 	cache   *cache
 	scanner *scanner
 	known   []sentinel // the errors saved errors may wrap
-	mu      sync.Mutex // guards cache
 }
 
 // parallel calls fn(0..n-1) on up to workers goroutines.
@@ -315,10 +318,9 @@ func (e *enumeration) fromCache(f *File, c candidate) bool {
 	f.Info = info
 	if ce.Trust != e.v.key {
 		e.verify(f)
-		e.mu.Lock()
-		ce.Trust, ce.Signer, ce.TrustErr = e.v.key, f.Signer, saveError(f.Untrusted, e.known)
-		e.cache.store(f.Path, ce)
-		e.mu.Unlock()
+		updated := *ce
+		updated.Trust, updated.Signer, updated.TrustErr = e.v.key, f.Signer, saveError(f.Untrusted, e.known)
+		e.cache.store(f.Path, &updated)
 		return true
 	}
 	f.Signer, f.Untrusted = ce.Signer, ce.TrustErr.error(e.known)
@@ -332,11 +334,17 @@ func (e *enumeration) enumerate(ctx context.Context, f *File, c candidate) {
 		f.Err = err
 		return
 	}
-	if err := e.learn(ctx, f); err != nil {
+	err = e.learn(ctx, f)
+	switch {
+	case err == errUnscanned:
+		f.Untrusted = fmt.Errorf("%w: %s has no manifest %s, so no signature can cover it; under policy require it is not scanned, since that runs its code (write the manifest with dynop manifest, and sign it)",
+			sign.ErrUnsigned, f.Path, ManifestPath(f.Path))
+		return // depends on the policy: not cached
+	case err != nil:
 		f.Err = fmt.Errorf("plugin file %s: %w", f.Path, err)
 	}
-	if ctx.Err() != nil {
-		return // not a verdict on the plugin
+	if ctx.Err() != nil || !isVerdict(f.Err) {
+		return // not a verdict on the plugin: not cached
 	}
 	if f.Err == nil {
 		e.verify(f)
@@ -351,9 +359,7 @@ func (e *enumeration) enumerate(ctx context.Context, f *File, c candidate) {
 		}
 		ce.Trust, ce.Signer, ce.TrustErr = e.v.key, f.Signer, saveError(f.Untrusted, e.known)
 	}
-	e.mu.Lock()
 	e.cache.store(f.Path, ce)
-	e.mu.Unlock()
 }
 
 // learn reads f's format, digest and info.
@@ -384,6 +390,11 @@ func (e *enumeration) learn(ctx context.Context, f *File) error {
 			return fmt.Errorf("manifest %s: %w", mpath, err)
 		}
 	} else {
+		if e.v.policy == sign.PolicyRequire {
+			// No signature can cover a plugin without a manifest, and a
+			// scan runs its code: it is not scanned.
+			return errUnscanned
+		}
 		if m, err = e.scanner.scan(ctx, ft, f.Path); err != nil {
 			return err
 		}
@@ -486,12 +497,14 @@ func formatOf(path string, formats []Format) (Format, error) {
 			return f, nil
 		}
 	}
+	// Another program, with other loaders, may read the file: these are
+	// no verdicts on it.
 	for _, k := range knownFormats {
 		if strings.HasPrefix(string(head), k.magic) {
-			return Format{}, fmt.Errorf("%w: it is %s, but the program has no loader for it (import _ %q)", ErrFormat, k.what, k.pkg)
+			return Format{}, noVerdict(fmt.Errorf("%w: it is %s, but the program has no loader for it (import _ %q)", ErrFormat, k.what, k.pkg))
 		}
 	}
-	return Format{}, fmt.Errorf("%w: it starts with %q, which is no plugin format this program loads", ErrFormat, head[:min(len(head), 16)])
+	return Format{}, noVerdict(fmt.Errorf("%w: it starts with %q, which is no plugin format this program loads", ErrFormat, head[:min(len(head), 16)]))
 }
 
 // knownFormats names the formats dynop has loaders for, so that a file of

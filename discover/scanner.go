@@ -157,68 +157,77 @@ func (s *scanner) scan(ctx context.Context, f Format, path string) (*Manifest, e
 	}
 	exe, err := s.executable()
 	if err != nil {
-		return nil, fmt.Errorf("%w: no scanner: %v", ErrScan, err)
+		return nil, noVerdict(fmt.Errorf("%w: no scanner: %v", ErrScan, err))
 	}
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	r, w, err := os.Pipe()
+	r, w, err := os.Pipe() // the answer, on the child's descriptor 3
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrScan, err)
+		return nil, noVerdict(fmt.Errorf("%w: %v", ErrScan, err))
 	}
 	defer r.Close()
+	rOut, wOut, err := os.Pipe() // what the child prints
+	if err != nil {
+		w.Close()
+		return nil, noVerdict(fmt.Errorf("%w: %v", ErrScan, err))
+	}
+	defer rOut.Close()
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Env = append(os.Environ(), envScanner+"=1", envFormat+"="+f.Name, envFile+"="+path)
 	if raceEnabled && exe == self() {
 		cmd.Env = append(cmd.Env, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	}
-	var logs output
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	cmd.ExtraFiles = []*os.File{w} // descriptor 3
-	cmd.WaitDelay = time.Second
+	// Files, not writers, so that Wait returns when the child exits,
+	// whatever it left running.
+	cmd.Stdout, cmd.Stderr = wOut, wOut
+	cmd.ExtraFiles = []*os.File{w}
 	setProcessGroup(cmd)
 	err = cmd.Start()
 	w.Close()
+	wOut.Close()
 	if err != nil {
-		return nil, fmt.Errorf("%w: start scanner %s: %v", ErrScan, exe, err)
+		return nil, noVerdict(fmt.Errorf("%w: start scanner %s: %v", ErrScan, exe, err))
 	}
-	// Read until the child and anything it started have closed the pipe,
-	// or the deadline kills them.
-	type read struct {
-		data []byte
-		err  error
-	}
-	done := make(chan read, 1)
+	var logs output
+	printed := make(chan struct{})
 	go func() {
-		data, err := io.ReadAll(io.LimitReader(r, maxManifest+1))
-		done <- read{data, err}
+		io.Copy(&logs, rOut)
+		close(printed)
 	}()
-	var got read
-	select {
-	case got = <-done:
-	case <-ctx.Done():
-		r.Close() // the reader fails; the child is killed by Wait below
-		got = <-done
-	}
-	werr := cmd.Wait()
+	answer := make(chan []byte, 1)
+	go func() {
+		data, _ := io.ReadAll(io.LimitReader(r, maxManifest+1))
+		r.Close() // a child still writing past the limit gets EPIPE
+		answer <- data
+	}()
+	werr := cmd.Wait() // the child exited, or the deadline killed its process group
+	// Anything the plugin started dies with the scan, and the pipes it
+	// inherited close.
+	killProcessGroup(cmd)
+	// A process that left the group (setsid) may still hold the pipes.
+	r.SetReadDeadline(time.Now().Add(time.Second))
+	rOut.SetReadDeadline(time.Now().Add(time.Second))
+	data := <-answer
+	<-printed
 	says := logs.String()
 	if err := parent.Err(); err != nil {
-		return nil, err
+		return nil, noVerdict(err)
 	}
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("%w: the scanner timed out after %v reading the plugin's info (it hangs)%s", ErrScan, s.timeout, says)
+	}
+	if len(data) > maxManifest {
+		return nil, fmt.Errorf("%w: the scanner's answer is larger than %d bytes%s", ErrScan, maxManifest, says)
 	}
 	var exitErr *exec.ExitError
 	if errors.As(werr, &exitErr) && (!exitErr.Exited() || logs.crashed()) {
 		return nil, fmt.Errorf("%w: the scanner crashed reading the plugin's info (%v)%s", ErrScan, exitErr, says)
 	}
-	if len(got.data) > maxManifest {
-		return nil, fmt.Errorf("%w: the scanner's answer is larger than %d bytes%s", ErrScan, maxManifest, says)
-	}
-	if werr != nil && len(got.data) == 0 {
+	if werr != nil && len(data) == 0 {
 		return nil, fmt.Errorf("%w: the scanner failed: %v%s", ErrScan, werr, says)
 	}
-	return parseAnswer(f, got.data, werr, says)
+	return parseAnswer(f, data, werr, says)
 }
 
 // parseAnswer reads a scanner child's answer.
@@ -314,4 +323,19 @@ func (o *output) String() string {
 		s += " …"
 	}
 	return "; it printed: " + s
+}
+
+// noVerdict marks an error that says nothing about the plugin (no
+// scanner could run, the enumeration was cancelled): it is not cached.
+func noVerdict(err error) error { return &transientError{err} }
+
+type transientError struct{ err error }
+
+func (e *transientError) Error() string { return e.err.Error() }
+func (e *transientError) Unwrap() error { return e.err }
+
+// isVerdict reports whether err is the plugin's own fault, worth caching.
+func isVerdict(err error) bool {
+	var t *transientError
+	return !errors.As(err, &t)
 }

@@ -2,6 +2,7 @@ package discover
 
 import (
 	"io/fs"
+	"os"
 	"syscall"
 )
 
@@ -35,4 +36,22 @@ func stampOf(fi fs.FileInfo) stamp {
 		s.Dev, s.Ino = uint64(st.Dev), uint64(st.Ino) //nolint:unconvert // the field types differ by OS
 	}
 	return s
+}
+
+// lockFile takes an exclusive lock on the file at path, creating it, and
+// returns what releases it. It is advisory and best effort: if the lock
+// cannot be had, the caller goes on without it.
+func lockFile(path string) (unlock func()) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return func() {}
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}
 }

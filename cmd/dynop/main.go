@@ -431,7 +431,7 @@ func inspect(ctx context.Context, w io.Writer, target string, paths []string, as
 	if err != nil {
 		return err
 	}
-	id := target
+	var st dynop.PluginStatus
 	isFile := false
 	if _, err := os.Stat(target); err == nil || strings.ContainsRune(target, os.PathSeparator) {
 		if err != nil {
@@ -445,26 +445,22 @@ func inspect(ctx context.Context, w io.Writer, target string, paths []string, as
 	}
 	defer h.Close(ctx)
 	if isFile {
+		// The file itself, by path: another file may have its ID.
 		plugins := h.Plugins()
-		if err := brokenError(plugins, opts.Paths[:1]); err != nil {
-			return err
-		}
 		i := slices.IndexFunc(plugins, func(st dynop.PluginStatus) bool { return samePath(st.Path, target) })
 		if i < 0 {
 			return fmt.Errorf("%s: not a plugin file (a directory?); give one plugin file", target)
 		}
-		id = plugins[i].Info.ID
-	}
-	st, err := h.Plugin(id)
-	if err != nil && !isFile {
+		if err := brokenError(plugins[i:i+1], nil); err != nil {
+			return err
+		}
+		st = plugins[i]
+	} else if st, err = h.Plugin(target); err != nil {
 		e, oerr := h.Operators().Lookup(target)
 		if oerr == nil {
 			return writeOperator(w, e, asJSON)
 		}
 		return fmt.Errorf("%q is neither a plugin nor an operator: %w; %w; give a plugin file's path, a plugin ID or an operator name (dynop list and dynop list --ops show them)", target, err, oerr)
-	}
-	if err != nil {
-		return err
 	}
 	e := newListEntry(st)
 	if asJSON {

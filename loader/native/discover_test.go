@@ -2,6 +2,7 @@ package native_test
 
 import (
 	"crypto/ed25519"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -176,6 +177,12 @@ func TestUntrustedNativePlugins(t *testing.T) {
 	_, foreign, _ := ed25519.GenerateKey(nil)
 	dir := t.TempDir()
 	unsigned := fixture(t, "libunsigned.so", `-DFIXTURE_ID="dynop.plugin.unsigned"`)
+	if m, err := dynop.ScanFile(ctx, unsigned, dynop.Options{}); err != nil {
+		t.Fatal(err)
+	} else if _, err := discover.WriteManifest(unsigned, m); err != nil {
+		t.Fatal(err)
+	}
+	bare := fixture(t, "libbare.so", `-DFIXTURE_ID="dynop.plugin.bare"`, "-DINFO_CRASH") // never scanned, so never crashes
 	tampered := signedLib(t, dir, "libtampered.so", key, `-DFIXTURE_ID="dynop.plugin.tampered"`)
 	f, err := os.OpenFile(tampered, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
@@ -189,7 +196,12 @@ func TestUntrustedNativePlugins(t *testing.T) {
 	}
 	discover.WriteManifest(tampered, m)
 	stranger := signedLib(t, dir, "libstranger.so", foreign, `-DFIXTURE_ID="dynop.plugin.stranger"`)
-	h := signedHost(t, pub, unsigned, tampered, stranger)
+	h := signedHost(t, pub, unsigned, tampered, stranger, bare)
+	for _, st := range h.Plugins() {
+		if st.Path == bare && (st.State != dynop.StateUntrusted || !strings.Contains(fmt.Sprint(st.Err), "not scanned")) {
+			t.Errorf("a plugin without a manifest under require: %v, %v; want untrusted, not scanned", st.State, st.Err)
+		}
+	}
 	for _, c := range []struct {
 		id     string
 		target error
@@ -207,7 +219,7 @@ func TestUntrustedNativePlugins(t *testing.T) {
 		_, _, err := h.Acquire(ctx, c.id, fixtureDesc.UID, fixtureDesc.Version)
 		wantErr(t, err, dynop.ErrSignature, "plugin is untrusted")
 	}
-	for _, p := range []string{unsigned, tampered, stranger} {
+	for _, p := range []string{unsigned, tampered, stranger, bare} {
 		if cbuild.Mapped(t, p) {
 			t.Errorf("%s was loaded", p)
 		}

@@ -410,20 +410,20 @@ func openChecked(path string, f *discover.File, global, now bool) (*library, err
 		memfd.Close()
 		return nil, fmt.Errorf("native: %w", err)
 	}
-	lib, err := dlopen(&library{path: path, memfd: memfd}, fdPath(memfd), global, now)
-	if lib == nil {
-		memfd.Close()
-	}
-	return lib, err
+	return dlopen(&library{path: path, memfd: memfd}, fdPath(memfd), global, now)
 }
 
-// dlopen loads lib from name and finds its entry point.
+// dlopen loads lib from name and finds its entry point. On failure it
+// has closed lib, and its memfd, if any.
 func dlopen(lib *library, name string, global, now bool) (*library, error) {
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	var buf [512]C.char
 	lib.handle = C.dynop_loader_dlopen(cname, cBool(global), cBool(now), &buf[0], C.size_t(len(buf)))
 	if lib.handle == nil {
+		if lib.memfd != nil {
+			lib.memfd.Close() // nothing was loaded from it
+		}
 		msg := strings.ReplaceAll(C.GoString(&buf[0]), name, lib.path)
 		return nil, fmt.Errorf("native: %s: %w: %s", lib.path, ErrLoad, msg)
 	}
@@ -454,10 +454,11 @@ func (lib *library) close() error {
 		lib.session = 0
 	}
 	var buf [512]C.char
-	if C.dynop_loader_dlclose(lib.handle, &buf[0], C.size_t(len(buf))) != 0 {
+	rc := C.dynop_loader_dlclose(lib.handle, &buf[0], C.size_t(len(buf)))
+	lib.closeMemfd() // whether the library is still loaded decides
+	if rc != 0 {
 		return fmt.Errorf("native: %s: dlclose: %s", lib.path, C.GoString(&buf[0]))
 	}
-	lib.closeMemfd()
 	return nil
 }
 
