@@ -40,6 +40,7 @@
 package discover
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -178,16 +179,13 @@ func Enumerate(ctx context.Context, opts Options) (*Result, error) {
 		log.Warn("plugin search path entry unreadable", "path", p.entry.Path, "source", p.entry.Source, "err", p.err)
 		res.Problems = append(res.Problems, err)
 	}
-	dir := opts.CacheDir
-	if dir == "" && !opts.NoCache {
-		dir = DefaultCacheDir()
-	}
-	if opts.NoCache {
-		dir = ""
+	dir := ""
+	if !opts.NoCache {
+		dir = cmp.Or(opts.CacheDir, DefaultCacheDir())
 	}
 	c := loadCache(dir, log)
 	e := &enumeration{opts: opts, log: log, v: v, cache: c, known: sentinelsOf(opts.Formats),
-		scanner: &scanner{exe: opts.Scanner, timeout: cmp(opts.ScanTimeout, DefaultScanTimeout)}}
+		scanner: &scanner{exe: opts.Scanner, timeout: cmp.Or(opts.ScanTimeout, DefaultScanTimeout)}}
 	files := make([]*File, len(cands))
 	if err := e.parallel(ctx, len(cands), runtime.NumCPU(), func(i int) {
 		c := &cands[i]
@@ -220,14 +218,6 @@ func Enumerate(ctx context.Context, opts Options) (*Result, error) {
 	}
 	c.save()
 	return res, nil
-}
-
-func cmp[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // enumeration is the state of one Enumerate.
@@ -546,7 +536,7 @@ func Inspect(ctx context.Context, path string, opts Options) (*Manifest, error) 
 			return nil, err
 		}
 	}
-	s := &scanner{exe: opts.Scanner, timeout: cmp(opts.ScanTimeout, DefaultScanTimeout)}
+	s := &scanner{exe: opts.Scanner, timeout: cmp.Or(opts.ScanTimeout, DefaultScanTimeout)}
 	m, err := s.scan(ctx, ft, path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
