@@ -2,10 +2,7 @@ package dynop_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +11,7 @@ import (
 
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/plugin"
 )
 
@@ -183,19 +181,7 @@ func open(t testing.TB, ps ...plugin.Plugin) *dynop.Host {
 	return h
 }
 
-func testLogger(t testing.TB) *slog.Logger {
-	if testing.Verbose() {
-		return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
-}
-
-type tWriter struct{ t testing.TB }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(p)))
-	return len(p), nil
-}
+var testLogger = testutil.Logger
 
 // acquire acquires the counter of test.plugin.<id> or fails the test.
 func acquire(t testing.TB, h *dynop.Host, id string) (Counter, dynop.Ref) {
@@ -238,18 +224,4 @@ func wantEvents(t testing.TB, ev *events, want ...string) {
 	}
 }
 
-// wantErr checks that err wraps target and its message contains every want.
-func wantErr(t testing.TB, err, target error, want ...string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("err = nil, want an error wrapping %v", target)
-	}
-	if target != nil && !errors.Is(err, target) {
-		t.Errorf("err = %q, want it to wrap %q", err, target)
-	}
-	for _, w := range want {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("err = %q\nmissing %q", err, w)
-		}
-	}
-}
+var wantErr = testutil.WantErr

@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/dynop/dynop/discover"
 	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/plugin"
 	"github.com/dynop/dynop/sign"
 )
@@ -135,20 +135,7 @@ func only(t testing.TB, res *discover.Result) *discover.File {
 	return res.Files[0]
 }
 
-func wantErr(t testing.TB, err, target error, want ...string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("got no error, want one wrapping %v and saying %q", target, want)
-	}
-	if target != nil && !errors.Is(err, target) {
-		t.Errorf("error %q does not wrap %v", err, target)
-	}
-	for _, w := range want {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("error %q does not say %q", err, w)
-		}
-	}
-}
+var wantErr = testutil.WantErr
 
 // writeManifest scans the plugin file path and writes its manifest.
 func writeManifest(t testing.TB, path string) *discover.Manifest {

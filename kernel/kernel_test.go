@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/dynop/dynop/internal/testutil"
 )
 
 // scratchKernel asks Setup for args bytes of Host scratch and, in Run, takes
@@ -64,18 +66,7 @@ func (deviceKernel) Setup(*Context, int) (Requirements, error) {
 }
 func (deviceKernel) Run(*Context, int) error { return nil }
 
-// wantErr fails unless err wraps target and its message holds every part.
-func wantErr(t *testing.T, err, target error, parts ...string) {
-	t.Helper()
-	if !errors.Is(err, target) {
-		t.Fatalf("error %v, want one wrapping %v", err, target)
-	}
-	for _, p := range parts {
-		if !strings.Contains(err.Error(), p) {
-			t.Errorf("error %q does not name %q", err, p)
-		}
-	}
-}
+var wantErr = testutil.WantErr
 
 func newScratch() (*scratchKernel, error) { return &scratchKernel{}, nil }
 

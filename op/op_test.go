@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/tensor"
 )
@@ -102,21 +103,7 @@ func batchOf(t *testing.T, layout string, shape []int64, vals ...float32) *tenso
 	return b
 }
 
-// wantErr checks that err wraps sentinel and mentions every fragment.
-func wantErr(t *testing.T, err, sentinel error, fragments ...string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("no error; want %v mentioning %q", sentinel, fragments)
-	}
-	if !errors.Is(err, sentinel) {
-		t.Errorf("error %q does not wrap %v", err, sentinel)
-	}
-	for _, f := range fragments {
-		if !strings.Contains(err.Error(), f) {
-			t.Errorf("error %q does not mention %q", err, f)
-		}
-	}
-}
+var wantErr = testutil.WantErr
 
 func TestSchemaValidate(t *testing.T) {
 	cases := []struct {

@@ -6,18 +6,24 @@
 //
 //	import _ "github.com/dynop/dynop/loader/native"
 //
-// [Load] reads a plugin without starting it: it checks the file with
+// A host reads a plugin file's info without running it in the host's
+// process (see package discover): from its manifest, the registry cache,
+// or a scanner child process in which this package checks the file with
 // debug/elf (ELF class and machine, type, the exported entry symbol), then
 // loads it with dlopen(RTLD_NOW) just long enough to read its info — so a
-// symbol that does not resolve is found here, not on the first call — and
-// unloads it.
+// symbol that does not resolve is found there, not on the first call —
+// and unloads it. [Load] does the same in the calling process.
 // When the host first needs one of the plugin's interfaces it calls
-// Register, which dlopens the library again — RTLD_LAZY|RTLD_LOCAL, or
-// RTLD_GLOBAL if the plugin asks with DYNOP_PLUGIN_GLOBAL_SYMBOLS or
-// [Options.GlobalSymbols] says so — checks that the info is unchanged and
-// calls the plugin's register with a host table. When the last reference
-// goes, the host calls deregister, then Unload dlcloses the library: its
-// path leaves /proc/self/maps, and the next acquisition loads it afresh.
+// Register, which copies the file into a sealed memfd, hashing it, checks
+// that the digest is the one enumerated (and, under signature policy
+// require, that the signature still verifies), and dlopens the memfd —
+// RTLD_LAZY|RTLD_LOCAL, or RTLD_GLOBAL if the plugin asks with
+// DYNOP_PLUGIN_GLOBAL_SYMBOLS or [Options.GlobalSymbols] says so. It
+// checks that the info is unchanged and calls the plugin's register with
+// a host table. When the last reference
+// goes, the host calls deregister, then Unload dlcloses the library: it
+// leaves /proc/self/maps (where it shows as /memfd:dynop:PATH), and the
+// next acquisition loads it afresh.
 //
 // A library's code and static data exist once per process, however often
 // it is dlopened, so one library can be started by one host at a time: a
@@ -111,15 +117,15 @@ type loaderData struct {
 
 // inspect reads the plugin in the file at path, for the scanner.
 func inspect(ctx context.Context, path string) (plugin.Info, json.RawMessage, error) {
-	p, err := Load(ctx, path, Options{})
+	info, flags, err := readFile(ctx, path)
 	if err != nil {
 		return plugin.Info{}, nil, err
 	}
 	var data json.RawMessage
-	if p.flags != 0 {
-		data, _ = json.Marshal(loaderData{p.flags})
+	if flags != 0 {
+		data, _ = json.Marshal(loaderData{flags})
 	}
-	return p.info, data, nil
+	return info, data, nil
 }
 
 // open makes the plugin enumerated as f, without loading it.
@@ -193,25 +199,40 @@ type library struct {
 // dynamic linker refused it: a missing dependency, an unresolved symbol),
 // [ErrABI] (the plugin breaks the C ABI) or the file system's error.
 func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
-	if err := ctx.Err(); err != nil {
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("native: %w", err)
+	}
+	info, flags, err := readFile(ctx, path)
+	if err != nil {
 		return nil, err
+	}
+	d, _, err := sign.HashFile(path) // Register loads only these bytes
+	if err != nil {
+		return nil, fmt.Errorf("native: %w", err)
+	}
+	return &Plugin{path: path, opts: opts, info: info, flags: flags, file: &discover.File{Path: path, SHA256: d, Info: info}}, nil
+}
+
+// readFile checks the library at path with debug/elf, loads it
+// (RTLD_NOW) to read its info and flags and to find its register entry
+// point, and unloads it.
+func readFile(ctx context.Context, path string) (plugin.Info, uint32, error) {
+	if err := ctx.Err(); err != nil {
+		return plugin.Info{}, 0, err
 	}
 	// dlopen searches the library path for a name without a slash; the
 	// file checked must be the file loaded.
 	path, err := filepath.Abs(path)
 	if err != nil {
-		return nil, fmt.Errorf("native: %w", err)
+		return plugin.Info{}, 0, fmt.Errorf("native: %w", err)
 	}
 	if err := checkFile(path); err != nil {
-		return nil, err
-	}
-	d, _, err := sign.HashFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("native: %w", err)
+		return plugin.Info{}, 0, err
 	}
 	lib, err := openLibrary(path, false, true)
 	if err != nil {
-		return nil, err
+		return plugin.Info{}, 0, err
 	}
 	info, flags, err := lib.readInfo()
 	if err == nil {
@@ -220,10 +241,7 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	if cerr := lib.close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return nil, err
-	}
-	return &Plugin{path: path, opts: opts, info: info, flags: flags, file: &discover.File{Path: path, SHA256: d, Info: info}}, nil
+	return info, flags, err
 }
 
 // Info implements [plugin.Plugin]: the info read by [Load].

@@ -22,6 +22,7 @@ import (
 	"github.com/dynop/dynop/discover"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/cbuild"
+	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/loader/native"
 	"github.com/dynop/dynop/plugin"
 	"github.com/dynop/dynop/plugins/stats"
@@ -68,35 +69,9 @@ func broken(h *dynop.Host) []dynop.PluginStatus {
 	return out
 }
 
-// testLogger logs to t with -v, and nowhere otherwise.
-func testLogger(t testing.TB) *slog.Logger {
-	if testing.Verbose() {
-		return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return slog.New(slog.DiscardHandler)
-}
+var testLogger = testutil.Logger
 
-type tWriter struct{ t testing.TB }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSuffix(string(p), "\n"))
-	return len(p), nil
-}
-
-func wantErr(t testing.TB, err, target error, want ...string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("got no error, want one wrapping %v and saying %q", target, want)
-	}
-	if target != nil && !errors.Is(err, target) {
-		t.Errorf("error %q does not wrap %v", err, target)
-	}
-	for _, w := range want {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("error %q does not say %q", err, w)
-		}
-	}
-}
+var wantErr = testutil.WantErr
 
 func wantStatus(t testing.TB, h *dynop.Host, id string, state dynop.State, starts, stops int) {
 	t.Helper()

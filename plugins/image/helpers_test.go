@@ -9,10 +9,10 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
 	"github.com/dynop/dynop/plugins/image"
@@ -75,22 +75,7 @@ func runErr(t *testing.T, h *dynop.Host, name string, args op.Args, inputs ...*t
 	return err
 }
 
-// wantErr fails t unless err wraps target and its message contains every
-// one of parts.
-func wantErr(t *testing.T, err, target error, parts ...string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("no error, want one wrapping %q containing %q", target, parts)
-	}
-	if !errors.Is(err, target) {
-		t.Errorf("error %q does not wrap %q", err, target)
-	}
-	for _, p := range parts {
-		if !strings.Contains(err.Error(), p) {
-			t.Errorf("error %q does not contain %q", err, p)
-		}
-	}
-}
+var wantErr = testutil.WantErr
 
 // must returns v, and panics if err is not nil: for calls a test expects
 // to succeed.

@@ -1,0 +1,43 @@
+// Package testutil holds the helpers the module's tests share.
+package testutil
+
+import (
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+// WantErr fails the test unless err is an error that wraps target (any
+// error if target is nil) and whose message contains every string in
+// want.
+func WantErr(t testing.TB, err, target error, want ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want one wrapping %v and saying %q", target, want)
+	}
+	if target != nil && !errors.Is(err, target) {
+		t.Errorf("error %q does not wrap %v", err, target)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not say %q", err, w)
+		}
+	}
+}
+
+// Logger returns a logger that writes to t's log with -v, at debug
+// level, and nowhere otherwise.
+func Logger(t testing.TB) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+type tWriter struct{ t testing.TB }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
