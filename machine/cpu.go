@@ -133,8 +133,10 @@ func KnownCPUFeatures(arch string) []string {
 	return names
 }
 
-// detectCPUFeatures returns the sorted names of the features this CPU has.
-func detectCPUFeatures() []string {
+// DetectCPUFeatures returns the sorted names of the features this CPU
+// has, as [Machine.CPUFeatures] lists them, without detecting the rest of
+// the machine (GPUs).
+func DetectCPUFeatures() []string {
 	var names []string
 	for _, f := range cpuFeatures[runtime.GOARCH] {
 		if *f.has {

@@ -115,7 +115,7 @@ func Detect() *Machine {
 		OS:          runtime.GOOS,
 		Arch:        runtime.GOARCH,
 		OSVersion:   osVersion(),
-		CPUFeatures: detectCPUFeatures(),
+		CPUFeatures: DetectCPUFeatures(),
 	}
 	m.GPUs, m.GPUErr = probes.run()
 	return m

@@ -45,6 +45,8 @@ type Instance struct {
 	device   Device
 	args     *Values
 	impl     Impl
+	variant  string         // the variant impl runs, if the backend has variants
+	verify   *pendingVerify // variants to verify at the first Run
 	release  func() error
 	maxBytes int64
 	closed   atomic.Bool
@@ -74,6 +76,10 @@ func (in *Instance) Device() Device { return in.device }
 
 // Args returns the instance's argument values.
 func (in *Instance) Args() *Values { return in.args }
+
+// Variant returns the name of the variant the instance runs, or "" if
+// the operator's backend has no variants.
+func (in *Instance) Variant() string { return in.variant }
 
 // Impl returns the operator's implementation, for callers that know its
 // type.
@@ -233,6 +239,11 @@ func (in *Instance) Run(ctx context.Context, outputs, inputs []*tensor.Batch) er
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("op: %s: run: %w", in.what(), err)
+	}
+	if in.verify != nil {
+		if err := in.verifyVariants(ctx, inputs); err != nil {
+			return err
+		}
 	}
 	return in.guard("run", func() error { return in.impl.Run(ctx, outputs, inputs) })
 }

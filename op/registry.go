@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/internal/suggest"
 )
 
@@ -23,6 +24,11 @@ type Factory func(args *Values) (Impl, error)
 type Operator struct {
 	Schema   Schema
 	Backends map[Device]Factory
+	// Variants lists, for a device whose backend comes in CPU-specific
+	// implementations, every implementation, best first, the reference
+	// last (see [Variant]). Backends[d] is then the reference's factory;
+	// Register fills it in when it is nil.
+	Variants map[Device][]Variant
 }
 
 // Provider produces an operator's backends on demand. The host declares
@@ -43,8 +49,12 @@ type Entry struct {
 
 type entry struct {
 	Entry
-	backends map[Device]Factory // registered directly
-	provider Provider           // declared
+	backends map[Device]Factory   // registered directly
+	vars     map[Device][]Variant // registered directly
+	provider Provider             // declared
+
+	vmu    sync.Mutex
+	vstate map[Device]*variantState
 }
 
 // Options configures a Registry.
@@ -59,6 +69,16 @@ type Options struct {
 	// hostile file) is an error rather than an allocation that takes the
 	// process down. Zero means DefaultMaxSampleBytes.
 	MaxSampleBytes int64
+	// CPU is what operators' variants may use; nil means
+	// [dispatch.Host]: every feature this CPU has.
+	CPU *dispatch.CPU
+	// VerifyVariants checks, at an operator's first Run, every variant
+	// this CPU can run against the reference variant on random inputs
+	// shaped like the real ones, and disables (with a warning) those
+	// that fail or disagree: integer outputs must match exactly, floating
+	// ones within [Agree]'s tolerance. It is the DYNOP_VERIFY_VARIANTS
+	// self-check (after liboil).
+	VerifyVariants bool
 }
 
 // DefaultMaxSampleBytes is the default bound on one output sample: 4 GiB.
@@ -70,6 +90,8 @@ type Registry struct {
 	log      *slog.Logger
 	devices  []Device
 	maxBytes int64
+	cpu      dispatch.CPU
+	verify   bool
 
 	mu  sync.RWMutex
 	ops map[string]*entry
@@ -77,7 +99,12 @@ type Registry struct {
 
 // NewRegistry returns an empty registry.
 func NewRegistry(opts Options) *Registry {
-	r := &Registry{log: opts.Logger, devices: opts.Devices, maxBytes: opts.MaxSampleBytes, ops: make(map[string]*entry)}
+	r := &Registry{log: opts.Logger, devices: opts.Devices, maxBytes: opts.MaxSampleBytes, verify: opts.VerifyVariants, ops: make(map[string]*entry)}
+	if opts.CPU != nil {
+		r.cpu = *opts.CPU
+	} else {
+		r.cpu = dispatch.Host()
+	}
 	if r.maxBytes <= 0 {
 		r.maxBytes = DefaultMaxSampleBytes
 	}
@@ -94,6 +121,7 @@ func NewRegistry(opts Options) *Registry {
 // empty, become the devices of its backends; otherwise they must match
 // them exactly. Errors wrap [ErrSchema] or [ErrDuplicate].
 func (r *Registry) Register(o Operator) error {
+	o = withReferences(o)
 	if len(o.Schema.Devices) == 0 {
 		o.Schema.Devices = slices.Sorted(maps.Keys(o.Backends))
 	}
@@ -104,17 +132,22 @@ func (r *Registry) Register(o Operator) error {
 	if err != nil {
 		return err
 	}
-	return r.add(&entry{Entry: Entry{Schema: s}, backends: maps.Clone(o.Backends)})
+	return r.add(&entry{Entry: Entry{Schema: s}, backends: maps.Clone(o.Backends), vars: maps.Clone(o.Variants)})
 }
 
 // CheckBackends verifies that o's schema is valid and that o has a
-// non-nil backend for every device its schema lists and for no other: a
-// schema without a backend, or a backend without a schema, is an error
-// wrapping [ErrSchema].
+// non-nil backend (or a list of variants) for every device its schema
+// lists and for no other: a schema without a backend, or a backend without
+// a schema, is an error wrapping [ErrSchema]. So is a malformed list of
+// variants.
 func CheckBackends(o Operator) error {
 	if err := o.Schema.Validate(); err != nil {
 		return err
 	}
+	if err := checkVariants(o); err != nil {
+		return err
+	}
+	o = withReferences(o)
 	if len(o.Backends) == 0 {
 		return fmt.Errorf("%w: operator %q: no backends: a schema needs a factory for at least one device", ErrSchema, o.Schema.Name)
 	}
@@ -213,7 +246,10 @@ func (r *Registry) HasDevice(d Device) bool { return slices.Contains(r.devices, 
 // Option configures [Registry.New] and [Registry.Check].
 type Option func(*settings)
 
-type settings struct{ device Device }
+type settings struct {
+	device  Device
+	variant string
+}
 
 // OnDevice picks the device whose backend to use; the default is CPU.
 func OnDevice(d Device) Option { return func(s *settings) { s.device = d } }
@@ -264,21 +300,28 @@ func devList(ds []Device) string {
 // operator: [ErrNotFound], [ErrUnsupported], [ErrArgument], the plugin's
 // start error, or the factory's error ([ErrPanic] if it panicked).
 func (r *Registry) New(ctx context.Context, name string, args Args, opts ...Option) (*Instance, error) {
+	s := settings{device: CPU}
+	for _, o := range opts {
+		o(&s)
+	}
 	e, dev, vals, err := r.check(name, args, opts)
 	if err != nil {
 		return nil, err
 	}
-	backends, release := e.backends, func() error { return nil }
+	o, release := Operator{Schema: e.Schema, Backends: e.backends, Variants: e.vars}, func() error { return nil }
 	if e.provider != nil {
-		o, rel, err := e.provider.Provide(ctx, name)
+		po, rel, err := e.provider.Provide(ctx, name)
 		if err != nil {
 			return nil, fmt.Errorf("op: operator %q: plugin %q: %w", name, e.Plugin, err)
 		}
-		backends, release = o.Backends, rel
+		o, release = withReferences(po), rel
 	}
 	in := &Instance{schema: vals.schema, plugin: e.Plugin, device: dev, args: vals, release: release, maxBytes: r.maxBytes}
-	factory := backends[dev]
-	if factory == nil {
+	factory, variant, err := r.choose(e, o, dev, s.variant)
+	in.variant = variant
+	if err != nil {
+		err = fmt.Errorf("op: %s: %w", in.what(), err)
+	} else if factory == nil {
 		err = fmt.Errorf("op: %s: %w: the started plugin has no %s backend", in.what(), ErrUnsupported, dev)
 	} else {
 		err = in.guard("create", func() (err error) { in.impl, err = factory(vals); return err })
@@ -288,6 +331,9 @@ func (r *Registry) New(ctx context.Context, name string, args Args, opts ...Opti
 	}
 	if err != nil {
 		return nil, joinRelease(err, release)
+	}
+	if vs := o.Variants[dev]; r.verify && s.variant == "" && len(vs) > 1 {
+		in.verify = &pendingVerify{r: r, st: e.variants(dev), variants: vs}
 	}
 	return in, nil
 }

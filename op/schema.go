@@ -49,6 +49,9 @@ var (
 	ErrDuplicate = errors.New("duplicate operator")
 	// ErrPanic: an operator panicked; the panic was recovered.
 	ErrPanic = errors.New("operator panicked")
+	// ErrVariant: a variant asked for by name ([WithVariant]) that the
+	// operator does not have.
+	ErrVariant = errors.New("no such variant")
 	// ErrClosed: the instance was closed.
 	ErrClosed = errors.New("operator instance closed")
 )

@@ -51,7 +51,7 @@ static dynop_result op_run(void *inst, const dynop_tensor *out, uint32_t nout, c
     (void)inst, (void)out, (void)nout, (void)in, (void)nin;
     return DYNOP_OK;
 }
-static const dynop_operator op = {DYNOP_OPERATOR_HEADER, "my.Op", "cpu", 0, op_create, op_setup, op_run, 0};
+static const dynop_operator op = DYNOP_OPERATOR("my.Op", "cpu", 0, op_create, op_setup, op_run, 0);
 static dynop_result pass_run(void *user, const dynop_graph_builder *b) {
     uint32_t i, picked[2] = {0, 0};
     (void)user;

@@ -251,6 +251,99 @@ typedef struct dynop_tensor {
  * into arrays of this many elements. */
 #define DYNOP_MAX_NDIM 16
 
+/* A generic function pointer; cast it to the type its name says. */
+typedef void (*dynop_function)(void);
+
+/* ------------------------------------------------------------------------
+ * CPU features and variants
+ * ------------------------------------------------------------------------ */
+
+/* A set of CPU features as a bit mask. The names are those of
+ * golang.org/x/sys/cpu's flags in lower case (HasAVX512BW is "avx512bw"),
+ * which is how requirements, DYNOP_CPU_FEATURES and dynop inspect spell
+ * them. The bit numbers are part of the ABI and never change; new
+ * features get new bits. */
+typedef uint64_t dynop_cpu_features;
+
+/* x86 (386, amd64) */
+#define DYNOP_CPU_SSE2 (UINT64_C(1) << 0)
+#define DYNOP_CPU_SSE3 (UINT64_C(1) << 1)
+#define DYNOP_CPU_SSSE3 (UINT64_C(1) << 2)
+#define DYNOP_CPU_SSE41 (UINT64_C(1) << 3)
+#define DYNOP_CPU_SSE42 (UINT64_C(1) << 4)
+#define DYNOP_CPU_POPCNT (UINT64_C(1) << 5)
+#define DYNOP_CPU_AVX (UINT64_C(1) << 6)
+#define DYNOP_CPU_AVX2 (UINT64_C(1) << 7)
+#define DYNOP_CPU_FMA (UINT64_C(1) << 8)
+#define DYNOP_CPU_F16C (UINT64_C(1) << 9)
+#define DYNOP_CPU_BMI1 (UINT64_C(1) << 10)
+#define DYNOP_CPU_BMI2 (UINT64_C(1) << 11)
+#define DYNOP_CPU_LZCNT (UINT64_C(1) << 12)
+#define DYNOP_CPU_MOVBE (UINT64_C(1) << 13)
+#define DYNOP_CPU_AVX512F (UINT64_C(1) << 14)
+#define DYNOP_CPU_AVX512BW (UINT64_C(1) << 15)
+#define DYNOP_CPU_AVX512VL (UINT64_C(1) << 16)
+#define DYNOP_CPU_AVX512DQ (UINT64_C(1) << 17)
+#define DYNOP_CPU_AVX512CD (UINT64_C(1) << 18)
+#define DYNOP_CPU_AVX512VNNI (UINT64_C(1) << 19)
+#define DYNOP_CPU_AVX512BF16 (UINT64_C(1) << 20)
+#define DYNOP_CPU_AVX512IFMA (UINT64_C(1) << 21)
+#define DYNOP_CPU_AVX512VBMI (UINT64_C(1) << 22)
+#define DYNOP_CPU_AVX512VBMI2 (UINT64_C(1) << 23)
+#define DYNOP_CPU_AVX512BITALG (UINT64_C(1) << 24)
+#define DYNOP_CPU_AVX512VPOPCNTDQ (UINT64_C(1) << 25)
+#define DYNOP_CPU_AVXVNNI (UINT64_C(1) << 26)
+/* arm64 */
+#define DYNOP_CPU_ASIMD (UINT64_C(1) << 32) /* NEON */
+#define DYNOP_CPU_ASIMDDP (UINT64_C(1) << 33)
+#define DYNOP_CPU_ASIMDHP (UINT64_C(1) << 34)
+#define DYNOP_CPU_ASIMDFHM (UINT64_C(1) << 35)
+#define DYNOP_CPU_ASIMDRDM (UINT64_C(1) << 36)
+#define DYNOP_CPU_I8MM (UINT64_C(1) << 37)
+#define DYNOP_CPU_SVE (UINT64_C(1) << 38)
+#define DYNOP_CPU_SVE2 (UINT64_C(1) << 39)
+#define DYNOP_CPU_FPHP (UINT64_C(1) << 40)
+#define DYNOP_CPU_NEON DYNOP_CPU_ASIMD
+
+/* A feature implies the ones it is built on, as compilers' target options
+ * do: avx2 implies avx, avx512f implies avx2, fma and f16c, every other
+ * avx512 feature implies avx512f, sve and the asimd extensions imply
+ * asimd. The host closes a variant's features under these implications
+ * before comparing them with the CPU, so "avx512bw" alone is enough for a
+ * function built with __attribute__((target("avx512bw"))); and turning a
+ * feature off with DYNOP_CPU_FEATURES turns off every feature that implies
+ * it. */
+
+#define DYNOP_VARIANT_TYPE                                                    \
+    DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x0F)
+#define DYNOP_VARIANT_VERSION_MAJOR 1
+#define DYNOP_VARIANT_VERSION DYNOP_V(DYNOP_VARIANT_VERSION_MAJOR, 0, 0)
+#define DYNOP_VARIANT_HEADER                                                  \
+    DYNOP_HEADER(DYNOP_VARIANT_TYPE, DYNOP_VARIANT_VERSION, dynop_variant)
+
+/* One implementation of a function for the CPU features it needs (numpy's
+ * and liboil's CPU-specific implementations). A list of variants is an
+ * array of these, best first; the last is the reference: the portable
+ * implementation the others must agree with, usually plain C ("scalar").
+ * The host takes the first variant whose features this CPU has and that
+ * DYNOP_CPU_FEATURES has not turned off, once, and calls only that one: a
+ * variant is never called on a CPU that lacks what it needs.
+ *
+ * Compile each variant for its features and only it, so that one library
+ * carries them all: __attribute__((target("avx2,fma"))) on the function
+ * (GCC and Clang), with the library itself built for the baseline. */
+typedef struct dynop_variant {
+    dynop_header header;         /* DYNOP_VARIANT_TYPE */
+    const char *name;            /* "avx512", "avx2", "scalar": unique in its list;
+                                  * a letter, then letters, digits and _ */
+    dynop_cpu_features features; /* DYNOP_CPU_* bits it needs; 0 for none */
+    dynop_function fn;           /* the implementation, cast to dynop_function */
+} dynop_variant;
+
+/* DYNOP_VARIANT(name, features, fn) initializes a dynop_variant. */
+#define DYNOP_VARIANT(name, features, fn)                                     \
+    { DYNOP_VARIANT_HEADER, name, features, (dynop_function)(fn) }
+
 /* ------------------------------------------------------------------------
  * Operators
  * ------------------------------------------------------------------------ */
@@ -317,7 +410,7 @@ enum {
 #define DYNOP_OPERATOR_TYPE                                                   \
     DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x0A)
 #define DYNOP_OPERATOR_VERSION_MAJOR 1
-#define DYNOP_OPERATOR_VERSION DYNOP_V(DYNOP_OPERATOR_VERSION_MAJOR, 0, 0)
+#define DYNOP_OPERATOR_VERSION DYNOP_V(DYNOP_OPERATOR_VERSION_MAJOR, 1, 0)
 #define DYNOP_OPERATOR_HEADER                                                 \
     DYNOP_HEADER(DYNOP_OPERATOR_TYPE, DYNOP_OPERATOR_VERSION, dynop_operator)
 
@@ -403,11 +496,17 @@ typedef struct dynop_arg {
  *   setup    fills in each outputs[i]: dtype, ndim (at most
  *            DYNOP_MAX_NDIM) and shape (an array of DYNOP_MAX_NDIM the
  *            host provides). data and strides are NULL during setup.
- *   run      computes outputs (allocated as setup said) from inputs.
+ *   run      computes outputs (allocated as setup said) from inputs; or,
+ *            where the CPU matters, variants: one run per set of CPU
+ *            features (see dynop_variant), of which the host calls one.
  *   destroy  frees an instance; may be NULL.
  *
  * A function that fails returns an error code, and may say why first with
  * dynop_host.set_error, from the same thread. */
+typedef dynop_result (*dynop_op_run_function)(void *instance, const dynop_tensor *outputs,
+                                              uint32_t output_count, const dynop_tensor *inputs,
+                                              uint32_t input_count);
+
 typedef struct dynop_operator {
     dynop_header header; /* DYNOP_OPERATOR_TYPE */
     const char *name;    /* of a schema in the plugin's info */
@@ -416,10 +515,29 @@ typedef struct dynop_operator {
     dynop_result (*create)(void *user_data, const dynop_arg *args, uint32_t arg_count, void **instance);
     dynop_result (*setup)(void *instance, const dynop_tensor *inputs, uint32_t input_count,
                           dynop_tensor *outputs, uint32_t output_count);
-    dynop_result (*run)(void *instance, const dynop_tensor *outputs, uint32_t output_count,
-                        const dynop_tensor *inputs, uint32_t input_count);
+    dynop_op_run_function run; /* NULL if there are variants */
     void (*destroy)(void *instance);
+    /* Since 1.1: */
+    uint32_t variant_count;        /* entries in variants; 0 if run is the implementation */
+    const dynop_variant *variants; /* implementations of run (dynop_op_run_function), best
+                                    * first, the reference last; the host picks one per
+                                    * process and calls it as it would call run. create,
+                                    * setup and destroy are shared by all of them, and
+                                    * every variant must compute what the reference does
+                                    * (DYNOP_VERIFY_VARIANTS=1 checks) */
 } dynop_operator;
+
+/* DYNOP_OPERATOR(name, device, user_data, create, setup, run, destroy)
+ * initializes a dynop_operator with a single run. */
+#define DYNOP_OPERATOR(name, device, user_data, create, setup, run, destroy)  \
+    { DYNOP_OPERATOR_HEADER, name, device, user_data, create, setup, run, destroy, 0, NULL }
+
+/* DYNOP_OPERATOR_VARIANTS(name, device, user_data, create, setup, destroy,
+ * variants) initializes a dynop_operator whose run comes in variants:
+ * variants is a static array of dynop_variant, best first. */
+#define DYNOP_OPERATOR_VARIANTS(name, device, user_data, create, setup, destroy, variants) \
+    { DYNOP_OPERATOR_HEADER, name, device, user_data, create, setup, NULL, destroy,             \
+      (uint32_t)(sizeof(variants) / sizeof((variants)[0])), variants }
 
 /* ------------------------------------------------------------------------
  * Graph passes
@@ -624,7 +742,7 @@ typedef struct dynop_pass {
 #define DYNOP_HOST_TYPE                                                       \
     DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x05)
 #define DYNOP_HOST_VERSION_MAJOR 1
-#define DYNOP_HOST_VERSION DYNOP_V(DYNOP_HOST_VERSION_MAJOR, 2, 0)
+#define DYNOP_HOST_VERSION DYNOP_V(DYNOP_HOST_VERSION_MAJOR, 3, 0)
 #define DYNOP_HOST_HEADER                                                     \
     DYNOP_HEADER(DYNOP_HOST_TYPE, DYNOP_HOST_VERSION, dynop_host)
 
@@ -775,14 +893,27 @@ struct dynop_host {
      * during register; register must register every pass it declares. The
      * struct must stay valid until the plugin is unloaded. */
     dynop_result (*register_pass)(const dynop_host *host, const dynop_pass *pass);
+
+    /* Since 1.3: */
+
+    /* Returns the CPU features plugins may use: those the CPU has, less
+     * those turned off (DYNOP_CPU_FEATURES). */
+    dynop_cpu_features (*cpu_features)(const dynop_host *host);
+
+    /* Chooses among count variants of the function called name (such as
+     * "acme.math.VecMath.saxpy"), as the host chooses among an operator's:
+     * returns the index of the first whose features are available, and
+     * records the choice for dynop inspect. For the functions of an
+     * interface table, which a plugin fills in from register. Returns -1
+     * if none can run (last_error names the missing features) or the list
+     * is malformed. */
+    int32_t (*select_variant)(const dynop_host *host, const char *name, const dynop_variant *variants,
+                              uint32_t count);
 };
 
 /* ------------------------------------------------------------------------
  * Entry points
  * ------------------------------------------------------------------------ */
-
-/* A generic function pointer; cast it to the type its name says. */
-typedef void (*dynop_function)(void);
 
 /* "get_info": returns the plugin's info, valid while the library is
  * loaded. It must not call into the host and must be cheap. */
@@ -826,7 +957,11 @@ DYNOP_STATIC_ASSERT(offsetof(dynop_plugin_info, api_version) == 32, info_api_off
 DYNOP_STATIC_ASSERT(offsetof(dynop_plugin_info, id) == (DYNOP_PTR_ == 8 ? 48 : 44), info_id_offset);
 DYNOP_STATIC_ASSERT(offsetof(dynop_host, api_version) == 32, host_api_offset);
 DYNOP_STATIC_ASSERT(offsetof(dynop_host, add_interface) == (DYNOP_PTR_ == 8 ? 48 : 44), host_first_fn_offset);
-DYNOP_STATIC_ASSERT(sizeof(dynop_host) == (DYNOP_PTR_ == 8 ? 48 : 44) + 9 * DYNOP_PTR_, host_size);
+DYNOP_STATIC_ASSERT(sizeof(dynop_host) == (DYNOP_PTR_ == 8 ? 48 : 44) + 11 * DYNOP_PTR_, host_size);
+/* features, a uint64_t, follows the target's alignment for it: offset 40
+ * on 64-bit targets and wasm32, 36 on i386. */
+DYNOP_STATIC_ASSERT(DYNOP_PTR_ != 8 || (offsetof(dynop_variant, features) == 40 && sizeof(dynop_variant) == 56),
+                    variant_layout);
 DYNOP_STATIC_ASSERT(offsetof(dynop_plugin_info, passes) == sizeof(dynop_plugin_info) - DYNOP_PTR_, info_passes_last);
 DYNOP_STATIC_ASSERT(offsetof(dynop_pass_desc, name) == 32, pass_desc_name_offset);
 DYNOP_STATIC_ASSERT(offsetof(dynop_pass_desc, kind) == 32 + DYNOP_PTR_, pass_desc_kind_offset);

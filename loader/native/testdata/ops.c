@@ -184,11 +184,11 @@ static const dynop_op_schema args_schema = {
 };
 static const dynop_op_schema *const schemas[] = {&nop_schema, &fail_schema, &args_schema};
 
-static const dynop_operator nop_op = {DYNOP_OPERATOR_HEADER, "test.Nop", "cpu", NULL, nop_create, same_shape, nop_run, NULL};
-static const dynop_operator fail_op = {DYNOP_OPERATOR_HEADER, "test.Fail", "cpu", NULL, fail_create, same_shape, fail_run, NULL};
-static const dynop_operator args_op = {DYNOP_OPERATOR_HEADER, "test.Args", "cpu", NULL, args_create, args_setup, args_run, args_destroy};
+static const dynop_operator nop_op = DYNOP_OPERATOR("test.Nop", "cpu", NULL, nop_create, same_shape, nop_run, NULL);
+static const dynop_operator fail_op = DYNOP_OPERATOR("test.Fail", "cpu", NULL, fail_create, same_shape, fail_run, NULL);
+static const dynop_operator args_op = DYNOP_OPERATOR("test.Args", "cpu", NULL, args_create, args_setup, args_run, args_destroy);
 #ifdef UNDECLARED
-static const dynop_operator undeclared_op = {DYNOP_OPERATOR_HEADER, "test.Ghost", "cpu", NULL, nop_create, same_shape, nop_run, NULL};
+static const dynop_operator undeclared_op = DYNOP_OPERATOR("test.Ghost", "cpu", NULL, nop_create, same_shape, nop_run, NULL);
 #endif
 
 static const dynop_plugin_info info = {
