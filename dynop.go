@@ -40,12 +40,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/dynop/dynop/discover"
+	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/suggest"
@@ -133,6 +135,18 @@ type Options struct {
 	// checked against; nil means [machine.Current].
 	Machine *machine.Machine
 
+	// CPUFeatures turns CPU features off for this host, in the form of
+	// $DYNOP_CPU_FEATURES ("-avx512f,-avx2"; see package dispatch), which
+	// applies too. A plugin whose requirements need a feature that is off
+	// is unsupported, and operators choose among their variants without
+	// it, as on a CPU that lacks it.
+	CPUFeatures string
+	// VerifyVariants checks every variant of an operator that this CPU
+	// can run against the operator's reference variant at its first run,
+	// and disables those that disagree (see [op.Options.VerifyVariants]).
+	// DYNOP_VERIFY_VARIANTS=1 turns it on too.
+	VerifyVariants bool
+
 	// Logger receives the host's log: lifecycle at debug level, problems at
 	// warn and error. Nil means slog.Default().
 	Logger *slog.Logger
@@ -157,7 +171,43 @@ type Host struct {
 	startSeq uint64
 	ops      *op.Registry
 	passes   *graph.Passes
+	machine  *machine.Machine // with the CPU features turned off removed
+	cpu      dispatch.CPU
 }
+
+// hostMachine returns the machine of opts (or this one) with the CPU
+// features that $DYNOP_CPU_FEATURES and opts.CPUFeatures turn off moved
+// from CPUFeatures to CPUFeaturesOff.
+func hostMachine(opts Options) (*machine.Machine, error) {
+	m := opts.Machine
+	if m == nil {
+		m = machine.Current()
+	}
+	cpu := dispatch.CPU{Has: dispatch.FromNames(m.CPUFeatures)}
+	cpu, err := cpu.TurnOff(os.Getenv(dispatch.EnvFeatures))
+	if err != nil {
+		return nil, fmt.Errorf("dynop: open: %s: %w", dispatch.EnvFeatures, err)
+	}
+	if cpu, err = cpu.TurnOff(opts.CPUFeatures); err != nil {
+		return nil, fmt.Errorf("dynop: open: Options.CPUFeatures: %w", err)
+	}
+	off := cpu.Off & cpu.Has
+	if off == 0 {
+		return m, nil
+	}
+	c := *m
+	c.CPUFeatures = slices.DeleteFunc(slices.Clone(m.CPUFeatures), func(name string) bool {
+		f, ok := dispatch.Lookup(name)
+		return ok && off.Has(f)
+	})
+	c.CPUFeaturesOff = off.Names()
+	return &c, nil
+}
+
+// CPU returns the CPU features this host lets plugins use: those the CPU
+// has, less those turned off by $DYNOP_CPU_FEATURES and
+// [Options.CPUFeatures].
+func (h *Host) CPU() dispatch.CPU { return h.cpu }
 
 // record is the host's state for one plugin. Fields other than id, p,
 // info, unusable and log are guarded by Host.mu.
@@ -212,7 +262,18 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if h.log == nil {
 		h.log = slog.Default()
 	}
-	h.ops = op.NewRegistry(op.Options{Logger: h.log})
+	m, err := hostMachine(opts)
+	if err != nil {
+		return nil, err
+	}
+	h.machine = m
+	off := dispatch.FromNames(m.CPUFeaturesOff)
+	h.cpu = dispatch.CPU{Has: dispatch.FromNames(m.CPUFeatures) | off, Off: off}
+	verify, err := dispatch.VerifyFromEnv()
+	if err != nil {
+		return nil, fmt.Errorf("dynop: open: %w", err)
+	}
+	h.ops = op.NewRegistry(op.Options{Logger: h.log, CPU: &h.cpu, VerifyVariants: verify || opts.VerifyVariants})
 	h.idle = sync.NewCond(&h.mu)
 	for i, p := range opts.Plugins {
 		if p == nil {
@@ -236,13 +297,9 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		return nil, err
 	}
 	found = append(found, files...)
-	m := opts.Machine
-	if m == nil {
-		m = machine.Current()
-	}
 	for _, rec := range found {
 		if rec.state == StateAvailable {
-			if err := rec.info.Requirements.Check(m); err != nil {
+			if err := rec.info.Requirements.Check(h.machine); err != nil {
 				h.setState(rec, StateUnsupported, err)
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/dynop/dynop/dispatch"
+
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/plugin"
 )
@@ -100,6 +102,8 @@ func (hd *handle) OnUnload(pluginID string, fn func(pluginID string)) (func(), e
 
 // Logger implements plugin.Host.
 func (hd *handle) Logger() *slog.Logger { return hd.rec.log }
+
+func (hd *handle) CPU() dispatch.CPU { return hd.h.cpu }
 
 // A watcher is a clear-callback registered with OnUnload.
 type watcher struct {

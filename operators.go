@@ -102,7 +102,10 @@ func (h *Host) NewOperator(ctx context.Context, name string, args op.Args, opts 
 }
 
 // declareOperators puts the operators of every usable plugin into the
-// registry. Only Open calls it, after sorting.
+// registry, then those of unsupported and untrusted plugins that no usable
+// plugin provides, so that asking for one says why it cannot run (the
+// plugin's state and reason) rather than that it does not exist. Only Open
+// calls it, after sorting.
 func (h *Host) declareOperators() {
 	for _, rec := range h.sorted {
 		if rec.unusable != nil {
@@ -111,6 +114,16 @@ func (h *Host) declareOperators() {
 		for _, s := range rec.info.Operators {
 			if err := h.ops.Declare(s, rec.id, operatorProvider{h, rec.id}); err != nil {
 				h.log.Warn("operator declared twice; ignoring this plugin's", "plugin", rec.id, "operator", s.Name, "err", err)
+			}
+		}
+	}
+	for _, rec := range h.sorted {
+		if rec.state != StateUnsupported && rec.state != StateUntrusted {
+			continue
+		}
+		for _, s := range rec.info.Operators {
+			if _, err := h.ops.Lookup(s.Name); err != nil {
+				h.ops.Declare(s, rec.id, operatorProvider{h, rec.id}) // its Provide fails with the plugin's reason
 			}
 		}
 	}

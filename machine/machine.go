@@ -42,6 +42,10 @@ type Machine struct {
 	// CPUFeatures lists the CPU features present, by their lower-case
 	// names (see [KnownCPUFeatures]), sorted.
 	CPUFeatures []string
+	// CPUFeaturesOff lists the features the CPU has that were turned off
+	// (by DYNOP_CPU_FEATURES, see package dispatch), sorted. They are not
+	// in CPUFeatures: requirements see a CPU without them.
+	CPUFeaturesOff []string
 	// GPUs lists the GPUs that the registered probes found.
 	GPUs []GPU
 	// GPUErr says why GPUs could not be listed: no probe is registered

@@ -37,6 +37,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/dynop/dynop/dispatch"
+
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/op"
 )
@@ -143,6 +145,11 @@ type Host interface {
 
 	// Logger returns the host's logger with the plugin's ID attached.
 	Logger() *slog.Logger
+
+	// CPU returns the CPU features the plugin may use: those the CPU has,
+	// less those the host turned off. A plugin that picks among
+	// implementations itself passes it to dispatch.Choose.
+	CPU() dispatch.CPU
 }
 
 // Acquire acquires interface def of plugin pluginID through a and returns it

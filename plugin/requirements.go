@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dynop/dynop/dispatch"
+
 	"github.com/dynop/dynop/internal/suggest"
 	"github.com/dynop/dynop/machine"
 	"github.com/dynop/dynop/op"
@@ -24,7 +26,9 @@ import (
 //     the OS list, whose versions it does not describe.
 //   - CPUFeatures: m must have each ([machine.Machine.HasCPUFeature]). A
 //     name that [machine.KnownCPUFeatures] does not list for m.Arch is
-//     reported as unknown, with the known name it is likely a typo of.
+//     reported as unknown, with the known name it is likely a typo of; one
+//     the CPU has but that was turned off (m.CPUFeaturesOff, from
+//     DYNOP_CPU_FEATURES) is reported as turned off.
 //     Features are not checked on an architecture that is not in the Arch
 //     list: they are features of the architectures listed.
 //   - GPU: at least one of m.GPUs must be of the vendor and have at least
@@ -64,10 +68,12 @@ func unmetCPUFeatures(features []string, m *machine.Machine) []string {
 		return nil
 	}
 	known := machine.KnownCPUFeatures(m.Arch)
-	var missing, undetectable, unknown []string
+	var missing, off, undetectable, unknown []string
 	for i, f := range features {
 		switch {
 		case slices.Contains(features[:i], f), m.HasCPUFeature(f):
+		case slices.Contains(m.CPUFeaturesOff, f):
+			off = append(off, f)
 		case known == nil:
 			undetectable = append(undetectable, f)
 		case slices.Contains(known, f):
@@ -89,6 +95,9 @@ func unmetCPUFeatures(features []string, m *machine.Machine) []string {
 			them = "them"
 		}
 		unmet = append(unmet, fmt.Sprintf("needs %s (this CPU lacks %s)", cpuFeatureList(missing), them))
+	}
+	if len(off) > 0 {
+		unmet = append(unmet, fmt.Sprintf("needs %s (turned off by %s)", cpuFeatureList(off), dispatch.EnvFeatures))
 	}
 	if len(undetectable) > 0 {
 		unmet = append(unmet, fmt.Sprintf("needs %s, which dynop cannot detect on %s", cpuFeatureList(undetectable), orUnknown(m.Arch)))

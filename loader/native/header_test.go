@@ -1,11 +1,15 @@
 package native_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
+	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/internal/cbuild"
 )
 
@@ -52,6 +56,9 @@ static dynop_result op_run(void *inst, const dynop_tensor *out, uint32_t nout, c
     return DYNOP_OK;
 }
 static const dynop_operator op = DYNOP_OPERATOR("my.Op", "cpu", 0, op_create, op_setup, op_run, 0);
+static const dynop_variant runs[] = {DYNOP_VARIANT("avx2", DYNOP_CPU_AVX2 | DYNOP_CPU_FMA, op_run),
+                                     DYNOP_VARIANT("neon", DYNOP_CPU_NEON, op_run), DYNOP_VARIANT("scalar", 0, op_run)};
+static const dynop_operator op2 = DYNOP_OPERATOR_VARIANTS("my.Op2", "cpu", 0, op_create, op_setup, 0, runs);
 static dynop_result pass_run(void *user, const dynop_graph_builder *b) {
     uint32_t i, picked[2] = {0, 0};
     (void)user;
@@ -89,6 +96,10 @@ static dynop_result reg(const dynop_host *host) {
         return DYNOP_ERROR;
     }
     if (DYNOP_HAS_MEMBER(dynop_host, host, register_pass) && host->register_pass(host, &pass) != DYNOP_OK) {
+        return DYNOP_ERROR;
+    }
+    if (DYNOP_HAS_MEMBER(dynop_host, host, select_variant) && (host->cpu_features(host) & DYNOP_CPU_AVX512BW) != 0 &&
+        (host->select_variant(host, "my.fn", runs, 3) < 0 || host->register_operator(host, &op2) != DYNOP_OK)) {
         return DYNOP_ERROR;
     }
     return host->add_interface(host, &table);
@@ -133,6 +144,52 @@ func TestHeadersCompileCleanly(t *testing.T) {
 					t.Errorf("%s -std=%s: %v\n%s", cc, std, err, out)
 				}
 			}
+		}
+	}
+}
+
+// TestCPUFeatureBits checks that every DYNOP_CPU_* macro of dynop.h is the
+// bit of the feature of that name in package dispatch, and that dispatch
+// knows no feature the header lacks.
+func TestCPUFeatureBits(t *testing.T) {
+	var src strings.Builder
+	src.WriteString("#include <stdio.h>\n#include <dynop/dynop.h>\nint main(void) {\n")
+	for _, name := range dispatch.Known() {
+		fmt.Fprintf(&src, "    printf(\"%s %%llu\\n\", (unsigned long long)DYNOP_CPU_%s);\n", name, strings.ToUpper(name))
+	}
+	src.WriteString("    printf(\"neon %llu\\n\", (unsigned long long)DYNOP_CPU_NEON);\n    return 0;\n}\n")
+	dir := t.TempDir()
+	file, exe := filepath.Join(dir, "bits.c"), filepath.Join(dir, "bits")
+	if err := os.WriteFile(file, []byte(src.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(cbuild.Compiler(t, false), "-std=c99", "-Wall", "-Werror", "-I", cbuild.Path("abi/include"), "-o", exe, file)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out) // a macro dispatch knows is missing from dynop.h
+	}
+	out, err := exec.Command(exe).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var name string
+		var bits uint64
+		if _, err := fmt.Sscanf(line, "%s %d", &name, &bits); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		f, ok := dispatch.Lookup(name)
+		if !ok || uint64(f.Set()) != bits {
+			t.Errorf("DYNOP_CPU_%s = %#x; dispatch says %#x", strings.ToUpper(name), bits, uint64(f.Set()))
+		}
+	}
+	// And the other way: every macro in the header is a feature dispatch knows.
+	header, err := os.ReadFile(cbuild.Path("abi/include/dynop/dynop.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`#define DYNOP_CPU_([A-Z0-9]+) `).FindAllStringSubmatch(string(header), -1) {
+		if _, ok := dispatch.Lookup(strings.ToLower(m[1])); !ok {
+			t.Errorf("dynop.h defines DYNOP_CPU_%s, which dispatch does not know", m[1])
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
@@ -283,4 +284,38 @@ func dynopGoSetError(h C.uintptr_t, msg *C.char) {
 	s.mu.Lock()
 	s.message = m
 	s.mu.Unlock()
+}
+
+// dynopGoSelectVariant chooses among variants of a plugin's function, as
+// the host chooses among an operator's, and logs the choice.
+//
+//export dynopGoSelectVariant
+func dynopGoSelectVariant(h C.uintptr_t, name *C.char, variants *C.dynop_variant, count C.uint32_t, buf *C.char, n C.size_t) (index C.int32_t) {
+	var rc C.dynop_result
+	defer func() {
+		if rc != C.DYNOP_OK {
+			index = -1
+		}
+	}()
+	defer catch("select_variant", &rc, buf, n)
+	s := sessionOf(h)
+	fn := C.GoString(name)
+	r := reader{path: s.p.path}
+	vs, err := readVariantList(&r, "select_variant "+fn, unsafe.Pointer(variants), count)
+	if err != nil {
+		rc = s.fail(fmt.Errorf("native: plugin %q: %w: %w", s.p.info.ID, ErrABI, err), buf, n)
+		return -1
+	}
+	desc := make([]dispatch.Variant, len(vs))
+	for i, v := range vs {
+		desc[i] = dispatch.Variant{Name: v.Name, Needs: v.Needs}
+	}
+	ch, err := dispatch.Choose(desc, s.host.CPU(), nil)
+	if err != nil {
+		rc = s.fail(fmt.Errorf("native: plugin %q: select_variant %s: %w: %w", s.p.info.ID, fn, op.ErrUnsupported, err), buf, n)
+		return -1
+	}
+	chosen, _ := ch.Chosen()
+	s.host.Logger().Debug("variant chosen", "function", fn, "variant", chosen.Name, "needs", chosen.Needs.String())
+	return C.int32_t(ch.Index)
 }

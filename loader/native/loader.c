@@ -19,6 +19,7 @@ const dynop_uid dynop_loader_arg_type = DYNOP_OP_ARG_TYPE;
 const dynop_uid dynop_loader_operator_type = DYNOP_OPERATOR_TYPE;
 const dynop_uid dynop_loader_pass_desc_type = DYNOP_PASS_DESC_TYPE;
 const dynop_uid dynop_loader_pass_type = DYNOP_PASS_TYPE;
+const dynop_uid dynop_loader_variant_type = DYNOP_VARIANT_TYPE;
 const dynop_header dynop_loader_graph_node_header = DYNOP_GRAPH_NODE_HEADER;
 
 #define END_OF(T, m) (offsetof(T, m) + sizeof(((T *)0)->m))
@@ -35,6 +36,8 @@ const size_t dynop_loader_min_operator = END_OF(dynop_operator, destroy);
 const size_t dynop_loader_info_passes_end = END_OF(dynop_plugin_info, passes);
 const size_t dynop_loader_min_pass_desc = END_OF(dynop_pass_desc, doc);
 const size_t dynop_loader_min_pass = END_OF(dynop_pass, run);
+const size_t dynop_loader_operator_variants_end = END_OF(dynop_operator, variants);
+const size_t dynop_loader_min_variant = END_OF(dynop_variant, fn);
 
 /* dlerror's state is per thread, and a goroutine may change threads
  * between two cgo calls: each wrapper reads dlerror in the same call. */
@@ -190,12 +193,27 @@ static dynop_result host_register_pass(const dynop_host *h, const dynop_pass *pa
     return done(dynopGoRegisterPass(session_of(h), (dynop_pass *)pass, last_error, sizeof last_error));
 }
 
+static dynop_cpu_features host_cpu_features(const dynop_host *h) {
+    return h == NULL ? 0 : ((const dynop_loader_host *)h)->cpu;
+}
+
+static int32_t host_select_variant(const dynop_host *h, const char *name, const dynop_variant *variants,
+                                   uint32_t count) {
+    last_error[0] = 0;
+    if (h == NULL || name == NULL || variants == NULL || count == 0) {
+        invalid("select_variant: host, name or variants is NULL, or count is 0");
+        return -1;
+    }
+    return dynopGoSelectVariant(session_of(h), (char *)name, (dynop_variant *)variants, count, last_error,
+                                sizeof last_error);
+}
+
 static const char *host_last_error(const dynop_host *h) {
     (void)h;
     return last_error;
 }
 
-dynop_loader_host *dynop_loader_new_host(uintptr_t session) {
+dynop_loader_host *dynop_loader_new_host(uintptr_t session, dynop_cpu_features cpu) {
     static const dynop_header header = DYNOP_HOST_HEADER;
     static const dynop_version api = DYNOP_API_VERSION;
     dynop_loader_host *h = (dynop_loader_host *)calloc(1, sizeof *h);
@@ -211,7 +229,10 @@ dynop_loader_host *dynop_loader_new_host(uintptr_t session) {
     h->pub.last_error = host_last_error;
     h->pub.register_operator = host_register_operator;
     h->pub.register_pass = host_register_pass;
+    h->pub.cpu_features = host_cpu_features;
+    h->pub.select_variant = host_select_variant;
     h->session = session;
+    h->cpu = cpu;
     return h;
 }
 
@@ -231,7 +252,8 @@ dynop_result dynop_loader_op_create(const dynop_operator *op, const dynop_arg *a
     return rc;
 }
 
-/* dynop_loader_op_call runs setup (if setup is nonzero) or run for
+/* dynop_loader_op_call runs setup (if setup is nonzero) or run (the
+ * operator's run or the variant of it that the host chose) for
  * samples samples: inputs in[j*nin ...], outputs out[j*nout ...] for sample
  * j. If fill is nonzero the tensors' data pointers come from p0..p7, in
  * the order sample 0's inputs, then its outputs, then sample 1's, and are
@@ -239,11 +261,12 @@ dynop_result dynop_loader_op_create(const dynop_operator *op, const dynop_arg *a
  * arguments, which C may use for the call, instead of pinning them. The
  * other pointers, all to C memory, come as integers: cgo checks every
  * pointer argument, and these need no check. */
-dynop_result dynop_loader_op_call(int setup, uintptr_t op_, uintptr_t instance, uint32_t samples,
+dynop_result dynop_loader_op_call(int setup, uintptr_t op_, uintptr_t run_, uintptr_t instance, uint32_t samples,
                                   uintptr_t in_, uint32_t nin, uintptr_t out_, uint32_t nout, int fill,
                                   void *p0, void *p1, void *p2, void *p3, void *p4, void *p5, void *p6, void *p7,
                                   uintptr_t failed_, uintptr_t err_, size_t errcap) {
     const dynop_operator *op = (const dynop_operator *)op_;
+    dynop_op_run_function run = (dynop_op_run_function)run_;
     dynop_tensor *in = (dynop_tensor *)in_, *out = (dynop_tensor *)out_;
     uint32_t *failed = (uint32_t *)failed_;
     char *err = (char *)err_;
@@ -263,7 +286,7 @@ dynop_result dynop_loader_op_call(int setup, uintptr_t op_, uintptr_t instance, 
         if (setup) {
             rc = op->setup((void *)instance, in + (size_t)j * nin, nin, out + (size_t)j * nout, nout);
         } else {
-            rc = op->run((void *)instance, out + (size_t)j * nout, nout, in + (size_t)j * nin, nin);
+            rc = run((void *)instance, out + (size_t)j * nout, nout, in + (size_t)j * nin, nin);
         }
     }
     leave_sink(saved);

@@ -11,10 +11,11 @@
  * find the Go side of the plugin's current start. Plugins see only pub. */
 typedef struct dynop_loader_host {
     dynop_host pub;
-    uintptr_t session; /* a runtime/cgo.Handle */
+    uintptr_t session;      /* a runtime/cgo.Handle */
+    dynop_cpu_features cpu; /* what cpu_features returns */
 } dynop_loader_host;
 
-dynop_loader_host *dynop_loader_new_host(uintptr_t session);
+dynop_loader_host *dynop_loader_new_host(uintptr_t session, dynop_cpu_features cpu);
 void dynop_loader_free_host(dynop_loader_host *h);
 
 void *dynop_loader_dlopen(const char *path, int global, int now, char *err, size_t errcap);
@@ -43,6 +44,10 @@ extern const size_t dynop_loader_info_operators_end;
  * layouts of the pass structs. */
 extern const size_t dynop_loader_info_passes_end, dynop_loader_min_pass_desc, dynop_loader_min_pass;
 
+/* Where dynop_operator.variants ends (version 1.1), and the first layout
+ * of dynop_variant. */
+extern const size_t dynop_loader_operator_variants_end, dynop_loader_min_variant;
+
 /* The ABI structs' type UIDs, as data Go can read. */
 extern const dynop_uid dynop_loader_info_type;
 extern const dynop_uid dynop_loader_desc_type;
@@ -55,6 +60,7 @@ extern const dynop_uid dynop_loader_arg_type;
 extern const dynop_uid dynop_loader_operator_type;
 extern const dynop_uid dynop_loader_pass_desc_type;
 extern const dynop_uid dynop_loader_pass_type;
+extern const dynop_uid dynop_loader_variant_type;
 /* The header of a dynop_graph_node as this host writes them. */
 extern const dynop_header dynop_loader_graph_node_header;
 
@@ -62,7 +68,7 @@ dynop_result dynop_loader_op_create(const dynop_operator *op, const dynop_arg *a
                                     void **instance, char *err, size_t errcap);
 /* How many data pointers dynop_loader_op_call takes as arguments. */
 #define DYNOP_LOADER_ARG_POINTERS 8
-dynop_result dynop_loader_op_call(int setup, uintptr_t op_, uintptr_t instance, uint32_t samples,
+dynop_result dynop_loader_op_call(int setup, uintptr_t op_, uintptr_t run_, uintptr_t instance, uint32_t samples,
                                   uintptr_t in_, uint32_t nin, uintptr_t out_, uint32_t nout, int fill,
                                   void *p0, void *p1, void *p2, void *p3, void *p4, void *p5, void *p6, void *p7,
                                   uintptr_t failed_, uintptr_t err_, size_t errcap);

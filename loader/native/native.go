@@ -300,7 +300,7 @@ func (p *Plugin) Register(ctx context.Context, h plugin.Host) (err error) {
 	}
 	s := newSession(p, h)
 	lib.sess, lib.session = s, cgo.NewHandle(s)
-	lib.host = C.dynop_loader_new_host(C.uintptr_t(lib.session))
+	lib.host = C.dynop_loader_new_host(C.uintptr_t(lib.session), C.dynop_cpu_features(h.CPU().Available()))
 	if lib.host == nil {
 		return fmt.Errorf("native: plugin %q: out of memory for its host table", p.info.ID)
 	}

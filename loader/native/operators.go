@@ -18,6 +18,7 @@ import (
 	"unsafe"
 
 	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/tensor"
 )
@@ -174,8 +175,17 @@ func (s *session) registerOperator(cop *C.dynop_operator) error {
 		return fail(dynop.ErrInvalid, "a backend without a schema: the plugin's info does not declare it")
 	case !schema.HasDevice(device):
 		return fail(dynop.ErrInvalid, "the schema lists devices %v", schema.Devices)
-	case cop.create == nil || cop.setup == nil || cop.run == nil:
-		return fail(ErrABI, "create, setup and run must not be NULL")
+	case cop.create == nil || cop.setup == nil:
+		return fail(ErrABI, "create and setup must not be NULL")
+	}
+	variants, err := s.readVariants(&r, cop)
+	switch {
+	case err != nil:
+		return fail(ErrABI, "%v", err)
+	case variants == nil && cop.run == nil:
+		return fail(ErrABI, "run is NULL and there are no variants")
+	case variants != nil && cop.run != nil:
+		return fail(ErrABI, "both run and variants are set: with variants, run must be NULL")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -194,8 +204,59 @@ func (s *session) registerOperator(cop *C.dynop_operator) error {
 	if o.Backends[device] != nil {
 		return fail(dynop.ErrDuplicate, "registered already")
 	}
-	o.Backends[device] = (&nativeOp{sess: s, cop: cop, schema: schema}).create
+	if variants == nil {
+		o.Backends[device] = (&nativeOp{sess: s, cop: cop, run: unsafe.Pointer(cop.run), schema: schema}).create
+		return nil
+	}
+	if o.Variants == nil {
+		o.Variants = make(map[op.Device][]op.Variant)
+	}
+	for i := range variants {
+		v := &variants[i]
+		v.Factory = (&nativeOp{sess: s, cop: cop, run: v.fn, schema: schema}).create
+		o.Variants[device] = append(o.Variants[device], v.Variant)
+	}
+	o.Backends[device] = o.Variants[device][len(variants)-1].Factory
 	return nil
+}
+
+// cVariant is a variant read from a plugin: its description and function.
+type cVariant struct {
+	op.Variant
+	fn unsafe.Pointer
+}
+
+// readVariants reads an operator's variants, or returns nil if it has
+// none (or was built before variants).
+func (s *session) readVariants(r *reader, cop *C.dynop_operator) ([]cVariant, error) {
+	if uintptr(TableAt(unsafe.Pointer(cop)).Header().Size) < uintptr(C.dynop_loader_operator_variants_end) || cop.variant_count == 0 {
+		return nil, nil
+	}
+	return readVariantList(r, "variants", unsafe.Pointer(cop.variants), cop.variant_count)
+}
+
+// readVariantList reads an array of n dynop_variant structs at p and
+// checks it as a list of variants: valid unique names, known features,
+// functions that are not NULL.
+func readVariantList(r *reader, what string, p unsafe.Pointer, n C.uint32_t) ([]cVariant, error) {
+	ptrs := structArray(r, what, p, n, &C.dynop_loader_variant_type, C.DYNOP_VARIANT_VERSION_MAJOR, C.dynop_loader_min_variant)
+	if r.err != nil {
+		return nil, r.err
+	}
+	out := make([]cVariant, len(ptrs))
+	desc := make([]dispatch.Variant, len(ptrs))
+	for i, p := range ptrs {
+		cv := (*C.dynop_variant)(p)
+		if cv.name == nil || cv.fn == nil {
+			return nil, fmt.Errorf("%s[%d]: name or fn is NULL", what, i)
+		}
+		desc[i] = dispatch.Variant{Name: C.GoString(cv.name), Needs: dispatch.Features(cv.features)}
+		out[i] = cVariant{Variant: op.Variant{Name: desc[i].Name, Needs: desc[i].Needs}, fn: unsafe.Pointer(cv.fn)}
+	}
+	if err := dispatch.Check(desc); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
 }
 
 // publishOperators hands the operators registered during register to the
@@ -209,10 +270,12 @@ func (s *session) publishOperators() error {
 	return nil
 }
 
-// nativeOp is one operator backend of a started native plugin.
+// nativeOp is one operator backend of a started native plugin, or one
+// variant of it.
 type nativeOp struct {
 	sess   *session
 	cop    *C.dynop_operator
+	run    unsafe.Pointer // cop.run, or the variant's
 	schema *op.Schema
 }
 
@@ -520,7 +583,7 @@ func (im *nativeImpl) call(step string, samples, nin, nout int, ts []C.dynop_ten
 		if n*nout > 0 {
 			out = cAddr(unsafe.Pointer(&ts[samples*nin+s*nout]))
 		}
-		rc := C.dynop_loader_op_call(setup, cAddr(unsafe.Pointer(im.op.cop)), cAddr(im.inst), C.uint32_t(n), in, C.uint32_t(nin), out, C.uint32_t(nout), fill,
+		rc := C.dynop_loader_op_call(setup, cAddr(unsafe.Pointer(im.op.cop)), cAddr(im.op.run), cAddr(im.inst), C.uint32_t(n), in, C.uint32_t(nin), out, C.uint32_t(nout), fill,
 			p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], cAddr(unsafe.Pointer(im.failed)), cAddr(unsafe.Pointer(im.buf)), errBufSize)
 		if rc != C.DYNOP_OK {
 			return im.op.fail(step, rc, C.GoString(im.buf), s+int(*im.failed))
