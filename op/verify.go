@@ -130,52 +130,21 @@ func (in *Instance) runVariant(ctx context.Context, v Variant, inputs []*tensor.
 	return outs, in.guard("run", func() error { return impl.Run(ctx, outs, inputs) })
 }
 
-// randomLike returns CPU batches of the dtypes, layouts and shapes of bs,
-// filled with random values: floating-point elements uniform in [0, 1),
-// booleans 0 or 1, other types random bits.
+// randomLike returns CPU batches of the dtypes, layouts and shapes of bs
+// with random contents ([tensor.Random]).
 func randomLike(bs []*tensor.Batch, rng *rand.Rand) ([]*tensor.Batch, error) {
 	out := make([]*tensor.Batch, len(bs))
 	for i, b := range bs {
 		if b.Len() > 0 && b.Device().Type != tensor.CPU {
 			return nil, fmt.Errorf("input %d is on %s; random inputs are made on the CPU only", i, b.Device())
 		}
-		r, err := tensor.Alloc(b.DType(), b.Layout(), b.Shapes())
+		r, err := tensor.Random(rng, b.DType(), b.Layout(), b.Shapes())
 		if err != nil {
 			return nil, fmt.Errorf("input %d: %w", i, err)
-		}
-		for _, t := range r.Samples() {
-			data, err := t.Bytes()
-			if err != nil {
-				return nil, err
-			}
-			fillRandom(data, t.DType(), rng)
 		}
 		out[i] = r
 	}
 	return out, nil
-}
-
-func fillRandom(data []byte, dt tensor.DType, rng *rand.Rand) {
-	switch {
-	case dt.Code == tensor.Float && dt.Bits == 32:
-		for i := 0; i+4 <= len(data); i += 4 {
-			binary.NativeEndian.PutUint32(data[i:], math.Float32bits(rng.Float32()))
-		}
-	case dt.Code == tensor.Float && dt.Bits == 64:
-		for i := 0; i+8 <= len(data); i += 8 {
-			binary.NativeEndian.PutUint64(data[i:], math.Float64bits(rng.Float64()))
-		}
-	case dt.Code == tensor.Bool:
-		for i := range data {
-			data[i] = byte(rng.IntN(2))
-		}
-	default:
-		for i := 0; i < len(data); i += 8 {
-			var w [8]byte
-			binary.NativeEndian.PutUint64(w[:], rng.Uint64())
-			copy(data[i:], w[:])
-		}
-	}
 }
 
 // Float tolerances of [Agree], relative to max(1, |want|): eight units in

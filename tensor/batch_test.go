@@ -1,6 +1,7 @@
 package tensor_test
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"unsafe"
@@ -110,4 +111,49 @@ func TestAlloc(t *testing.T) {
 	wantErr(t, err, "batch sample 1: shape [-1] has negative dimension 0")
 	_, err = tensor.Alloc(tensor.Uint8, "", [][]int64{{1 << 41}})
 	wantErr(t, err, "batch sample 0: uint8 [2199023255552] needs 2199023255552 bytes, too large")
+}
+
+func TestRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	b, err := tensor.Random(rng, tensor.Float32, "HW", [][]int64{{3, 5}, {1, 7}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Len() != 2 || b.Layout() != "HW" || !slices.Equal(b.Sample(1).Shape(), []int64{1, 7}) {
+		t.Fatalf("batch %v", b)
+	}
+	vs, _ := tensor.Values[float32](b.Sample(0))
+	distinct := map[float32]bool{}
+	for _, v := range vs {
+		if v < 0 || v >= 1 {
+			t.Errorf("float32 %v outside [0, 1)", v)
+		}
+		distinct[v] = true
+	}
+	if len(distinct) < 10 {
+		t.Errorf("15 random floats with %d distinct values", len(distinct))
+	}
+	bools, err := tensor.Random(rng, tensor.Boolean, "", [][]int64{{64}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := bools.Sample(0).Bytes()
+	ones := 0
+	for _, v := range data {
+		if v > 1 {
+			t.Fatalf("bool byte %d", v)
+		}
+		ones += int(v)
+	}
+	if ones == 0 || ones == 64 {
+		t.Errorf("64 random bools, %d true", ones)
+	}
+	u8, _ := tensor.Random(rng, tensor.Uint8, "", [][]int64{{13}})
+	if data, _ := u8.Sample(0).Bytes(); slices.Equal(data, make([]byte, 13)) {
+		t.Errorf("random bytes all zero")
+	}
+	_, err = tensor.Random(rng, tensor.Uint8, "HWC", [][]int64{{2, 2}})
+	if err == nil {
+		t.Errorf("a layout of 3 dimensions for 2-dimensional shapes")
+	}
 }

@@ -10,7 +10,9 @@
 //	                                 or with --ops the operators they provide
 //	dynop inspect [--json] PATH|ID|OPERATOR [PATH...]
 //	                                 show one plugin (a plugin file, or a plugin's ID)
-//	                                 or one operator's schema
+//	                                 or one operator's schema and CPU variants
+//	dynop bench [--shape S] [--dtype T] [--batch N] [--time D] [--arg K=V] OPERATOR [PATH...]
+//	                                 time each variant of an operator this CPU runs
 //	dynop run [flags] PIPELINE.yaml  run a pipeline file (see package pipeline)
 //	                                 and write its outputs; flags --in, --out,
 //	                                 --workers, --trace, --json, --no-fuse, --plugin
@@ -133,7 +135,12 @@ Commands:
                               with --ops, the operators
   inspect [--json] PATH|ID|OPERATOR [PATH...]
                               show everything about one plugin (a plugin file, or
-                              a plugin's ID) or one operator's schema
+                              a plugin's ID) or one operator: its schema, and its
+                              CPU variants with the one this CPU runs and why
+  bench [flags] OPERATOR [PATH...]
+                              time every variant of an operator this CPU runs:
+                              --shape HxWxC  --dtype T  --batch N  --time D
+                              --arg NAME=VALUE (repeatable)
   run [flags] PIPELINE.yaml   run a pipeline file over its inputs and write its outputs:
                               --in PATH | --in NAME=PATH   replace an input's files
                               --out DIR                    write every output into DIR
@@ -156,7 +163,9 @@ Plugins are searched in the PATH arguments (files or directories) or --plugin,
 then $DYNOP_PLUGIN_PATH (colon-separated), the directory plugins next to this
 program, and $XDG_DATA_HOME/dynop/plugins. $DYNOP_TRUST_DIR names a directory of
 trusted public keys; then unsigned plugins are untrusted unless
-$DYNOP_SIGNATURE_POLICY is warn or off.
+$DYNOP_SIGNATURE_POLICY is warn or off. $DYNOP_CPU_FEATURES turns CPU features
+off (-avx512f,-avx2) and $DYNOP_VERIFY_VARIANTS=1 checks every CPU variant
+against its reference at first use.
 `
 
 // errUsage marks errors after which the usage is worth reading.
@@ -165,7 +174,7 @@ var errUsage = errors.New("usage")
 // run executes the command line args and returns the exit status: 0 on
 // success, 1 on failure, 2 on a usage error.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	err := dispatch(ctx, args, stdout, stderr)
+	err := command(ctx, args, stdout, stderr)
 	switch {
 	case err == nil:
 		return 0
@@ -180,7 +189,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func command(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return fmt.Errorf("%w: no command given", errUsage)
 	}
@@ -216,6 +225,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return runCommand(ctx, args, stdout, stderr)
 	case "graph":
 		return graphCommand(ctx, args, stdout)
+	case "bench":
+		return benchCommand(ctx, args, stdout)
 	case "manifest":
 		return manifestCommand(ctx, args, stdout)
 	case "keygen":
@@ -458,7 +469,7 @@ func inspect(ctx context.Context, w io.Writer, target string, paths []string, as
 	} else if st, err = h.Plugin(target); err != nil {
 		e, oerr := h.Operators().Lookup(target)
 		if oerr == nil {
-			return writeOperator(w, e, asJSON)
+			return inspectOperator(ctx, w, h, e, asJSON)
 		}
 		return fmt.Errorf("%q is neither a plugin nor an operator: %w; %w; give a plugin file's path, a plugin ID or an operator name (dynop list and dynop list --ops show them)", target, err, oerr)
 	}
