@@ -28,12 +28,16 @@ examples: plugins
 ## then the cgo packages again with the strict pointer checks of cgocheck2.
 test:
 	$(GO) vet ./...
+	cd bench && $(GO) vet ./...
 	GODEBUG=cgocheck=1 $(GO) test -race ./...
 	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./loader/... ./plugins/... ./examples/native/ ./examples/operators/ ./cmd/dynop/
 
-## bench: every benchmark, with allocations.
+## bench: every benchmark, with allocations; then, in the separate module
+## bench/, dynop against its peers (imaging) and the machine's bandwidth,
+## on one core and on two.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	cd bench && $(GO) test -run '^$$' -bench . -benchmem -cpu 1,2
 
 ## build: build the dynop CLI into ./bin, and the example native plugins
 ## into ./bin/plugins (where the CLI looks) with their manifests.
@@ -49,8 +53,14 @@ plugins: $(PLUGINS)
 plugins/vecmath/libdynop_vecmath.so: plugins/vecmath/c/vecmath.c plugins/vecmath/vecmath.h abi/include/dynop/dynop.h
 	$(CC) $(PLUGIN_CFLAGS) $(PLUGIN_FLAGS) -o $@ $<
 
+# imgproc: no fused multiply-adds, so that its SIMD variants compute the
+# scalar reference's floats bit for bit, and sqrtf as an instruction rather
+# than a call into libm, which the library does not link. internal/cbuild's
+# Imgproc builds it the same way.
+IMGPROC_CFLAGS = -ffp-contract=off -fno-math-errno
+
 plugins/imgproc/libdynop_imgproc.so: plugins/imgproc/c/imgproc.c abi/include/dynop/dynop.h
-	$(CC) $(PLUGIN_CFLAGS) $(PLUGIN_FLAGS) -o $@ $<
+	$(CC) $(PLUGIN_CFLAGS) $(PLUGIN_FLAGS) $(IMGPROC_CFLAGS) -o $@ $<
 
 plugins/stats/libdynop_stats.so: plugins/stats/cpp/stats.cpp plugins/stats/stats.h plugins/vecmath/vecmath.h abi/include/dynop/dynop.h
 	$(CXX) $(PLUGIN_CXXFLAGS) $(PLUGIN_FLAGS) -o $@ $<

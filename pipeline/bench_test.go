@@ -4,6 +4,12 @@ import (
 	"context"
 	"testing"
 
+	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/internal/cbuild"
+	_ "github.com/dynop/dynop/loader/native"
+	"github.com/dynop/dynop/plugin"
+	imageplugin "github.com/dynop/dynop/plugins/image"
+
 	dgraph "github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/pipeline"
@@ -11,8 +17,9 @@ import (
 )
 
 // BenchmarkDemoPipeline runs the demo pipeline (examples/pipelines/
-// demo.yaml, with the Go grayscale) over its six bundled images, with
-// the pointwise chain fused and not, on 1 and 2 workers: images/s.
+// demo.yaml: the Go image plugin and the C imgproc plugin) over its six
+// bundled images, with the pointwise chain fused and not, on 1 and 2
+// workers: images/s.
 func BenchmarkDemoPipeline(b *testing.B) {
 	for _, c := range []struct {
 		name    string
@@ -20,7 +27,12 @@ func BenchmarkDemoPipeline(b *testing.B) {
 		workers int
 	}{{"fused/1", false, 1}, {"unfused/1", true, 1}, {"fused/2", false, 2}, {"unfused/2", true, 2}} {
 		b.Run(c.name, func(b *testing.B) {
-			h := runHost(b)
+			h, err := dynop.Open(context.Background(), dynop.Options{Plugins: []plugin.Plugin{imageplugin.New()}, NoRegistered: true,
+				Paths: []string{cbuild.Imgproc(b)}, NoDefaultPaths: true, CacheDir: b.TempDir()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer h.Close(context.Background())
 			spec, err := pipeline.Load("../examples/pipelines/demo.yaml")
 			if err != nil {
 				b.Fatal(err)

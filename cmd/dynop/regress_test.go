@@ -10,6 +10,7 @@ import (
 // Regression: --in PATH and --in photos=PATH2 together dropped PATH2
 // silently.
 func TestRegressionInMixedForms(t *testing.T) {
+	withImgproc(t)
 	out := t.TempDir()
 	code, stdout, stderr := runCLI(t, "run", demo, "--out", out,
 		"--in", "../../examples/pipelines/images/rings.png",
@@ -23,6 +24,7 @@ func TestRegressionInMixedForms(t *testing.T) {
 
 // Regression: a path that contains '=' was taken for NAME=PATH.
 func TestRegressionInPathWithEquals(t *testing.T) {
+	withImgproc(t)
 	dir := t.TempDir()
 	data, err := os.ReadFile("../../examples/pipelines/images/rings.png")
 	if err != nil {

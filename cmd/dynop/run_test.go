@@ -8,11 +8,21 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dynop/dynop/internal/cbuild"
 )
 
 const demo = "../../examples/pipelines/demo.yaml"
 
+// withImgproc builds the imgproc plugin, the backbone of the demo
+// pipeline, and puts it on the CLI's search path for the test (make demo
+// finds it in bin/plugins).
+func withImgproc(t *testing.T) {
+	t.Setenv("DYNOP_PLUGIN_PATH", filepath.Dir(cbuild.Imgproc(t)))
+}
+
 func TestRunDemoPipeline(t *testing.T) {
+	withImgproc(t)
 	out := t.TempDir()
 	trace := filepath.Join(t.TempDir(), "trace.json")
 	code, stdout, stderr := runCLI(t, "run", demo, "--out", out, "--workers", "2", "--trace", trace)
@@ -69,6 +79,7 @@ func TestRunDemoPipeline(t *testing.T) {
 }
 
 func TestGraphCommand(t *testing.T) {
+	withImgproc(t)
 	code, stdout, stderr := runCLI(t, "graph", demo, "--dot")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -85,6 +96,7 @@ func TestGraphCommand(t *testing.T) {
 }
 
 func TestRunErrors(t *testing.T) {
+	withImgproc(t)
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("inputs: {a: {files: x.png}}\noperators:\n  - {name: d, op: image.Decod, inputs: [a]}\noutputs: {o: {from: d}}\n"), 0o644)

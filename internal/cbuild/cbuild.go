@@ -86,9 +86,13 @@ func Stats(t testing.TB, extra ...string) string {
 	return Plugin(t, "libdynop_stats.so", "plugins/stats/cpp/stats.cpp", extra...)
 }
 
-// Imgproc builds the example C plugin dynop.plugin.imgproc.
+// Imgproc builds the example C plugin dynop.plugin.imgproc, with the
+// extra flags of IMGPROC_CFLAGS in the Makefile: no fused multiply-adds
+// (its SIMD variants must compute the scalar reference's floats bit for
+// bit) and no errno from math functions (sqrtf is an instruction, and
+// the library needs no libm).
 func Imgproc(t testing.TB) string {
-	return Plugin(t, "libdynop_imgproc.so", "plugins/imgproc/c/imgproc.c")
+	return Plugin(t, "libdynop_imgproc.so", "plugins/imgproc/c/imgproc.c", "-ffp-contract=off", "-fno-math-errno")
 }
 
 // Mapped reports whether the file at path is mapped into this process,

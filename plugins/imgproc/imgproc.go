@@ -1,13 +1,69 @@
 // Package imgproc describes the example native plugin dynop.plugin.imgproc,
 // built from c/imgproc.c into libdynop_imgproc.so (make plugins). Its
-// operators run on the CPU with C kernels that the library also exports
-// for direct calls (dynop_imgproc_gray_u8, dynop_imgproc_gray_f32).
+// operators run on the CPU, each in three variants compiled into the one
+// library: "avx512" (needs avx512f and avx512bw), "avx2" (avx2) and
+// "scalar", the portable reference in plain C. The host picks one per
+// process, the first the CPU has; every variant computes the reference's
+// bytes exactly, floats included (the library is built without fused
+// multiply-adds). On other architectures than x86 only the scalar variants
+// are built.
 //
-// imgproc.Grayscale is bit-identical to the Go operator image.Grayscale of
-// plugins/image: BT.601 luma, (77 R + 150 G + 29 B + 128) >> 8 on uint8
-// and 0.299 R + 0.587 G + 0.114 B on float32. It accepts the same inputs
-// (uint8 or float32 HWC images with 3 or 4 channels) and, like it, no
-// arguments.
+// Images are HWC tensors (height, width, channels) of uint8 or float32,
+// with any strides and byte offset (the SIMD paths need each row's pixels
+// and channels contiguous and use scalar code for other rows). Borders
+// replicate the edge: a pixel outside the image takes the value of the
+// nearest edge pixel, (y, x) → (clamp(y, 0, H-1), clamp(x, 0, W-1)).
+// Divisions by powers of two are arithmetic shifts of non-negative sums.
+//
+// [Grayscale] is bit-identical to the Go operator image.Grayscale of
+// plugins/image: BT.601 luma of 3- or 4-channel images (alpha ignored) to
+// one channel, (77 R + 150 G + 29 B + 128) >> 8 on uint8 and
+// (0.299 R + 0.587 G) + 0.114 B on float32, each product rounded to
+// float32. Like image.Grayscale, it takes no arguments.
+//
+// [GaussianBlur] (sigma > 0, at most 256; radius, 0 for ceil(3 sigma), at
+// most 1024) blurs 1-, 3- or 4-channel images with a separable Gaussian,
+// weights w_i = exp(-i²/(2 sigma²)) / Σ for i in [-r, r], first along rows,
+// then along columns; sigma that is not a positive finite number (NaN
+// included) is refused. On uint8 the weights are integers k_i = k_-i
+// summing to exactly 1<<14 (floors of w_i·2¹⁴, the remainder handed out one
+// unit to the centre if it is odd, then one to each pair ±i in order of
+// largest fraction, ties to the inner tap), the horizontal pass keeps 6
+// fraction bits, t = (Σ k_i p(x+i) + 128) >> 8, and the vertical pass
+// rounds, out = (Σ k_i t(y+i) + 1<<19) >> 20. On float32 the weights are
+// f_i = float32(w_i), and each pass computes acc = f_0·p(0), then for
+// i = 1..r in order acc = acc + f_i·(p(-i) + p(+i)). Outer taps whose
+// weight is zero (in the dtype's weights) are skipped.
+//
+// [Sobel] computes, per channel of 1-, 3- or 4-channel images, the
+// gradient magnitude of the 3×3 Sobel operators gx = [-1 0 1; -2 0 2;
+// -1 0 1] and gy its transpose (as correlations: right column minus left,
+// bottom row minus top), separably: S = (p(y-1) + 2 p(y)) + p(y+1) and
+// D = p(y+1) - p(y-1) per column x, gx = S(x+1) - S(x-1) and
+// gy = (D(x-1) + 2 D(x)) + D(x+1). On uint8 gx and gy are integers and
+// out = min(255, int(sqrtf(float32(gx² + gy²)) + 0.5)); on float32
+// out = sqrtf(gx·gx + gy·gy), each product rounded.
+//
+// [Resize] (width, height: 1 to 1<<20) resamples 1-, 3- or 4-channel
+// images bilinearly to height × width, pixel centres aligned: along each
+// axis, output index d reads src = ((d + 0.5)·in)/out - 0.5 (float64),
+// clamped to [0, in-1], from pixels i0 = floor(src) and
+// i1 = min(i0+1, in-1) with fraction f = src - i0. On uint8 with
+// w = round(f·2048) (half away from zero), each source row gives
+// h = p0·(2048-wx) + p1·wx and out = (h0·(2048-wy) + h1·wy + 1<<21) >> 22;
+// on float32 h = p0·float32(1-fx) + p1·float32(fx), then
+// out = h0·float32(1-fy) + h1·float32(fy), each product rounded.
+//
+// [Saxpy] (a, default 1) computes out = a·x + y on two float32 tensors of
+// the same shape, any rank and layout, as (a·x) + y with the product
+// rounded. It runs at memory bandwidth: large arrays are written with
+// non-temporal stores.
+//
+// The library also exports its kernels for direct calls from benchmarks:
+// dynop_imgproc_gray_u8 and dynop_imgproc_gray_f32 (the scalar Grayscale
+// kernels), dynop_imgproc_saxpy_f32 (the scalar Saxpy kernel) and
+// dynop_imgproc_saxpy_f32_avx2 and dynop_imgproc_saxpy_f32_avx512, to be
+// called only on a CPU that has those features.
 //
 // The plugin's populate pass imgproc.native-grayscale attaches
 // imgproc.Grayscale to graph nodes of kind image.Grayscale, so a graph
@@ -19,8 +75,20 @@ package imgproc
 // PluginID is the plugin's ID.
 const PluginID = "dynop.plugin.imgproc"
 
-// Grayscale is the name of its grayscale operator.
-const Grayscale = "imgproc.Grayscale"
+// Names of the plugin's operators.
+const (
+	// Grayscale converts RGB(A) images to BT.601 luma, as image.Grayscale.
+	Grayscale = "imgproc.Grayscale"
+	// GaussianBlur blurs images with a separable Gaussian (arguments sigma
+	// and radius).
+	GaussianBlur = "imgproc.GaussianBlur"
+	// Sobel computes the 3×3 Sobel gradient magnitude of each channel.
+	Sobel = "imgproc.Sobel"
+	// Resize resizes images bilinearly (arguments width and height).
+	Resize = "imgproc.Resize"
+	// Saxpy computes a·x + y on float32 tensors (argument a).
+	Saxpy = "imgproc.Saxpy"
+)
 
 // NativeGrayscalePass is the name of its populate pass that replaces the
 // Go operator image.Grayscale with Grayscale in graphs.
