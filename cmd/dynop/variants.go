@@ -332,7 +332,7 @@ func writeBench(w io.Writer, h *dynop.Host, s op.Schema, o benchOptions, inBytes
 			notes = append(notes, "DISAGREES with the reference: "+r.agrees.Error())
 		}
 		mbs := float64(inBytes) / r.median.Seconds() / 1e6
-		fmt.Fprintf(tw, "%s\t%s\t%v\t%.0f\t%.2f×\t%d\t%s\n", st.Name, strings.Join(needs, ","), r.median.Round(time.Microsecond/10),
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%.0f\t%.2f×\t%d\t%s\n", st.Name, strings.Join(needs, ","), r.median.Round(time.Microsecond),
 			mbs, ref.Seconds()/r.median.Seconds(), r.calls, strings.Join(notes, "; "))
 	}
 	return tw.Flush()
