@@ -132,7 +132,8 @@ type Options struct {
 	SignaturePolicy sign.Policy
 
 	// Machine is the machine whose features plugins' requirements are
-	// checked against; nil means [machine.Current].
+	// checked against; nil means [machine.Current]. CPU variants are
+	// chosen among the features both it and this CPU have.
 	Machine *machine.Machine
 
 	// CPUFeatures turns CPU features off for this host, in the form of
@@ -191,16 +192,18 @@ func hostMachine(opts Options) (*machine.Machine, error) {
 	if cpu, err = cpu.TurnOff(opts.CPUFeatures); err != nil {
 		return nil, fmt.Errorf("dynop: open: Options.CPUFeatures: %w", err)
 	}
-	off := cpu.Off & cpu.Has
-	if off == 0 {
+	if cpu.Off&cpu.Has == 0 {
 		return m, nil
 	}
 	c := *m
-	c.CPUFeatures = slices.DeleteFunc(slices.Clone(m.CPUFeatures), func(name string) bool {
-		f, ok := dispatch.Lookup(name)
-		return ok && off.Has(f)
-	})
-	c.CPUFeaturesOff = off.Names()
+	c.CPUFeatures, c.CPUFeaturesOff = nil, nil
+	for _, name := range m.CPUFeatures {
+		if cpu.TurnsOff(name) {
+			c.CPUFeaturesOff = append(c.CPUFeaturesOff, name)
+		} else {
+			c.CPUFeatures = append(c.CPUFeatures, name)
+		}
+	}
 	return &c, nil
 }
 
@@ -267,8 +270,10 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		return nil, err
 	}
 	h.machine = m
+	// What variants may use is what this CPU has: a Machine describing a
+	// richer CPU must not make code run that the CPU cannot run.
 	off := dispatch.FromNames(m.CPUFeaturesOff)
-	h.cpu = dispatch.CPU{Has: dispatch.FromNames(m.CPUFeatures) | off, Off: off}
+	h.cpu = dispatch.CPU{Has: dispatch.Detect() & (dispatch.FromNames(m.CPUFeatures) | off), Off: off}
 	verify, err := dispatch.VerifyFromEnv()
 	if err != nil {
 		return nil, fmt.Errorf("dynop: open: %w", err)

@@ -60,6 +60,38 @@ func (c CPU) TurnOff(spec string) (CPU, error) {
 	return c, nil
 }
 
+// builtOn maps the names of features that machine reports but dispatch
+// has no bit for to the features they build on, so that turning those off
+// turns these off too: without it a plugin that requires "avx512" would
+// still run with avx512f turned off.
+var builtOn = map[string]Features{
+	"avx512":           Of(AVX512F, AVX512CD, AVX512BW, AVX512DQ, AVX512VL),
+	"avx512er":         AVX512F.Set(),
+	"avx512pf":         AVX512F.Set(),
+	"avx5124fmaps":     AVX512F.Set(),
+	"avx5124vnniw":     AVX512F.Set(),
+	"avx512vaes":       AVX512F.Set(),
+	"avx512gfni":       AVX512F.Set(),
+	"avx512vpclmulqdq": AVX512F.Set(),
+	"avxifma":          AVX2.Set(),
+	"avxvnniint8":      AVX2.Set(),
+	"aes":              SSE2.Set(),
+	"pclmulqdq":        SSE2.Set(),
+}
+
+// TurnsOff reports whether c turns off the feature called name, a name as
+// machine.Machine.CPUFeatures lists it: one of dispatch's features that is
+// off, or a feature dispatch has no bit for that builds on one that is.
+func (c CPU) TurnsOff(name string) bool {
+	if f, ok := Lookup(name); ok {
+		return c.Off.Has(f)
+	}
+	if on, ok := builtOn[name]; ok {
+		return on.Closure()&c.Off != 0
+	}
+	return false
+}
+
 // String describes c: its available features, and those turned off.
 func (c CPU) String() string {
 	s := c.Available().String()

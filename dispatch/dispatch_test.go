@@ -171,7 +171,7 @@ func TestChoose(t *testing.T) {
 	}{
 		{dispatch.CPU{Has: full}, nil, "avx512", []string{"chosen: the best runnable variant", "runnable; a better variant runs", "runnable; a better variant runs"}},
 		{dispatch.CPU{Has: dispatch.AVX2.Set().Closure() | dispatch.FMA.Set()}, nil, "avx2", []string{"needs avx512bw,avx512f,f16c (this CPU lacks them)", "chosen: the best runnable variant", "runnable; a better variant runs"}},
-		{must(dispatch.CPU{Has: full}.TurnOff("-avx2")), nil, "scalar", []string{"needs avx2,avx512bw,avx512f (turned off by DYNOP_CPU_FEATURES)", "needs avx2 (turned off by DYNOP_CPU_FEATURES)", "chosen: the reference, the only runnable variant"}},
+		{must(dispatch.CPU{Has: full}.TurnOff("-avx2")), nil, "scalar", []string{"needs avx2,avx512bw,avx512f (turned off for this host: DYNOP_CPU_FEATURES or Options.CPUFeatures)", "needs avx2 (turned off for this host: DYNOP_CPU_FEATURES or Options.CPUFeatures)", "chosen: the reference, the only runnable variant"}},
 		{dispatch.CPU{Has: full}, map[string]string{"avx512": "disagrees with scalar", "scalar": "ignored"}, "avx2", []string{"disabled: disagrees with scalar", "chosen: the best runnable variant", "runnable; a better variant runs"}},
 		{dispatch.CPU{}, nil, "scalar", []string{"needs avx,avx2,avx512bw,avx512f,f16c,fma,sse2,sse3,sse41,sse42,ssse3 (this CPU lacks them)", "needs avx,avx2,fma,sse2,sse3,sse41,sse42,ssse3 (this CPU lacks them)", "chosen: the reference, the only runnable variant"}},
 	}
@@ -222,4 +222,16 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+func TestTurnsOffNamesDispatchHasNoBitFor(t *testing.T) {
+	c, err := dispatch.CPU{Has: dispatch.AVX512BW.Set().Closure()}.TurnOff("-avx2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{"avx512": true, "avx512vaes": true, "avxifma": true, "avx2": true, "avx512f": true, "fma": false, "aes": false, "amxtile": false} {
+		if got := c.TurnsOff(name); got != want {
+			t.Errorf("with -avx2, TurnsOff(%q) = %v, want %v", name, got, want)
+		}
+	}
 }

@@ -36,7 +36,7 @@ func (s Status) Runnable() bool { return s.Missing == 0 && s.Off == 0 && s.Disab
 
 // Why says in a few words why the variant runs or not: "chosen: best
 // runnable", "needs avx512bw (this CPU lacks it)", "needs avx2 (turned off
-// by DYNOP_CPU_FEATURES)", "disabled: ...", "runnable; a better variant
+// for this host: ...)", "disabled: ...", "runnable; a better variant
 // runs".
 func (s Status) Why() string {
 	var why []string
@@ -44,7 +44,7 @@ func (s Status) Why() string {
 		why = append(why, fmt.Sprintf("needs %s (this CPU lacks %s)", s.Missing, them(s.Missing)))
 	}
 	if s.Off != 0 {
-		why = append(why, fmt.Sprintf("needs %s (turned off by %s)", s.Off, EnvFeatures))
+		why = append(why, fmt.Sprintf("needs %s (turned off for this host: %s or Options.CPUFeatures)", s.Off, EnvFeatures))
 	}
 	if s.Disabled != "" {
 		why = append(why, "disabled: "+s.Disabled)

@@ -129,10 +129,17 @@ func Detect() *Machine {
 // [KnownCPUFeatures] for m's architecture. On arm64, "neon" is accepted as
 // another name for "asimd".
 func (m *Machine) HasCPUFeature(name string) bool {
-	if alias, ok := cpuFeatureAliases[m.Arch][name]; ok {
-		name = alias
+	return slices.Contains(m.CPUFeatures, CanonicalCPUFeature(m.Arch, name))
+}
+
+// CanonicalCPUFeature returns the name this package reports for the
+// feature called name on arch: "asimd" for "neon" on arm64, name itself
+// otherwise.
+func CanonicalCPUFeature(arch, name string) string {
+	if alias, ok := cpuFeatureAliases[arch][name]; ok {
+		return alias
 	}
-	return slices.Contains(m.CPUFeatures, name)
+	return name
 }
 
 // String describes m in one line, for example

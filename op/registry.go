@@ -332,7 +332,7 @@ func (r *Registry) New(ctx context.Context, name string, args Args, opts ...Opti
 	if err != nil {
 		return nil, joinRelease(err, release)
 	}
-	if vs := o.Variants[dev]; r.verify && s.variant == "" && len(vs) > 1 {
+	if vs := o.Variants[dev]; r.verify && dev == CPU && s.variant == "" && len(vs) > 1 { // random inputs are made on the CPU
 		in.verify = &pendingVerify{r: r, st: e.variants(dev), variants: vs}
 	}
 	return in, nil

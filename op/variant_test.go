@@ -172,7 +172,7 @@ func TestVariantsReport(t *testing.T) {
 		got = append(got, s.Name+": "+s.Why())
 	}
 	want := []string{
-		"avx512: needs avx512bw,avx512f (turned off by DYNOP_CPU_FEATURES)",
+		"avx512: needs avx512bw,avx512f (turned off for this host: DYNOP_CPU_FEATURES or Options.CPUFeatures)",
 		"avx2: chosen: the best runnable variant",
 		"scalar: runnable; a better variant runs",
 	}

@@ -24,13 +24,20 @@ type pendingVerify struct {
 // device, then moves the instance to another variant if its own was
 // disabled.
 func (in *Instance) verifyVariants(ctx context.Context, inputs []*tensor.Batch) error {
+	if noElements(inputs) {
+		return nil // nothing to compare on: the next Run verifies
+	}
 	v := in.verify
-	in.verify = nil
-	v.st.verified.Do(func() { v.r.runVerification(ctx, in, v, inputs) })
+	// Verification runs to the end even if the caller's context ends: a
+	// variant cut short must not be taken for one that disagrees.
+	v.st.verified.Do(func() { v.r.runVerification(context.WithoutCancel(ctx), in, v, inputs) })
 	disabled := v.st.disabledCopy()
 	if disabled[in.variant] == "" {
+		in.verify = nil
 		return nil
 	}
+	// in.verify stays set until the move succeeds, so that a failed move
+	// is tried again rather than the disabled variant run.
 	ch, err := dispatch.Choose(describeVariants(v.variants), v.r.cpu, disabled)
 	if err != nil {
 		return fmt.Errorf("op: %s: run: %w", in.what(), err)
@@ -44,12 +51,25 @@ func (in *Instance) verifyVariants(ctx context.Context, inputs []*tensor.Batch) 
 		closeImpl(impl)
 		return err
 	}
-	old := in.impl
-	in.impl, in.variant = impl, next.Name
+	old, oldName := in.impl, in.variant
+	in.impl, in.variant, in.verify = impl, next.Name, nil
 	if err := closeImpl(old); err != nil {
-		v.r.log.Warn("closing the instance of a disabled variant", "operator", in.schema.Name, "variant", next.Name, "err", err)
+		v.r.log.Warn("closing the instance of a disabled variant", "operator", in.schema.Name, "variant", oldName, "err", err)
 	}
 	return nil
+}
+
+// noElements reports whether inputs hold no element at all (an empty
+// batch, or samples of size zero), on which variants cannot be compared.
+func noElements(inputs []*tensor.Batch) bool {
+	for _, b := range inputs {
+		for _, t := range b.Samples() {
+			if t.NumElements() > 0 {
+				return false
+			}
+		}
+	}
+	return len(inputs) > 0
 }
 
 func closeImpl(impl Impl) (err error) {
@@ -76,12 +96,16 @@ func (r *Registry) runVerification(ctx context.Context, in *Instance, v *pending
 		return
 	}
 	ref := v.variants[len(v.variants)-1]
+	ch, _ := dispatch.Choose(describeVariants(v.variants), r.cpu, nil)
+	if st := ch.Variants[len(ch.Variants)-1]; !st.Runnable() {
+		log.Warn("variants not verified: this CPU cannot run the reference variant", "reference", ref.Name, "why", st.Why())
+		return
+	}
 	want, err := in.runVariant(ctx, ref, random)
 	if err != nil {
 		log.Warn("variants not verified: the reference variant failed on random input", "reference", ref.Name, "err", err)
 		return
 	}
-	ch, _ := dispatch.Choose(describeVariants(v.variants), r.cpu, nil)
 	for i, vv := range v.variants[:len(v.variants)-1] {
 		if !ch.Variants[i].Runnable() {
 			continue

@@ -72,7 +72,7 @@ func unmetCPUFeatures(features []string, m *machine.Machine) []string {
 	for i, f := range features {
 		switch {
 		case slices.Contains(features[:i], f), m.HasCPUFeature(f):
-		case slices.Contains(m.CPUFeaturesOff, f):
+		case slices.Contains(m.CPUFeaturesOff, machine.CanonicalCPUFeature(m.Arch, f)):
 			off = append(off, f)
 		case known == nil:
 			undetectable = append(undetectable, f)
@@ -97,7 +97,7 @@ func unmetCPUFeatures(features []string, m *machine.Machine) []string {
 		unmet = append(unmet, fmt.Sprintf("needs %s (this CPU lacks %s)", cpuFeatureList(missing), them))
 	}
 	if len(off) > 0 {
-		unmet = append(unmet, fmt.Sprintf("needs %s (turned off by %s)", cpuFeatureList(off), dispatch.EnvFeatures))
+		unmet = append(unmet, fmt.Sprintf("needs %s (turned off for this host: %s or Options.CPUFeatures)", cpuFeatureList(off), dispatch.EnvFeatures))
 	}
 	if len(undetectable) > 0 {
 		unmet = append(unmet, fmt.Sprintf("needs %s, which dynop cannot detect on %s", cpuFeatureList(undetectable), orUnknown(m.Arch)))

@@ -128,14 +128,14 @@ func benchCommand(ctx context.Context, args []string, w io.Writer) error {
 	budget := fs.Duration("time", 500*time.Millisecond, "time to spend on each variant")
 	var argList listFlag
 	fs.Var(&argList, "arg", "an operator argument NAME=VALUE, VALUE in JSON or a bare string (repeatable)")
-	if err := parse("bench", fs, args); err != nil {
+	pos, err := parseInterleaved("bench", fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() < 1 {
+	if len(pos) < 1 {
 		return fmt.Errorf("%w: bench takes an operator name", errUsage)
 	}
 	o := benchOptions{batch: *batch, budget: *budget, args: op.Args{}}
-	var err error
 	if o.shape, err = parseShape(*shape); err != nil {
 		return fmt.Errorf("%w: bench: --shape %q: %v", errUsage, *shape, err)
 	}
@@ -152,12 +152,12 @@ func benchCommand(ctx context.Context, args []string, w io.Writer) error {
 		}
 		o.args[name] = argValue(value)
 	}
-	h, err := openHost(ctx, fs.Args()[1:])
+	h, err := openHost(ctx, pos[1:])
 	if err != nil {
 		return err
 	}
 	defer h.Close(ctx)
-	e, err := h.Operators().Lookup(fs.Arg(0))
+	e, err := h.Operators().Lookup(pos[0])
 	if err != nil {
 		return err
 	}
@@ -332,8 +332,19 @@ func writeBench(w io.Writer, h *dynop.Host, s op.Schema, o benchOptions, inBytes
 			notes = append(notes, "DISAGREES with the reference: "+r.agrees.Error())
 		}
 		mbs := float64(inBytes) / r.median.Seconds() / 1e6
-		fmt.Fprintf(tw, "%s\t%s\t%v\t%.0f\t%.2f×\t%d\t%s\n", st.Name, strings.Join(needs, ","), r.median.Round(time.Microsecond),
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%.0f\t%.2f×\t%d\t%s\n", st.Name, strings.Join(needs, ","), roundDuration(r.median),
 			mbs, ref.Seconds()/r.median.Seconds(), r.calls, strings.Join(notes, "; "))
 	}
 	return tw.Flush()
+}
+
+// roundDuration keeps three or four significant digits.
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Millisecond:
+		return d.Round(time.Microsecond)
+	case d >= time.Microsecond:
+		return d.Round(time.Nanosecond * 10)
+	}
+	return d
 }

@@ -30,8 +30,8 @@ func TestInspectOperatorVariants(t *testing.T) {
 		`operator +test\.AddOne`,
 		`cpu +.*\(turned off: avx2,`,
 		`variants +best first; the last is the reference`,
-		`avx512 +needs avx512bw,avx512f +needs avx2,avx512bw,avx512f \(turned off by DYNOP_CPU_FEATURES\)`,
-		`avx2 +needs avx2 +needs avx2 \(turned off by DYNOP_CPU_FEATURES\)`,
+		`avx512 +needs avx512bw,avx512f +needs avx2,avx512bw,avx512f \(turned off for this host: DYNOP_CPU_FEATURES or Options\.CPUFeatures\)`,
+		`avx2 +needs avx2 +needs avx2 \(turned off for this host: DYNOP_CPU_FEATURES or Options\.CPUFeatures\)`,
 		`\* scalar +needs nothing +chosen: the reference, the only runnable variant`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out) {
@@ -69,14 +69,15 @@ func TestBenchVariants(t *testing.T) {
 	}
 	lib := variantsLib(t)
 	t.Setenv("DYNOP_CPU_FEATURES", "-avx512f")
-	code, out, errOut := runCLI(t, "bench", "--shape", "64x32", "--time", "1ms", "--batch", "2", "test.AddOne", lib)
+	// Flags may come after the operator's name.
+	code, out, errOut := runCLI(t, "bench", "test.AddOne", "--shape", "64x32", "--time", "1ms", lib, "--batch", "2")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{
 		`test\.AddOne on 2 × uint8 \[64 32\]`,
 		`VARIANT +NEEDS +TIME/CALL +INPUT MB/s +VS REFERENCE +CALLS`,
-		`avx512 +avx512bw,avx512f +- +- +- +- +skipped: needs avx512bw,avx512f \(turned off by DYNOP_CPU_FEATURES\)`,
+		`avx512 +avx512bw,avx512f +- +- +- +- +skipped: needs avx512bw,avx512f \(turned off for this host: DYNOP_CPU_FEATURES or Options\.CPUFeatures\)`,
 		// The fixture's variants add different numbers: bench says so.
 		`avx2 +avx2 +[0-9.]+[µnm]?s +[0-9]+ +[0-9.]+× +[0-9]+ +chosen; DISAGREES with the reference: output 0 sample 0: element \[0 0\] is [0-9a-f]{2}, want [0-9a-f]{2}`,
 		`scalar +nothing +[0-9.]+[µnm]?s +[0-9]+ +1\.00× +[0-9]+ +reference`,

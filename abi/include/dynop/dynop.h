@@ -520,8 +520,9 @@ typedef struct dynop_operator {
     /* Since 1.1: */
     uint32_t variant_count;        /* entries in variants; 0 if run is the implementation */
     const dynop_variant *variants; /* implementations of run (dynop_op_run_function), best
-                                    * first, the reference last; the host picks one per
-                                    * process and calls it as it would call run. create,
+                                    * first, the reference last; the host picks one when
+                                    * it creates an instance and calls it as it would call
+                                    * run. create,
                                     * setup and destroy are shared by all of them, and
                                     * every variant must compute what the reference does
                                     * (DYNOP_VERIFY_VARIANTS=1 checks) */
@@ -903,7 +904,7 @@ struct dynop_host {
     /* Chooses among count variants of the function called name (such as
      * "acme.math.VecMath.saxpy"), as the host chooses among an operator's:
      * returns the index of the first whose features are available, and
-     * records the choice for dynop inspect. For the functions of an
+     * logs the choice (at debug level). For the functions of an
      * interface table, which a plugin fills in from register. Returns -1
      * if none can run (last_error names the missing features) or the list
      * is malformed. */

@@ -9,7 +9,8 @@
  * scalar 1, avx2 2, avx512 3, so outputs tell which one ran),
  * BROKEN_AVX512 (avx512 gets element 3 wrong), RUN_TOO (run is set as well
  * as variants), BAD_NAME, DUP_NAME, NULL_FN, UNKNOWN_BIT (malformed
- * lists), REQUIRE_AVX2 (requirements.cpu_features "avx2"), SELECT (register
+ * lists), REQUIRE_AVX2 (requirements.cpu_features "avx2"; REQUIRE_FEATURES
+ * names others), SELECT (register
  * checks host->select_variant against host->cpu_features), SELECT_NONE
  * (register asks select_variant to choose among variants none of which
  * can run, and fails with its error).
@@ -106,7 +107,10 @@ static const dynop_op_schema schema = {
 static const dynop_op_schema *const schemas[] = {&schema};
 
 #ifdef REQUIRE_AVX2
-static const dynop_requirements req = {DYNOP_REQUIREMENTS_HEADER, NULL, DYNOP_V(0, 0, 0), NULL, "avx2", NULL,
+#define REQUIRE_FEATURES "avx2"
+#endif
+#ifdef REQUIRE_FEATURES
+static const dynop_requirements req = {DYNOP_REQUIREMENTS_HEADER, NULL, DYNOP_V(0, 0, 0), NULL, REQUIRE_FEATURES, NULL,
                                        DYNOP_V(0, 0, 0), DYNOP_V(0, 0, 0)};
 #define REQ &req
 #else
