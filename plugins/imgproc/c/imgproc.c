@@ -31,9 +31,10 @@
  * imgproc.GaussianBlur (sigma > 0, radius r, 0 = ceil(3 sigma)): separable
  * Gaussian, weights w_i = exp(-i^2 / (2 sigma^2)) / sum, i in [-r, r],
  * first along rows, then along columns; HWC with 1, 3 or 4 channels.
- *   uint8    integer weights k_i = k_-i >= 0 summing to exactly 1 << 14
- *            (floors of w_i << 14, the remainder given one by one to the
- *            centre and to the pairs with the largest fractions);
+ *   uint8    integer weights k_i = k_-i >= 0 summing to exactly 1 << 14:
+ *            floors of w_i * 2^14, then the remainder handed out one unit
+ *            to the centre if it is odd, then one unit to each pair +-i in
+ *            order of largest fraction (ties to the inner tap);
  *            horizontal t = (sum k_i p(x+i) + 128) >> 8 (6 fraction bits),
  *            vertical out = (sum k_i t(y+i) + (1 << 19)) >> 20.
  *   float32  f_i = (float)w_i; acc = f_0 p(0), then for i = 1..r in order
