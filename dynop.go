@@ -178,22 +178,24 @@ type Host struct {
 
 // hostMachine returns the machine of opts (or this one) with the CPU
 // features that $DYNOP_CPU_FEATURES and opts.CPUFeatures turn off moved
-// from CPUFeatures to CPUFeaturesOff.
-func hostMachine(opts Options) (*machine.Machine, error) {
+// from CPUFeatures to CPUFeaturesOff, and the CPU variants may use: what
+// both the machine and this CPU have (a Machine describing a richer CPU
+// must not make code run that the CPU cannot run), less what is off.
+func hostMachine(opts Options) (*machine.Machine, dispatch.CPU, error) {
 	m := opts.Machine
 	if m == nil {
 		m = machine.Current()
 	}
-	cpu := dispatch.CPU{Has: dispatch.FromNames(m.CPUFeatures)}
+	cpu := dispatch.CPU{Has: dispatch.Detect() & dispatch.FromNames(m.CPUFeatures)}
 	cpu, err := cpu.TurnOff(os.Getenv(dispatch.EnvFeatures))
 	if err != nil {
-		return nil, fmt.Errorf("dynop: open: %s: %w", dispatch.EnvFeatures, err)
+		return nil, cpu, fmt.Errorf("dynop: open: %s: %w", dispatch.EnvFeatures, err)
 	}
 	if cpu, err = cpu.TurnOff(opts.CPUFeatures); err != nil {
-		return nil, fmt.Errorf("dynop: open: Options.CPUFeatures: %w", err)
+		return nil, cpu, fmt.Errorf("dynop: open: Options.CPUFeatures: %w", err)
 	}
-	if cpu.Off&cpu.Has == 0 {
-		return m, nil
+	if cpu.Off == 0 {
+		return m, cpu, nil
 	}
 	c := *m
 	c.CPUFeatures, c.CPUFeaturesOff = nil, nil
@@ -204,7 +206,7 @@ func hostMachine(opts Options) (*machine.Machine, error) {
 			c.CPUFeatures = append(c.CPUFeatures, name)
 		}
 	}
-	return &c, nil
+	return &c, cpu, nil
 }
 
 // CPU returns the CPU features this host lets plugins use: those the CPU
@@ -265,15 +267,10 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if h.log == nil {
 		h.log = slog.Default()
 	}
-	m, err := hostMachine(opts)
-	if err != nil {
+	var err error
+	if h.machine, h.cpu, err = hostMachine(opts); err != nil {
 		return nil, err
 	}
-	h.machine = m
-	// What variants may use is what this CPU has: a Machine describing a
-	// richer CPU must not make code run that the CPU cannot run.
-	off := dispatch.FromNames(m.CPUFeaturesOff)
-	h.cpu = dispatch.CPU{Has: dispatch.Detect() & (dispatch.FromNames(m.CPUFeatures) | off), Off: off}
 	verify, err := dispatch.VerifyFromEnv()
 	if err != nil {
 		return nil, fmt.Errorf("dynop: open: %w", err)

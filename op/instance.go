@@ -110,27 +110,38 @@ func (in *Instance) Setup(inputs []*tensor.Batch) ([]OutputDesc, error) {
 	if err := in.guard("setup", func() (err error) { outs, err = in.impl.Setup(inputs); return err }); err != nil {
 		return nil, err
 	}
-	if len(outs) != len(in.schema.Outputs) {
-		return nil, fmt.Errorf("op: %s: setup: %w: returned %d output description(s), the schema has %d", in.what(), ErrSchema, len(outs), len(in.schema.Outputs))
-	}
-	for i, o := range outs {
-		if len(inputs) > 0 && len(o.Shapes) != in.batchSize {
-			return nil, fmt.Errorf("op: %s: setup: %w: output %q has %d sample shape(s) for a batch of %d", in.what(), ErrSchema, in.schema.Outputs[i].Name, len(o.Shapes), in.batchSize)
-		}
-		for j, s := range o.Shapes {
-			if slices.ContainsFunc(s, func(d int64) bool { return d < 0 }) {
-				return nil, fmt.Errorf("op: %s: setup: %w: output %q sample %d has negative shape %v", in.what(), ErrSchema, in.schema.Outputs[i].Name, j, s)
-			}
-			if n, ok := sampleBytes(o.DType, s); !ok || n > in.maxBytes {
-				return nil, fmt.Errorf("op: %s: setup: %w: output %q sample %d is %s %v, larger than the limit of %d bytes per sample (op.Options.MaxSampleBytes)",
-					in.what(), ErrSchema, in.schema.Outputs[i].Name, j, o.DType, s, in.maxBytes)
-			}
-		}
+	if err := in.checkDescs(outs, len(inputs) > 0); err != nil {
+		return nil, fmt.Errorf("op: %s: setup: %w", in.what(), err)
 	}
 	in.outs = outs
 	in.recordShapes(inputs)
 	in.setUp = true
 	return outs, nil
+}
+
+// checkDescs checks what an operator's Setup returned: one description
+// per schema output, a shape per sample (if there are inputs), no
+// negative dimension, no sample over the size limit. Errors wrap
+// [ErrSchema].
+func (in *Instance) checkDescs(outs []OutputDesc, hasInputs bool) error {
+	if len(outs) != len(in.schema.Outputs) {
+		return fmt.Errorf("%w: returned %d output description(s), the schema has %d", ErrSchema, len(outs), len(in.schema.Outputs))
+	}
+	for i, o := range outs {
+		if hasInputs && len(o.Shapes) != in.batchSize {
+			return fmt.Errorf("%w: output %q has %d sample shape(s) for a batch of %d", ErrSchema, in.schema.Outputs[i].Name, len(o.Shapes), in.batchSize)
+		}
+		for j, s := range o.Shapes {
+			if slices.ContainsFunc(s, func(d int64) bool { return d < 0 }) {
+				return fmt.Errorf("%w: output %q sample %d has negative shape %v", ErrSchema, in.schema.Outputs[i].Name, j, s)
+			}
+			if n, ok := sampleBytes(o.DType, s); !ok || n > in.maxBytes {
+				return fmt.Errorf("%w: output %q sample %d is %s %v, larger than the limit of %d bytes per sample (op.Options.MaxSampleBytes)",
+					ErrSchema, in.schema.Outputs[i].Name, j, o.DType, s, in.maxBytes)
+			}
+		}
+	}
+	return nil
 }
 
 // checkInputs checks inputs against the schema and sets in.batchSize.

@@ -181,6 +181,20 @@ func (r *Registry) Declare(s Schema, plugin string, p Provider) error {
 	return r.add(&entry{Entry: Entry{Schema: s, Plugin: plugin}, provider: p})
 }
 
+// operator returns e's operator: the one registered, or the one its
+// provider gives (starting its plugin), with a release function that lets
+// the plugin stop again.
+func (e *entry) operator(ctx context.Context) (Operator, func() error, error) {
+	if e.provider == nil {
+		return Operator{Schema: e.Schema, Backends: e.backends, Variants: e.vars}, func() error { return nil }, nil
+	}
+	o, release, err := e.provider.Provide(ctx, e.Schema.Name)
+	if err != nil {
+		return Operator{}, nil, fmt.Errorf("op: operator %q: plugin %q: %w", e.Schema.Name, e.Plugin, err)
+	}
+	return withReferences(o), release, nil
+}
+
 func (r *Registry) add(e *entry) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -261,11 +275,17 @@ func (r *Registry) Check(name string, args Args, opts ...Option) (*Values, error
 	return v, err
 }
 
-func (r *Registry) check(name string, args Args, opts []Option) (*entry, Device, *Values, error) {
+// settingsOf applies opts to the default settings.
+func settingsOf(opts []Option) settings {
 	s := settings{device: CPU}
 	for _, o := range opts {
 		o(&s)
 	}
+	return s
+}
+
+func (r *Registry) check(name string, args Args, opts []Option) (*entry, Device, *Values, error) {
+	s := settingsOf(opts)
 	e, err := r.entry(name)
 	if err != nil {
 		return nil, "", nil, err
@@ -300,21 +320,14 @@ func devList(ds []Device) string {
 // operator: [ErrNotFound], [ErrUnsupported], [ErrArgument], the plugin's
 // start error, or the factory's error ([ErrPanic] if it panicked).
 func (r *Registry) New(ctx context.Context, name string, args Args, opts ...Option) (*Instance, error) {
-	s := settings{device: CPU}
-	for _, o := range opts {
-		o(&s)
-	}
+	s := settingsOf(opts)
 	e, dev, vals, err := r.check(name, args, opts)
 	if err != nil {
 		return nil, err
 	}
-	o, release := Operator{Schema: e.Schema, Backends: e.backends, Variants: e.vars}, func() error { return nil }
-	if e.provider != nil {
-		po, rel, err := e.provider.Provide(ctx, name)
-		if err != nil {
-			return nil, fmt.Errorf("op: operator %q: plugin %q: %w", name, e.Plugin, err)
-		}
-		o, release = withReferences(po), rel
+	o, release, err := e.operator(ctx)
+	if err != nil {
+		return nil, err
 	}
 	in := &Instance{schema: vals.schema, plugin: e.Plugin, device: dev, args: vals, release: release, maxBytes: r.maxBytes}
 	factory, variant, err := r.choose(e, o, dev, s.variant)

@@ -164,23 +164,16 @@ func variantNames(vs []Variant) string {
 // starts the plugin for the call. An operator without variants on the
 // device returns a Choice with no variants.
 func (r *Registry) Variants(ctx context.Context, name string, opts ...Option) (dispatch.Choice, error) {
-	s := settings{device: CPU}
-	for _, o := range opts {
-		o(&s)
-	}
+	s := settingsOf(opts)
 	e, err := r.entry(name)
 	if err != nil {
 		return dispatch.Choice{Index: -1}, err
 	}
-	o := Operator{Schema: e.Schema, Backends: e.backends, Variants: e.vars}
-	if e.provider != nil {
-		po, release, err := e.provider.Provide(ctx, name)
-		if err != nil {
-			return dispatch.Choice{Index: -1}, fmt.Errorf("op: operator %q: plugin %q: %w", name, e.Plugin, err)
-		}
-		defer release()
-		o = po
+	o, release, err := e.operator(ctx)
+	if err != nil {
+		return dispatch.Choice{Index: -1}, err
 	}
+	defer release()
 	vs := o.Variants[s.device]
 	if len(vs) == 0 {
 		return dispatch.Choice{Index: -1}, nil

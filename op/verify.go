@@ -136,15 +136,10 @@ func (in *Instance) runVariant(ctx context.Context, v Variant, inputs []*tensor.
 	if err := in.guard("setup", func() (err error) { descs, err = impl.Setup(inputs); return err }); err != nil {
 		return nil, err
 	}
-	if len(descs) != len(in.schema.Outputs) {
-		return nil, fmt.Errorf("setup returned %d output description(s), the schema has %d", len(descs), len(in.schema.Outputs))
+	if err := in.checkDescs(descs, len(inputs) > 0); err != nil {
+		return nil, fmt.Errorf("setup: %w", err)
 	}
 	for _, d := range descs {
-		for _, s := range d.Shapes {
-			if n, ok := sampleBytes(d.DType, s); !ok || n > in.maxBytes {
-				return nil, fmt.Errorf("setup asked for an output of %s %v, over the limit", d.DType, s)
-			}
-		}
 		b, err := d.Alloc()
 		if err != nil {
 			return nil, err

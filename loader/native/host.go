@@ -301,14 +301,10 @@ func dynopGoSelectVariant(h C.uintptr_t, name *C.char, variants *C.dynop_variant
 	s := sessionOf(h)
 	fn := C.GoString(name)
 	r := reader{path: s.p.path}
-	vs, err := readVariantList(&r, "select_variant "+fn, unsafe.Pointer(variants), count)
+	_, desc, err := readVariantList(&r, "select_variant "+fn, unsafe.Pointer(variants), count)
 	if err != nil {
 		rc = s.fail(fmt.Errorf("native: plugin %q: %w: %w", s.p.info.ID, ErrABI, err), buf, n)
 		return -1
-	}
-	desc := make([]dispatch.Variant, len(vs))
-	for i, v := range vs {
-		desc[i] = dispatch.Variant{Name: v.Name, Needs: v.Needs}
 	}
 	ch, err := dispatch.Choose(desc, s.host.CPU(), nil)
 	if err != nil {

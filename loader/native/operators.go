@@ -232,31 +232,33 @@ func (s *session) readVariants(r *reader, cop *C.dynop_operator) ([]cVariant, er
 	if uintptr(TableAt(unsafe.Pointer(cop)).Header().Size) < uintptr(C.dynop_loader_operator_variants_end) || cop.variant_count == 0 {
 		return nil, nil
 	}
-	return readVariantList(r, "variants", unsafe.Pointer(cop.variants), cop.variant_count)
+	vs, _, err := readVariantList(r, "variants", unsafe.Pointer(cop.variants), cop.variant_count)
+	return vs, err
 }
 
 // readVariantList reads an array of n dynop_variant structs at p and
 // checks it as a list of variants: valid unique names, known features,
-// functions that are not NULL.
-func readVariantList(r *reader, what string, p unsafe.Pointer, n C.uint32_t) ([]cVariant, error) {
+// functions that are not NULL. It returns the variants and their
+// descriptions for dispatch.
+func readVariantList(r *reader, what string, p unsafe.Pointer, n C.uint32_t) ([]cVariant, []dispatch.Variant, error) {
 	ptrs := structArray(r, what, p, n, &C.dynop_loader_variant_type, C.DYNOP_VARIANT_VERSION_MAJOR, C.dynop_loader_min_variant)
 	if r.err != nil {
-		return nil, r.err
+		return nil, nil, r.err
 	}
 	out := make([]cVariant, len(ptrs))
 	desc := make([]dispatch.Variant, len(ptrs))
 	for i, p := range ptrs {
 		cv := (*C.dynop_variant)(p)
 		if cv.name == nil || cv.fn == nil {
-			return nil, fmt.Errorf("%s[%d]: name or fn is NULL", what, i)
+			return nil, nil, fmt.Errorf("%s[%d]: name or fn is NULL", what, i)
 		}
 		desc[i] = dispatch.Variant{Name: C.GoString(cv.name), Needs: dispatch.Features(cv.features)}
 		out[i] = cVariant{Variant: op.Variant{Name: desc[i].Name, Needs: desc[i].Needs}, fn: unsafe.Pointer(cv.fn)}
 	}
 	if err := dispatch.Check(desc); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
-	return out, nil
+	return out, desc, nil
 }
 
 // publishOperators hands the operators registered during register to the

@@ -3,7 +3,7 @@
 // operators run on the CPU, each in three variants compiled into the one
 // library: "avx512" (needs avx512f and avx512bw), "avx2" (avx2) and
 // "scalar", the portable reference in plain C. The host picks one per
-// process, the first the CPU has; every variant computes the reference's
+// instance, the first the CPU has (dynop inspect shows which); every variant computes the reference's
 // bytes exactly, floats included (the library is built without fused
 // multiply-adds). On other architectures than x86 only the scalar variants
 // are built.

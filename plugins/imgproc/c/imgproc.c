@@ -3,7 +3,7 @@
  * dynop.plugin.imgproc. Its operators run on the CPU, each in three
  * variants compiled into this one library: "avx512" (AVX-512 F and BW),
  * "avx2" and "scalar", the portable reference in plain C. The host picks
- * one per process (the first the CPU has); every variant computes the
+ * one per instance (the first the CPU has); every variant computes the
  * reference's bytes exactly. The library itself is built for the baseline
  * of its architecture: SIMD code lives only in functions with
  * __attribute__((target(...))), and on other architectures than x86 only
