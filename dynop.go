@@ -46,6 +46,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dynop/dynop/abi"
 	"github.com/dynop/dynop/discover"
 	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/graph"
@@ -61,7 +62,7 @@ import (
 // plugin, the interface and what was expected.
 var (
 	// ErrNotFound: no such plugin, or the plugin provides no such interface.
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = abi.ErrNotFound
 	// ErrVersion: the provided version does not satisfy the requested one.
 	ErrVersion = iface.ErrVersion
 	// ErrType: the implementation is not of the Go type the caller expects.
@@ -69,17 +70,17 @@ var (
 	// ErrInvalid: plugin information breaks the rules of [plugin.Info].
 	ErrInvalid = plugin.ErrInvalid
 	// ErrCycle: plugins acquire each other while starting.
-	ErrCycle = errors.New("dependency cycle")
+	ErrCycle = abi.ErrCycle
 	// ErrDuplicate: a plugin ID, or an interface of a plugin, given twice.
-	ErrDuplicate = errors.New("duplicate")
+	ErrDuplicate = abi.ErrDuplicate
 	// ErrClosed: the host is closed.
-	ErrClosed = errors.New("host is closed")
+	ErrClosed = abi.ErrClosed
 	// ErrReleased: the reference was already released.
-	ErrReleased = errors.New("reference already released")
+	ErrReleased = abi.ErrReleased
 	// ErrPanic: a plugin panicked; the panic was recovered.
 	ErrPanic = errors.New("plugin panicked")
 	// ErrState: the call is not allowed in the plugin's current state.
-	ErrState = errors.New("not allowed in this plugin state")
+	ErrState = abi.ErrState
 	// ErrSignature: a plugin file's signature does not verify; see
 	// package sign.
 	ErrSignature = sign.ErrSignature

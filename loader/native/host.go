@@ -105,9 +105,9 @@ func (s *session) end(step string, rc C.dynop_result) error {
 	if r == OK {
 		return nil
 	}
-	e := &ResultError{Plugin: s.p.info.ID, Call: step, Result: r, Message: msg}
+	e := &ResultError{Kind: "native", Plugin: s.p.info.ID, Call: step, Result: r, Message: msg}
 	if last != nil && resultOf(last) == r {
-		e.cause = last
+		e.Cause = last
 	}
 	return e
 }

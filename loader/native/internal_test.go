@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -136,5 +138,20 @@ func TestNestedCallWhileStopping(t *testing.T) {
 	case <-stopped:
 	case <-time.After(5 * time.Second):
 		t.Fatal("stop did not return after the call in flight")
+	}
+}
+
+// TestResultCodes checks package abi's result constants against dynop.h.
+func TestResultCodes(t *testing.T) {
+	want := []Result{OK, ErrorGeneric, ErrorInvalidArgument, ErrorNotFound, ErrorVersion, ErrorState,
+		ErrorCycle, ErrorNoMemory, ErrorUnsupported, ErrorDuplicate, ErrorType, ErrorClosed}
+	got := cResults()
+	if !slices.Equal(got, want) {
+		t.Fatalf("dynop.h's results are %v; package abi has %v", got, want)
+	}
+	for _, r := range got {
+		if strings.HasPrefix(r.String(), "dynop_result(") {
+			t.Errorf("result %d has no name", int32(r))
+		}
 	}
 }

@@ -312,7 +312,7 @@ func (o *nativeOp) fail(call string, rc C.dynop_result, msg string, sample int) 
 	if sample >= 0 {
 		call = fmt.Sprintf("%s (sample %d)", call, sample)
 	}
-	return &ResultError{Plugin: o.sess.p.info.ID, Call: call, Result: Result(rc), Message: msg}
+	return &ResultError{Kind: "native", Plugin: o.sess.p.info.ID, Call: call, Result: Result(rc), Message: msg}
 }
 
 const errBufSize = 1024

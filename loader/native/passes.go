@@ -145,9 +145,9 @@ func (p *nativePass) run(ctx context.Context, kind graph.PassKind, b *graph.Buil
 	if rc == C.DYNOP_OK {
 		return nil
 	}
-	e := &ResultError{Plugin: id, Call: fmt.Sprintf("pass %q", p.desc.Name), Result: Result(rc), Message: C.GoString(r.buf)}
+	e := &ResultError{Kind: "native", Plugin: id, Call: fmt.Sprintf("pass %q", p.desc.Name), Result: Result(rc), Message: C.GoString(r.buf)}
 	if r.lastErr != nil && (e.Message == "" || passResult(r.lastErr) == e.Result) {
-		e.cause = r.lastErr
+		e.Cause = r.lastErr
 	}
 	return e
 }

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/abi"
 	"github.com/dynop/dynop/iface"
 )
 
@@ -169,103 +170,35 @@ var ErrABI = errors.New("plugin breaks the C ABI")
 var ErrLoad = errors.New("the dynamic linker cannot load it")
 
 // Result is a dynop_result, the status code of a C ABI call.
-type Result int32
+type Result = abi.Result
 
-// The results of dynop.h, taken from its enum.
+// The results of dynop.h; see package abi.
 const (
-	OK                   Result = C.DYNOP_OK
-	ErrorGeneric         Result = C.DYNOP_ERROR
-	ErrorInvalidArgument Result = C.DYNOP_ERROR_INVALID_ARGUMENT
-	ErrorNotFound        Result = C.DYNOP_ERROR_NOT_FOUND
-	ErrorVersion         Result = C.DYNOP_ERROR_VERSION
-	ErrorState           Result = C.DYNOP_ERROR_STATE
-	ErrorCycle           Result = C.DYNOP_ERROR_CYCLE
-	ErrorNoMemory        Result = C.DYNOP_ERROR_NO_MEMORY
-	ErrorUnsupported     Result = C.DYNOP_ERROR_UNSUPPORTED
-	ErrorDuplicate       Result = C.DYNOP_ERROR_DUPLICATE
-	ErrorType            Result = C.DYNOP_ERROR_TYPE
-	ErrorClosed          Result = C.DYNOP_ERROR_CLOSED
+	OK                   = abi.OK
+	ErrorGeneric         = abi.ErrorGeneric
+	ErrorInvalidArgument = abi.ErrorInvalidArgument
+	ErrorNotFound        = abi.ErrorNotFound
+	ErrorVersion         = abi.ErrorVersion
+	ErrorState           = abi.ErrorState
+	ErrorCycle           = abi.ErrorCycle
+	ErrorNoMemory        = abi.ErrorNoMemory
+	ErrorUnsupported     = abi.ErrorUnsupported
+	ErrorDuplicate       = abi.ErrorDuplicate
+	ErrorType            = abi.ErrorType
+	ErrorClosed          = abi.ErrorClosed
 )
 
-var resultNames = [...]string{
-	"DYNOP_OK", "DYNOP_ERROR", "DYNOP_ERROR_INVALID_ARGUMENT", "DYNOP_ERROR_NOT_FOUND",
-	"DYNOP_ERROR_VERSION", "DYNOP_ERROR_STATE", "DYNOP_ERROR_CYCLE", "DYNOP_ERROR_NO_MEMORY",
-	"DYNOP_ERROR_UNSUPPORTED", "DYNOP_ERROR_DUPLICATE", "DYNOP_ERROR_TYPE", "DYNOP_ERROR_CLOSED",
-}
-
-// String returns the result's name in dynop.h.
-func (r Result) String() string {
-	if r >= 0 && int(r) < len(resultNames) {
-		return resultNames[r]
-	}
-	return fmt.Sprintf("dynop_result(%d)", int32(r))
-}
-
-// sentinels maps results to the host's sentinel errors, both ways.
-var sentinels = []struct {
-	r   Result
-	err error
-}{
-	{ErrorNotFound, dynop.ErrNotFound},
-	{ErrorVersion, dynop.ErrVersion},
-	{ErrorState, dynop.ErrState},
-	{ErrorCycle, dynop.ErrCycle},
-	{ErrorDuplicate, dynop.ErrDuplicate},
-	{ErrorType, dynop.ErrType},
-	{ErrorClosed, dynop.ErrClosed},
-	{ErrorInvalidArgument, dynop.ErrInvalid},
-	{ErrorUnsupported, errors.ErrUnsupported},
-}
-
 // resultOf returns the result code that tells C code about err.
-func resultOf(err error) Result {
-	if err == nil {
-		return OK
-	}
-	if errors.Is(err, dynop.ErrReleased) {
-		return ErrorState // one-way: a DYNOP_ERROR_STATE from C is ErrState
-	}
-	for _, s := range sentinels {
-		if errors.Is(err, s.err) {
-			return s.r
-		}
-	}
-	return ErrorGeneric
-}
+func resultOf(err error) Result { return abi.ResultOf(err) }
 
 // ResultError is a native plugin's failure: the result an entry point
-// returned and the message it gave with set_error. It matches the host's
-// sentinel for its result with [errors.Is] (DYNOP_ERROR_NOT_FOUND is
-// [dynop.ErrNotFound], and so on), and unwraps to the host error that the
-// plugin was passing on, if any.
-type ResultError struct {
-	Plugin  string // the plugin's ID
-	Call    string // what failed: an entry point ("register", "deregister"), an operator function ("run (sample 1)"), a pass (`pass "acme.fuse"`)
-	Result  Result
-	Message string // from set_error; may be empty
-	cause   error  // the host's error with the same result, if the plugin got one during the call
-}
+// returned and the message it gave with set_error (see package abi).
+type ResultError = abi.ResultError
 
-func (e *ResultError) Error() string {
-	s := fmt.Sprintf("native plugin %q: %s returned %v", e.Plugin, e.Call, e.Result)
-	if e.Message != "" {
-		s += ": " + e.Message
-	}
-	if e.cause != nil && e.Message == "" {
-		s += ": " + e.cause.Error()
-	}
-	return s
-}
-
-// Unwrap returns the host error the plugin passed on, or nil.
-func (e *ResultError) Unwrap() error { return e.cause }
-
-// Is reports whether target is the sentinel error of e.Result.
-func (e *ResultError) Is(target error) bool {
-	for _, s := range sentinels {
-		if s.r == e.Result && s.err == target {
-			return true
-		}
-	}
-	return false
+// cResults returns dynop.h's result codes as the C compiler sees them, in
+// order, so that a test keeps package abi's constants in step.
+func cResults() []Result {
+	return []Result{C.DYNOP_OK, C.DYNOP_ERROR, C.DYNOP_ERROR_INVALID_ARGUMENT, C.DYNOP_ERROR_NOT_FOUND,
+		C.DYNOP_ERROR_VERSION, C.DYNOP_ERROR_STATE, C.DYNOP_ERROR_CYCLE, C.DYNOP_ERROR_NO_MEMORY,
+		C.DYNOP_ERROR_UNSUPPORTED, C.DYNOP_ERROR_DUPLICATE, C.DYNOP_ERROR_TYPE, C.DYNOP_ERROR_CLOSED}
 }
