@@ -149,6 +149,10 @@ type Options struct {
 	// DYNOP_VERIFY_VARIANTS=1 turns it on too.
 	VerifyVariants bool
 
+	// Sandbox configures WebAssembly plugins and chooses between a
+	// plugin's native and WebAssembly builds.
+	Sandbox Sandbox
+
 	// Logger receives the host's log: lifecycle at debug level, problems at
 	// warn and error. Nil means slog.Default().
 	Logger *slog.Logger
@@ -221,6 +225,11 @@ type record struct {
 	id       string
 	path     string // the file it was loaded from, if any
 	signer   string // the key id whose signature verified
+	// sandboxed: a plugin file whose loader runs it in a sandbox (wasm).
+	sandboxed bool
+	// unverified: the file's signature did not verify, and the signature
+	// policy let it load anyway (warn).
+	unverified bool
 	p        plugin.Plugin
 	info     plugin.Info
 	unusable error
@@ -345,11 +354,16 @@ func (h *Host) enumerate(ctx context.Context, opts Options) ([]*record, error) {
 			h.others = append(h.others, PluginStatus{Path: f.Path, State: StateUntrusted, Err: f.Untrusted})
 			continue
 		}
-		var p plugin.Plugin
+		var (
+			p         plugin.Plugin
+			openErr   error
+			sandboxed bool
+		)
 		if f.Err == nil {
-			i := slices.IndexFunc(loaders, func(l Loader) bool { return l.Name == f.Format })
-			if p, err = loaders[i].Open(f); err != nil {
-				f.Err = err
+			l := loaders[slices.IndexFunc(loaders, func(l Loader) bool { return l.Name == f.Format })]
+			sandboxed = l.Sandboxed
+			if p, openErr = l.Open(f, &opts); openErr != nil && (p == nil || !errors.Is(openErr, ErrUnsupported)) {
+				f.Err = openErr
 			}
 		}
 		if f.Err != nil {
@@ -358,8 +372,13 @@ func (h *Host) enumerate(ctx context.Context, opts Options) ([]*record, error) {
 			continue
 		}
 		rec := h.newRecord(p)
-		rec.path, rec.signer = f.Path, f.Signer
+		rec.path, rec.signer, rec.sandboxed = f.Path, f.Signer, sandboxed
+		if openErr != nil { // the loader says it cannot run on this host
+			h.setState(rec, StateUnsupported, openErr)
+		}
+		h.applySandboxPolicy(rec, opts.Sandbox.Policy)
 		if f.Untrusted != nil {
+			rec.unverified = true
 			if res.Policy == sign.PolicyRequire {
 				h.setState(rec, StateUntrusted, f.Untrusted)
 			} else {
@@ -405,8 +424,10 @@ func (h *Host) resolveDuplicates(found []*record) {
 	for _, id := range ids {
 		recs := byID[id]
 		win := recs[0]
-		if k := slices.IndexFunc(recs, func(r *record) bool { return r.state.Usable() }); k >= 0 {
-			win = recs[k]
+		for _, r := range recs {
+			if r.state.Usable() && (!win.state.Usable() || buildRank(r) < buildRank(win)) {
+				win = r
+			}
 		}
 		h.plugins[id] = win
 		h.sorted = append(h.sorted, win)
@@ -420,7 +441,10 @@ func (h *Host) resolveDuplicates(found []*record) {
 			}
 			st := rec.status()
 			st.DuplicateOf = winner
-			if rec.state.Usable() { // after the winner on the search path
+			if rec.state.Usable() && rec.sandboxed != win.sandboxed && rec.path != "" && win.path != "" {
+				st.State = StateDuplicate
+				st.Err = fmt.Errorf("dynop: plugin file %s: %w plugin id %q: another build of it, %s, runs instead (%s)", rec.path, ErrDuplicate, id, winner, buildChoice(win))
+			} else if rec.state.Usable() { // after the winner on the search path
 				st.State = StateDuplicate
 				st.Err = fmt.Errorf("dynop: plugin file %s: %w plugin id %q: %s has it and comes first", rec.path, ErrDuplicate, id, winner)
 				h.log.Warn("plugin duplicate; using the first", "plugin", id, "path", rec.path, "using", winner)

@@ -34,8 +34,12 @@ type Loader struct {
 	// Open returns the plugin enumerated as f, running none of its code:
 	// the plugin's Register loads it. Before any of the file's code runs,
 	// the plugin must pass the digest of the bytes it loads to
-	// f.CheckLoaded, and must load exactly those bytes.
-	Open func(f *discover.File) (plugin.Plugin, error)
+	// f.CheckLoaded, and must load exactly those bytes. opts are the
+	// host's options (Sandbox, CacheDir, Logger), not to be changed. An
+	// error makes the file broken, unless Open returns a plugin with it
+	// and the error wraps [ErrUnsupported]: then the plugin is listed as
+	// unsupported on this host, with the error as the reason.
+	Open func(f *discover.File, opts *Options) (plugin.Plugin, error)
 	// Sandboxed says Inspect runs the plugin's code in a sandbox that
 	// cannot harm the host, so the host may call it in its own process.
 	Sandboxed bool

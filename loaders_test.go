@@ -52,7 +52,7 @@ func init() {
 			}
 			return s.Info(), nil, nil
 		},
-		Open: func(f *discover.File) (plugin.Plugin, error) {
+		Open: func(f *discover.File, _ *dynop.Options) (plugin.Plugin, error) {
 			return &filePlugin{simple{id: f.Info.ID, desc: counterDef.Desc, os: strings.Join(f.Info.Requirements.OS, "")}, f.Path}, nil
 		},
 	})
@@ -299,7 +299,7 @@ func TestConflictingUIDs(t *testing.T) {
 
 func TestRegisterLoaderRejectsMisuse(t *testing.T) {
 	inspect := func(context.Context, string) (plugin.Info, json.RawMessage, error) { return plugin.Info{}, nil, nil }
-	open := func(*discover.File) (plugin.Plugin, error) { return nil, nil }
+	open := func(*discover.File, *dynop.Options) (plugin.Plugin, error) { return nil, nil }
 	for _, l := range []dynop.Loader{
 		{Name: "test", Magic: "other magic", Inspect: inspect, Open: open},
 		{Name: "", Magic: "m", Inspect: inspect, Open: open},

@@ -129,7 +129,7 @@ func inspect(ctx context.Context, path string) (plugin.Info, json.RawMessage, er
 }
 
 // open makes the plugin enumerated as f, without loading it.
-func open(f *discover.File) (plugin.Plugin, error) {
+func open(f *discover.File, _ *dynop.Options) (plugin.Plugin, error) {
 	var d loaderData
 	if len(f.Loader) > 0 {
 		if err := json.Unmarshal(f.Loader, &d); err != nil {

@@ -1,0 +1,110 @@
+package dynop
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Sandbox configures WebAssembly plugins, and which build of a plugin runs
+// when a native and a WebAssembly build of it are both found.
+type Sandbox struct {
+	// Policy chooses between a plugin's native and WebAssembly builds.
+	Policy SandboxPolicy
+	// MemoryLimit bounds the linear memory of each WebAssembly module
+	// instance, in bytes, rounded down to 64 KiB pages; 0 means 512 MiB.
+	MemoryLimit int64
+	// CallTimeout bounds each call into a module (a deadline added to the
+	// caller's context); 0 means 30 s.
+	CallTimeout time.Duration
+	// Grant lists the capabilities a module may have if it asks for them:
+	// "clock", "random", "env" and "stdio" (see dynop_wasm.h). A module
+	// that asks for one not granted is unsupported.
+	Grant []string
+}
+
+// SandboxPolicy says when a plugin must run in the WebAssembly sandbox.
+type SandboxPolicy int
+
+const (
+	// SandboxPreferNative runs a plugin's native build when it is
+	// supported on this machine and trusted — its signature verifies, or
+	// signatures are not checked — and its WebAssembly build otherwise.
+	SandboxPreferNative SandboxPolicy = iota
+	// SandboxUnsigned runs native builds only if their signature
+	// verifies against the trust store: a plugin that is not signed runs
+	// in the sandbox, or, without a WebAssembly build, not at all.
+	SandboxUnsigned
+	// SandboxAlways runs WebAssembly builds only; native plugin files
+	// are never loaded. Go plugins compiled into the program still run.
+	SandboxAlways
+)
+
+var sandboxPolicyNames = [...]string{"prefer-native", "unsigned", "always"}
+
+// String returns the policy's name, as ParseSandboxPolicy reads it.
+func (p SandboxPolicy) String() string {
+	if p >= 0 && int(p) < len(sandboxPolicyNames) {
+		return sandboxPolicyNames[p]
+	}
+	return fmt.Sprintf("SandboxPolicy(%d)", int(p))
+}
+
+// ParseSandboxPolicy reads a policy by name: "prefer-native" (also "off"
+// and "native"), "unsigned", or "always" (also "on" and "true").
+func ParseSandboxPolicy(s string) (SandboxPolicy, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "prefer-native", "off", "native", "false":
+		return SandboxPreferNative, nil
+	case "unsigned":
+		return SandboxUnsigned, nil
+	case "always", "on", "true":
+		return SandboxAlways, nil
+	}
+	return 0, fmt.Errorf("sandbox policy %q: want prefer-native, unsigned or always", s)
+}
+
+// Capabilities a WebAssembly module may ask for; see [Sandbox.Grant].
+var sandboxCapabilities = []string{"clock", "random", "env", "stdio"}
+
+// SandboxCapabilities returns the names [Sandbox.Grant] accepts.
+func SandboxCapabilities() []string { return append([]string(nil), sandboxCapabilities...) }
+
+// applySandboxPolicy makes a native plugin file that policy does not let
+// run unusable: every one under SandboxAlways, one without a verified
+// signature under SandboxUnsigned.
+func (h *Host) applySandboxPolicy(rec *record, policy SandboxPolicy) {
+	if rec.sandboxed || rec.path == "" || !rec.state.Usable() {
+		return
+	}
+	switch {
+	case policy == SandboxAlways:
+		h.setState(rec, StateUnsupported, fmt.Errorf("%w: plugin file %s is native, and this host runs plugin files only in the WebAssembly sandbox (sandbox policy always)", ErrUnsupported, rec.path))
+	case policy == SandboxUnsigned && rec.signer == "":
+		h.setState(rec, StateUntrusted, fmt.Errorf("%w: plugin file %s is native and not signed by a trusted key, and this host runs unsigned plugins only in the WebAssembly sandbox (sandbox policy unsigned)", ErrSignature, rec.path))
+	}
+}
+
+// buildRank orders usable plugins with one ID, best first: Go plugins
+// compiled in, then native builds that are trusted, then sandboxed
+// builds, then native builds whose signature did not verify (loaded
+// under signature policy warn). Among equals the search path decides.
+func buildRank(r *record) int {
+	switch {
+	case r.path == "":
+		return 0
+	case !r.sandboxed && !r.unverified:
+		return 1
+	case r.sandboxed:
+		return 2
+	}
+	return 3
+}
+
+// buildChoice says why win was chosen over another build of its plugin.
+func buildChoice(win *record) string {
+	if win.sandboxed {
+		return "the native build's signature does not verify, so the sandboxed build is preferred"
+	}
+	return "a trusted native build is preferred to the sandbox (sandbox policy prefer-native)"
+}
