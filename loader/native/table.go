@@ -4,7 +4,6 @@ package native
 import "C"
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -17,18 +16,10 @@ import (
 
 // HeaderSize is sizeof(dynop_header): every struct that crosses the C ABI
 // starts with one.
-const HeaderSize = 32
+const HeaderSize = abi.HeaderSize
 
 // Header is the decoded dynop_header at the start of an ABI struct.
-type Header struct {
-	// Type is the struct's type UID; for an interface, the interface UID.
-	Type iface.UID
-	// Version is the struct's layout version; for an interface, the
-	// interface version.
-	Version iface.Version
-	// Size is sizeof the struct as its writer compiled it.
-	Size uint32
-}
+type Header = abi.Header
 
 // Table is a native interface: a pointer to a C struct of function
 // pointers that starts with a dynop_header. Native plugins add their
@@ -53,16 +44,7 @@ func (t Table) IsNil() bool { return t.p == nil }
 
 // Header decodes the struct's header. t must not be nil.
 func (t Table) Header() Header {
-	b := unsafe.Slice((*byte)(t.p), HeaderSize)
-	return Header{
-		Type: iface.UID(b[:16]),
-		Version: iface.Version{
-			Major: binary.NativeEndian.Uint32(b[16:]),
-			Minor: binary.NativeEndian.Uint32(b[20:]),
-			Patch: binary.NativeEndian.Uint32(b[24:]),
-		},
-		Size: binary.NativeEndian.Uint32(b[28:]),
-	}
+	return abi.ParseHeader(unsafe.Slice((*byte)(t.p), HeaderSize))
 }
 
 // NativeTable returns t itself; it makes every Table [Exported].
