@@ -91,7 +91,7 @@ func (t *Tensor) Image() (image.Image, error) {
 		sh = w * c // the only row's stride does not matter
 	}
 	r := image.Rect(0, 0, w, h)
-	src := t.span()
+	src := t.Span()
 	if h > 0 && w > 0 && sw == c && (c == 1 || sc == 1) && sh >= w*c {
 		switch c {
 		case 1:

@@ -16,7 +16,7 @@ func Random(r *rand.Rand, dt DType, layout string, shapes [][]int64) (*Batch, er
 		return nil, err
 	}
 	for _, t := range b.Samples() {
-		fillRandom(t.span(), dt, r)
+		fillRandom(t.Span(), dt, r)
 	}
 	return b, nil
 }

@@ -369,9 +369,9 @@ func (t *Tensor) contiguousOnCPU(op string) error {
 	return nil
 }
 
-// span returns the bytes from the first to the end of the last reachable
+// Span returns the bytes from the first to the end of the last reachable
 // element of a CPU tensor, nil if there are none.
-func (t *Tensor) span() []byte {
+func (t *Tensor) Span() []byte {
 	if t.NumElements() == 0 {
 		return nil
 	}
@@ -385,7 +385,7 @@ func (t *Tensor) Bytes() ([]byte, error) {
 	if err := t.contiguousOnCPU("Bytes"); err != nil {
 		return nil, err
 	}
-	return t.span(), nil
+	return t.Span(), nil
 }
 
 // Values returns the elements of a contiguous CPU tensor whose DType is
@@ -453,7 +453,7 @@ func copyElements(dst, src *Tensor) {
 		return
 	}
 	es := int64(dst.dtype.Size())
-	d, s := dst.span(), src.span()
+	d, s := dst.Span(), src.Span()
 	nd := len(dst.shape)
 	run, lead := int64(1), nd // elements in the compact tail; dimensions before it
 	for lead > 0 && (dst.shape[lead-1] == 1 || dst.strides[lead-1] == run && src.strides[lead-1] == run) {
