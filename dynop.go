@@ -222,18 +222,18 @@ func (h *Host) CPU() dispatch.CPU { return h.cpu }
 // record is the host's state for one plugin. Fields other than id, p,
 // info, unusable and log are guarded by Host.mu.
 type record struct {
-	id       string
-	path     string // the file it was loaded from, if any
-	signer   string // the key id whose signature verified
+	id     string
+	path   string // the file it was loaded from, if any
+	signer string // the key id whose signature verified
 	// sandboxed: a plugin file whose loader runs it in a sandbox (wasm).
 	sandboxed bool
 	// unverified: the file's signature did not verify, and the signature
 	// policy let it load anyway (warn).
 	unverified bool
-	p        plugin.Plugin
-	info     plugin.Info
-	unusable error
-	log      *slog.Logger // the host's logger with the plugin's ID
+	p          plugin.Plugin
+	info       plugin.Info
+	unusable   error
+	log        *slog.Logger // the host's logger with the plugin's ID
 
 	state       State
 	done        chan struct{} // closed when the running transition ends
@@ -271,6 +271,9 @@ type record struct {
 // plugins share, a trust store that cannot be read, or a cancelled ctx.
 func Open(ctx context.Context, opts Options) (*Host, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := opts.Sandbox.check(); err != nil {
 		return nil, err
 	}
 	h := &Host{log: opts.Logger, plugins: make(map[string]*record)}

@@ -7,3 +7,5 @@ require (
 	golang.org/x/sys v0.49.0
 	golang.org/x/term v0.47.0
 )
+
+require github.com/tetratelabs/wazero v1.12.0

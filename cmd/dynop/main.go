@@ -110,6 +110,7 @@ import (
 
 	"github.com/dynop/dynop"
 	_ "github.com/dynop/dynop/loader/native" // native plugin files
+	_ "github.com/dynop/dynop/loader/wasm"   // WebAssembly plugin files, sandboxed
 	_ "github.com/dynop/dynop/machine/nvml"  // NVIDIA GPUs, for plugins that require one
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
@@ -129,11 +130,11 @@ const usage = `Usage: dynop <command> [flags]
 
 Commands:
   version                     print the dynop build, the plugin API version and the Go toolchain
-  list [--json] [--ops] [PATH...]
+  list [--json] [--ops] [--sandbox] [PATH...]
                               list every plugin found, with its state (available,
                               unsupported, broken, untrusted, duplicate) and why;
                               with --ops, the operators
-  inspect [--json] PATH|ID|OPERATOR [PATH...]
+  inspect [--json] [--sandbox] PATH|ID|OPERATOR [PATH...]
                               show everything about one plugin (a plugin file, or
                               a plugin's ID) or one operator: its schema, and its
                               CPU variants with the one this CPU runs and why
@@ -163,7 +164,9 @@ Plugins are searched in the PATH arguments (files or directories) or --plugin,
 then $DYNOP_PLUGIN_PATH (colon-separated), the directory plugins next to this
 program, and $XDG_DATA_HOME/dynop/plugins. $DYNOP_TRUST_DIR names a directory of
 trusted public keys; then unsigned plugins are untrusted unless
-$DYNOP_SIGNATURE_POLICY is warn or off. $DYNOP_CPU_FEATURES turns CPU features
+$DYNOP_SIGNATURE_POLICY is warn or off. --sandbox (or $DYNOP_SANDBOX=always)
+runs plugin files only as WebAssembly, in the sandbox; --sandbox=unsigned runs
+native builds only if signed, and the others sandboxed. $DYNOP_CPU_FEATURES turns CPU features
 off (-avx512f,-avx2) and $DYNOP_VERIFY_VARIANTS=1 checks every CPU variant
 against its reference at first use.
 `
@@ -194,6 +197,7 @@ func command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("%w: no command given", errUsage)
 	}
 	cmd, args := args[0], args[1:]
+	sandbox = sandboxFlag{}
 	switch cmd {
 	case "version":
 		if err := noArgs(cmd, flag.NewFlagSet(cmd, flag.ContinueOnError), args); err != nil {
@@ -202,6 +206,7 @@ func command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return version(stdout)
 	case "list":
 		fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+		addSandboxFlag(fs)
 		asJSON := fs.Bool("json", false, "print JSON (schema dynop.list/v1, or dynop.ops/v1) instead of a table")
 		ops := fs.Bool("ops", false, "list operators instead of plugins")
 		if err := parse(cmd, fs, args); err != nil {
@@ -213,6 +218,7 @@ func command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return list(ctx, stdout, fs.Args(), *asJSON)
 	case "inspect":
 		fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+		addSandboxFlag(fs)
 		asJSON := fs.Bool("json", false, "print JSON (schema dynop.inspect/v1)")
 		if err := parse(cmd, fs, args); err != nil {
 			return err
@@ -312,10 +318,16 @@ func newListEntry(st dynop.PluginStatus) listEntry {
 var errBroken = errors.New("plugin files could not be used")
 
 // hostOptions returns the options the commands open a host with: the
-// plugin files and directories paths searched first, and the trust store
-// and signature policy of $DYNOP_TRUST_DIR and $DYNOP_SIGNATURE_POLICY.
+// plugin files and directories paths searched first, the trust store and
+// signature policy of $DYNOP_TRUST_DIR and $DYNOP_SIGNATURE_POLICY, and
+// the sandbox policy of --sandbox or $DYNOP_SANDBOX.
 func hostOptions(paths []string) (dynop.Options, error) {
 	opts := dynop.Options{Paths: paths, Logger: quietLogger(), TrustDir: os.Getenv("DYNOP_TRUST_DIR")}
+	policy, err := sandboxPolicy()
+	if err != nil {
+		return opts, err
+	}
+	opts.Sandbox.Policy = policy
 	if p := os.Getenv("DYNOP_SIGNATURE_POLICY"); p != "" {
 		policy, err := sign.ParsePolicy(p)
 		if err != nil {

@@ -81,6 +81,7 @@ func compile(ctx context.Context, spec *pipeline.Spec, f *pipelineFlags, opts pi
 
 func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	addSandboxFlag(fs)
 	var pf pipelineFlags
 	pf.register(fs)
 	var ins listFlag
@@ -245,6 +246,7 @@ func progress(w io.Writer) func(pipeline.Progress) {
 
 func graphCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("graph", flag.ContinueOnError)
+	addSandboxFlag(fs)
 	var pf pipelineFlags
 	pf.register(fs)
 	dot := fs.Bool("dot", false, "print Graphviz DOT (render with: dot -Tsvg)")

@@ -122,6 +122,7 @@ type benchOptions struct {
 
 func benchCommand(ctx context.Context, args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	addSandboxFlag(fs)
 	shape := fs.String("shape", "1080x1920x3", "the shape of each input sample, dimensions separated by x")
 	dtype := fs.String("dtype", "", "the inputs' dtype (default: the first the operator's schema allows)")
 	batch := fs.Int("batch", 1, "samples per call")

@@ -2358,6 +2358,16 @@ static const dynop_operator *const operator_backends[] = {&gray_op, &blur_op, &s
 
 /* ---- imgproc.native-grayscale ------------------------------------------ */
 
+/* A WebAssembly build (abi/wasm) cannot provide graph passes: it declares
+ * and registers none. */
+#if defined(__wasm__)
+#define IMGPROC_PASSES 0
+#else
+#define IMGPROC_PASSES 1
+#endif
+
+#if IMGPROC_PASSES
+
 static dynop_result native_grayscale(void *user, const dynop_graph_builder *b) {
     (void)user;
     /* The node's own arguments: image.Grayscale has none, and neither has
@@ -2374,6 +2384,7 @@ static const dynop_pass native_grayscale_pass = {
 };
 
 static const dynop_pass_desc *const passes[] = {&native_grayscale_desc};
+#endif
 
 static const dynop_plugin_info info = {
     DYNOP_PLUGIN_INFO_HEADER,
@@ -2388,7 +2399,11 @@ static const dynop_plugin_info info = {
     0, NULL,
     NULL,
     (uint32_t)(sizeof operators / sizeof operators[0]), operators,
+#if IMGPROC_PASSES
     1, passes,
+#else
+    0, NULL,
+#endif
 };
 
 static const dynop_plugin_info *get_info(void) { return &info; }
@@ -2399,7 +2414,9 @@ static dynop_result register_plugin(const dynop_host *host) {
     host_table = host;
     for (i = 0; rc == DYNOP_OK && i < sizeof operator_backends / sizeof operator_backends[0]; i++)
         rc = host->register_operator(host, operator_backends[i]);
+#if IMGPROC_PASSES
     if (rc == DYNOP_OK) rc = host->register_pass(host, &native_grayscale_pass);
+#endif
     if (rc != DYNOP_OK) host->set_error(host, host->last_error(host));
     return rc;
 }

@@ -1,0 +1,132 @@
+/*
+ * dynop_wasm.h — the wasm32 form of the dynop plugin ABI.
+ *
+ * A WebAssembly plugin is the same plugin as a native one — the same
+ * info, operators, interfaces and lifecycle — built for wasm32 and run by
+ * the host in a sandbox (wazero). Pointers are 32-bit offsets into the
+ * module's linear memory, so every struct of dynop.h keeps its members
+ * and order with 4-byte pointers (the layout checks at the end of dynop.h
+ * hold for wasm32 too): dynop_tensor is 40 bytes (data 0, device 4, ndim
+ * 12, dtype 16, shape 20, strides 24, byte_offset 32) and dynop_arg 20
+ * (name 0, type 4, given 8, count 12, values 16).
+ *
+ * A C plugin keeps its source as it is — dynop_plugin_get_function,
+ * get_info, register, dynop_operator — and links abi/wasm/dynop_wasm.c,
+ * which implements the exports below on top of it and gives register a
+ * dynop_host table whose functions call the imports below:
+ *
+ *   clang --target=wasm32-wasi --sysroot=/usr/share/wasi-sysroot \
+ *         -mexec-model=reactor -O2 -Iabi/include \
+ *         -o plugin.wasm plugin.c abi/wasm/dynop_wasm.c
+ *
+ * A Go plugin (GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared)
+ * imports github.com/dynop/dynop/loader/wasm/guest, which implements the
+ * exports with //go:wasmexport.
+ *
+ * # Exports (the module provides)
+ *
+ *   memory                              its linear memory
+ *   _initialize()                       the reactor's initializer, if any;
+ *                                       the host calls it first
+ *   dynop_wasm_abi_version() -> i32     DYNOP_WASM_ABI_VERSION
+ *   dynop_wasm_alloc(size, align) -> ptr   guest memory for the host to
+ *                                       write into, or 0 when out of memory
+ *   dynop_wasm_free(ptr)
+ *   dynop_wasm_info() -> i64            the plugin's info as UTF-8 JSON, at
+ *                                       (uint32_t)r, (uint32_t)(r >> 32)
+ *                                       bytes long (see "Info" below)
+ *   dynop_wasm_register() -> result     register, with the host table
+ *   dynop_wasm_deregister() -> result   deregister
+ *   dynop_wasm_op_create(op, args, arg_count, *instance) -> result
+ *   dynop_wasm_op_setup(op, instance, samples, inputs, input_count,
+ *                       outputs, output_count, *failed) -> result
+ *   dynop_wasm_op_run  (same as setup)
+ *   dynop_wasm_op_destroy(op, instance)
+ *
+ * op is the handle the module gave register_operator. setup and run take
+ * samples * input_count input tensors (sample s's at inputs + s *
+ * input_count) and samples * output_count outputs likewise, call the
+ * operator's setup or run once per sample, and on failure store the
+ * failing sample's index in *failed. During setup, each output's shape
+ * points to DYNOP_MAX_NDIM int64_t the host provides, and data and
+ * strides are 0.
+ *
+ * # Imports (the host provides, module "dynop")
+ *
+ *   log(level i32, msg ptr, len i32)
+ *   set_error(msg ptr, len i32)        explains the error the running
+ *                                      export is about to return
+ *   last_error(buf ptr, cap i32) -> i32  copies why the last failed host
+ *                                      call failed (no NUL), returns its
+ *                                      full length
+ *   register_operator(op i32, name ptr, name_len i32,
+ *                     variant ptr, variant_len i32) -> result
+ *                                      during register: op is the
+ *                                      module's handle for operator name
+ *                                      (device "cpu"); variant names the
+ *                                      implementation, or is empty
+ *   add_interface(table ptr) -> result    a struct starting with a
+ *                                      dynop_header and holding function
+ *                                      table indices (C function pointers)
+ *   remove_interface(uid ptr) -> result
+ *   acquire(plugin_id ptr, id_len i32, uid ptr, min ptr,
+ *           *ref) -> result            holds interface uid of plugin
+ *                                      plugin_id (min: a dynop_version)
+ *                                      until release: its plugin stays
+ *                                      started. A sandboxed module cannot
+ *                                      call into another plugin, so the
+ *                                      C host table's acquire sets
+ *                                      *iface to NULL.
+ *   release(ref i64) -> result
+ *
+ * All lengths are in bytes; strings are UTF-8 without a NUL. Any offset
+ * and length the module passes must lie in its memory, or the call fails
+ * and the instance is discarded.
+ *
+ * # Info
+ *
+ * dynop_wasm_info returns
+ *
+ *   {"abi": "1.0", "info": INFO, "capabilities": [NAME, ...]}
+ *
+ * where INFO is plugin.Info as JSON — what a native plugin's manifest
+ * holds under "info" (dynop_wasm.c writes it from dynop_plugin_info) —
+ * and capabilities lists what the module asks the host to grant beyond
+ * computing: "clock" (the real wall and monotonic clocks; otherwise both
+ * are fixed), "random" (the host's random source; otherwise a fixed
+ * seed), "env" (the host's environment variables; otherwise none) and
+ * "stdio" (stdout and stderr go to the host's log; otherwise they are
+ * discarded). A module that asks for one the host does not grant is
+ * unsupported. No module gets a file system or a network.
+ *
+ * # Limits
+ *
+ * The host bounds the module's memory (pages of 64 KiB) and each call (a
+ * deadline). A trap, running out of memory, a deadline, a malformed
+ * pointer or a write past an output buffer fails the call with an error
+ * naming the plugin and the operator; the module instance is discarded
+ * and a new one made for the next call.
+ *
+ * # Threads
+ *
+ * A module instance runs one call at a time. The host keeps a pool of
+ * instances per plugin, each of which ran register itself; an operator
+ * instance keeps one module instance from create to destroy.
+ */
+#ifndef DYNOP_DYNOP_WASM_H
+#define DYNOP_DYNOP_WASM_H
+
+#include "dynop.h"
+
+/* The version of this ABI: major << 16 | minor. */
+#define DYNOP_WASM_ABI_MAJOR 1
+#define DYNOP_WASM_ABI_MINOR 0
+#define DYNOP_WASM_ABI_VERSION ((DYNOP_WASM_ABI_MAJOR << 16) | DYNOP_WASM_ABI_MINOR)
+
+#if defined(__wasm32__)
+DYNOP_STATIC_ASSERT(sizeof(dynop_tensor) == 40, wasm_tensor_size);
+DYNOP_STATIC_ASSERT(offsetof(dynop_tensor, byte_offset) == 32, wasm_tensor_byte_offset);
+DYNOP_STATIC_ASSERT(sizeof(dynop_arg) == 20, wasm_arg_size);
+#endif
+
+#endif /* DYNOP_DYNOP_WASM_H */

@@ -1,0 +1,260 @@
+package wasm
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/dynop/dynop/abi"
+	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/plugin"
+)
+
+// hostFunction is one import of module "dynop" (see dynop_wasm.h).
+type hostFunction struct {
+	name            string
+	params, results []api.ValueType
+	fn              func(in *instance, stack []uint64)
+}
+
+var i64 = []api.ValueType{api.ValueTypeI64}
+
+// hostFunctions are the imports the host provides. Each runs in the
+// instance that calls it; a pointer outside the module's memory panics
+// with an abiError, which fails the module's running call.
+var hostFunctions = []hostFunction{
+	{"log", i32s(3), nil, hostLog},
+	{"set_error", i32s(2), nil, hostSetError},
+	{"last_error", i32s(2), i32s(1), hostLastError},
+	{"register_operator", i32s(5), i32s(1), hostRegisterOperator},
+	{"add_interface", i32s(1), i32s(1), hostAddInterface},
+	{"remove_interface", i32s(1), i32s(1), hostRemoveInterface},
+	{"acquire", i32s(5), i32s(1), hostAcquire},
+	{"release", i64, i32s(1), hostRelease},
+}
+
+// instantiateHost defines module "dynop" in the engine's runtime.
+func (e *engine) instantiateHost(ctx context.Context) error {
+	b := e.rt.NewHostModuleBuilder(hostModule)
+	for _, f := range hostFunctions {
+		b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
+			v, ok := e.byModule.Load(mod)
+			if !ok {
+				panic(&abiError{fmt.Sprintf("%v: %s called while the host was not calling the module", ErrABI, f.name)})
+			}
+			f.fn(v.(*instance), stack)
+		}), f.params, f.results).Export(f.name)
+	}
+	if _, err := b.Instantiate(ctx); err != nil {
+		return fmt.Errorf("wasm: %s: host module: %w", e.name, err)
+	}
+	return nil
+}
+
+// str reads a string the module passes as offset and length.
+func (in *instance) str(what string, off, n uint64) string {
+	return string(in.read(what, uint32(off), uint32(n)))
+}
+
+// logger returns the log of the plugin the instance belongs to.
+func (in *instance) logger() *slog.Logger {
+	if s := in.e.sess; s != nil {
+		return s.h.Logger()
+	}
+	return in.e.cfg.log.With("plugin", in.e.name)
+}
+
+func hostLog(in *instance, stack []uint64) {
+	level := slog.Level(int32(uint32(stack[0])))
+	msg := in.str("log message", stack[1], stack[2])
+	in.logger().Log(context.Background(), level, msg)
+}
+
+func hostSetError(in *instance, stack []uint64) {
+	in.message = in.str("set_error message", stack[0], stack[1])
+}
+
+func hostLastError(in *instance, stack []uint64) {
+	buf, n := uint32(stack[0]), uint32(stack[1])
+	msg := in.lastErr
+	copy(in.read("last_error buffer", buf, min(n, uint32(len(msg)))), msg)
+	stack[0] = uint64(uint32(len(msg)))
+}
+
+// done ends a host call that returns a dynop_result.
+func (in *instance) done(stack []uint64, err error) {
+	in.lastErr = ""
+	if err != nil {
+		in.lastErr = err.Error()
+	}
+	stack[0] = uint64(uint32(abi.ResultOf(err)))
+}
+
+// register is what a module's register did in one instance.
+type register struct {
+	ctx     context.Context
+	replica bool // not the plugin's first instance: check, do not publish
+	ops     []registered
+	ifaces  []uint32
+	refs    uint64 // fake references handed out in a replica
+}
+
+// registered is an operator backend a module registered.
+type registered struct {
+	name, variant string
+	handle        uint32
+}
+
+func hostRegisterOperator(in *instance, stack []uint64) {
+	name := in.str("register_operator name", stack[1], stack[2])
+	variant := in.str("register_operator variant", stack[3], stack[4])
+	in.done(stack, in.registerOperator(registered{name: name, variant: variant, handle: uint32(stack[0])}))
+}
+
+func (in *instance) registerOperator(r registered) error {
+	reg, s := in.reg, in.e.sess
+	if reg == nil || s == nil {
+		return fmt.Errorf("%w: register_operator %q is allowed only during register", abi.ErrState, r.name)
+	}
+	schema, ok := s.p.info.Operator(r.name)
+	switch {
+	case !ok:
+		return fmt.Errorf("%w: register_operator %q: a backend without a schema: the plugin's info does not declare it", plugin.ErrInvalid, r.name)
+	case !schema.HasDevice("cpu"):
+		return fmt.Errorf("%w: register_operator %q: the schema lists devices %v; a WebAssembly backend runs on the cpu", plugin.ErrInvalid, r.name, schema.Devices)
+	}
+	for _, o := range reg.ops {
+		if o.name == r.name {
+			return fmt.Errorf("%w: register_operator %q: registered already", abi.ErrDuplicate, r.name)
+		}
+	}
+	if reg.replica {
+		if k := len(reg.ops); k >= len(s.ops) || s.ops[k].registered != r {
+			return fmt.Errorf("%w: register_operator %q (handle %d, variant %q): this instance registers differently from the plugin's first (the operators, their order and handles must not depend on anything but the module)", ErrABI, r.name, r.handle, r.variant)
+		}
+	}
+	reg.ops = append(reg.ops, r)
+	return nil
+}
+
+func hostAddInterface(in *instance, stack []uint64) {
+	in.done(stack, in.addInterface(uint32(stack[0])))
+}
+
+func (in *instance) addInterface(off uint32) error {
+	reg, s := in.reg, in.e.sess
+	if reg == nil || s == nil {
+		return fmt.Errorf("%w: add_interface is allowed only during register", abi.ErrState)
+	}
+	hdr := abi.ParseHeader(in.read("add_interface table", off, abi.HeaderSize))
+	in.read("add_interface table", off, max(hdr.Size, abi.HeaderSize))
+	if reg.replica {
+		k := len(reg.ifaces)
+		if k >= len(s.tables) || s.tables[k].off != off {
+			return fmt.Errorf("%w: add_interface {%s}: this instance adds interfaces differently from the plugin's first", ErrABI, hdr.Type)
+		}
+		reg.ifaces = append(reg.ifaces, off)
+		return nil
+	}
+	var desc iface.Desc
+	for _, d := range s.p.info.Interfaces {
+		if d.UID == hdr.Type {
+			desc = d
+		}
+	}
+	if desc.UID.IsZero() {
+		return fmt.Errorf("%w: add_interface {%s}: the plugin's info declares no interface with that UID", plugin.ErrInvalid, hdr.Type)
+	}
+	if hdr.Size < abi.HeaderSize {
+		return fmt.Errorf("%w: add_interface %s: header.size %d is smaller than the header", ErrABI, desc, hdr.Size)
+	}
+	if hdr.Version != desc.Version {
+		return fmt.Errorf("%w: add_interface %s: the table has version %s", iface.ErrVersion, desc, hdr.Version)
+	}
+	t := &Table{s: s, off: off, hdr: hdr}
+	if err := s.h.AddInterface(desc, t); err != nil {
+		return err
+	}
+	s.tables = append(s.tables, t)
+	reg.ifaces = append(reg.ifaces, off)
+	return nil
+}
+
+func hostRemoveInterface(in *instance, stack []uint64) {
+	uid := iface.UID(in.read("remove_interface uid", uint32(stack[0]), 16))
+	s := in.e.sess
+	if s == nil || in.reg != nil && in.reg.replica {
+		in.done(stack, nil)
+		return
+	}
+	in.done(stack, s.h.RemoveInterface(uid))
+}
+
+func hostAcquire(in *instance, stack []uint64) {
+	id := in.str("acquire plugin_id", stack[0], stack[1])
+	uid := iface.UID(in.read("acquire uid", uint32(stack[2]), 16))
+	v := in.read("acquire min_version", uint32(stack[3]), 12)
+	min := iface.Version{Major: le.Uint32(v), Minor: le.Uint32(v[4:]), Patch: le.Uint32(v[8:])}
+	out := in.read("acquire ref", uint32(stack[4]), 8)
+	s := in.e.sess
+	switch {
+	case s == nil || in.reg == nil:
+		in.done(stack, fmt.Errorf("%w: acquire is allowed only during register", abi.ErrState))
+	case in.reg.replica: // the first instance holds the real reference
+		in.reg.refs++
+		le.PutUint64(out, 1<<63|in.reg.refs)
+		in.done(stack, nil)
+	default:
+		token, err := s.acquire(in.reg.ctx, id, uid, min)
+		if err == nil {
+			le.PutUint64(out, token)
+		}
+		in.done(stack, err)
+	}
+}
+
+func hostRelease(in *instance, stack []uint64) {
+	token := stack[0]
+	s := in.e.sess
+	if s == nil || token&(1<<63) != 0 {
+		in.done(stack, nil)
+		return
+	}
+	in.done(stack, s.release(token))
+}
+
+// refs are the references a started plugin's module holds, by token.
+type refs struct {
+	mu   sync.Mutex
+	next uint64
+	held map[uint64]plugin.Ref
+}
+
+func (s *session) acquire(ctx context.Context, id string, uid iface.UID, min iface.Version) (uint64, error) {
+	_, ref, err := s.h.Acquire(ctx, id, uid, min)
+	if err != nil {
+		return 0, err
+	}
+	s.refs.mu.Lock()
+	defer s.refs.mu.Unlock()
+	if s.refs.held == nil {
+		s.refs.held = make(map[uint64]plugin.Ref)
+	}
+	s.refs.next++
+	s.refs.held[s.refs.next] = ref
+	return s.refs.next, nil
+}
+
+func (s *session) release(token uint64) error {
+	s.refs.mu.Lock()
+	ref, ok := s.refs.held[token]
+	delete(s.refs.held, token)
+	s.refs.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w: release: reference %d is not held (released twice?)", abi.ErrReleased, token)
+	}
+	return ref.Release()
+}

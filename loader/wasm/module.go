@@ -1,0 +1,487 @@
+package wasm
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/dynop/dynop"
+)
+
+// The module's exports that the host calls, as indexes into exports.
+const (
+	exABIVersion = iota
+	exAlloc
+	exFree
+	exInfo
+	exRegister
+	exDeregister
+	exCreate
+	exSetup
+	exRun
+	exDestroy
+)
+
+// exInitialize is the WASI reactor's initializer, called first if the
+// module has one.
+const exInitialize = "_initialize"
+
+// exports lists the exported functions the host calls, all required, with
+// their wasm signatures.
+var exports = [...]struct {
+	name            string
+	params, results []api.ValueType
+}{
+	exABIVersion: {"dynop_wasm_abi_version", nil, i32s(1)},
+	exAlloc:      {"dynop_wasm_alloc", i32s(2), i32s(1)},
+	exFree:       {"dynop_wasm_free", i32s(1), nil},
+	exInfo:       {"dynop_wasm_info", nil, []api.ValueType{api.ValueTypeI64}},
+	exRegister:   {"dynop_wasm_register", nil, i32s(1)},
+	exDeregister: {"dynop_wasm_deregister", nil, i32s(1)},
+	exCreate:     {"dynop_wasm_op_create", i32s(4), i32s(1)},
+	exSetup:      {"dynop_wasm_op_setup", i32s(8), i32s(1)},
+	exRun:        {"dynop_wasm_op_run", i32s(8), i32s(1)},
+	exDestroy:    {"dynop_wasm_op_destroy", i32s(2), nil},
+}
+
+func i32s(n int) []api.ValueType {
+	return slices.Repeat([]api.ValueType{api.ValueTypeI32}, n)
+}
+
+// abiMajor is the major version of dynop_wasm.h this host implements.
+const abiMajor = 1
+
+const (
+	pageSize           = 64 << 10
+	defaultMemoryLimit = 512 << 20
+	defaultCallTimeout = 30 * time.Second
+	wasiModule         = wasi_snapshot_preview1.ModuleName
+	hostModule         = "dynop"
+)
+
+// config is how a host runs WebAssembly modules: dynop.Sandbox with its
+// defaults applied.
+type config struct {
+	memPages uint32
+	timeout  time.Duration // 0: calls cannot be interrupted
+	grant    map[string]bool
+	cacheDir string // the compilation cache; "" for none
+	log      *slog.Logger
+}
+
+// configOf returns the configuration of a host opened with opts (nil:
+// the defaults).
+func configOf(opts *dynop.Options) (config, error) {
+	var sb dynop.Sandbox
+	c := config{log: slog.Default(), grant: make(map[string]bool)}
+	if opts != nil {
+		sb = opts.Sandbox
+		if opts.Logger != nil {
+			c.log = opts.Logger
+		}
+	}
+	switch {
+	case sb.MemoryLimit < 0:
+		return c, fmt.Errorf("wasm: Sandbox.MemoryLimit is negative (%d)", sb.MemoryLimit)
+	case sb.MemoryLimit == 0:
+		sb.MemoryLimit = defaultMemoryLimit
+	case sb.MemoryLimit < pageSize:
+		return c, fmt.Errorf("wasm: Sandbox.MemoryLimit %d is less than one 64 KiB page", sb.MemoryLimit)
+	}
+	c.memPages = uint32(min(sb.MemoryLimit/pageSize, 65536))
+	switch c.timeout = sb.CallTimeout; {
+	case c.timeout == 0:
+		c.timeout = defaultCallTimeout
+	case c.timeout < 0:
+		c.timeout = 0 // uninterruptible
+	}
+	known := dynop.SandboxCapabilities()
+	for _, g := range sb.Grant {
+		if !slices.Contains(known, g) {
+			return c, fmt.Errorf("wasm: Sandbox.Grant: unknown capability %q (known: %s)", g, strings.Join(known, ", "))
+		}
+		c.grant[g] = true
+	}
+	if opts == nil || !opts.NoCache {
+		dir := ""
+		if opts != nil {
+			dir = opts.CacheDir
+		}
+		if dir == "" {
+			if d, err := os.UserCacheDir(); err == nil {
+				dir = filepath.Join(d, "dynop")
+			}
+		}
+		if dir != "" {
+			c.cacheDir = filepath.Join(dir, "wasm")
+		}
+	}
+	return c, nil
+}
+
+// caches holds one wazero compilation cache per directory, shared by
+// every runtime of the process.
+var caches sync.Map // string → wazero.CompilationCache
+
+func compilationCache(dir string) (wazero.CompilationCache, error) {
+	if c, ok := caches.Load(dir); ok {
+		return c.(wazero.CompilationCache), nil
+	}
+	c, err := wazero.NewCompilationCacheWithDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("wasm: compilation cache %s: %w", dir, err)
+	}
+	actual, _ := caches.LoadOrStore(dir, c)
+	return actual.(wazero.CompilationCache), nil
+}
+
+// engine is a wazero runtime with the host modules instantiated and one
+// compiled plugin module: what a started plugin runs its instances on.
+type engine struct {
+	name     string // the plugin ID or path, for messages
+	cfg      config
+	rt       wazero.Runtime
+	compiled wazero.CompiledModule
+	caps     map[string]bool // the capabilities granted to the module
+	sess     *session        // the started plugin; nil while only reading info
+	seq      atomic.Uint64   // names instances
+	byModule sync.Map        // api.Module → *instance, for the host functions
+	// CompileTime is how long compiling (or loading it from the cache)
+	// took.
+	compileTime time.Duration
+}
+
+// newEngine compiles code, checking its imports and exports, for a
+// plugin that may use caps.
+func newEngine(ctx context.Context, name string, code []byte, cfg config, caps []string) (_ *engine, err error) {
+	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(cfg.timeout > 0).WithMemoryLimitPages(cfg.memPages)
+	if cfg.cacheDir != "" {
+		cache, err := compilationCache(cfg.cacheDir)
+		if err != nil {
+			return nil, err
+		}
+		rc = rc.WithCompilationCache(cache)
+	}
+	e := &engine{name: name, cfg: cfg, rt: wazero.NewRuntimeWithConfig(ctx, rc), caps: make(map[string]bool)}
+	for _, c := range caps {
+		e.caps[c] = true
+	}
+	defer func() {
+		if err != nil {
+			e.rt.Close(ctx)
+		}
+	}()
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, e.rt); err != nil {
+		return nil, fmt.Errorf("wasm: %s: WASI: %w", name, err)
+	}
+	if err := e.instantiateHost(ctx); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	e.compiled, err = e.rt.CompileModule(ctx, code)
+	if err != nil {
+		return nil, fmt.Errorf("wasm: %s: %w: %v", name, dynop.ErrFormat, err)
+	}
+	e.compileTime = time.Since(start)
+	if err := checkImports(name, e.compiled, e.rt.Module(wasiModule)); err != nil {
+		return nil, err
+	}
+	if err := checkExports(name, e.compiled); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// close closes the runtime and every instance on it.
+func (e *engine) close(ctx context.Context) error {
+	return e.rt.Close(context.WithoutCancel(ctx))
+}
+
+// checkImports reports imports the host does not provide, naming each.
+func checkImports(name string, m wazero.CompiledModule, wasi api.Module) error {
+	provided := map[string]bool{}
+	for _, f := range hostFunctions {
+		provided[hostModule+"."+f.name] = true
+	}
+	for n := range wasi.ExportedFunctionDefinitions() {
+		provided[wasiModule+"."+n] = true
+	}
+	var missing []string
+	for _, f := range m.ImportedFunctions() {
+		mod, n, _ := f.Import()
+		if !provided[mod+"."+n] {
+			missing = append(missing, fmt.Sprintf("function %s.%s", mod, n))
+		}
+	}
+	for _, mem := range m.ImportedMemories() {
+		mod, n, _ := mem.Import()
+		missing = append(missing, fmt.Sprintf("memory %s.%s", mod, n))
+	}
+	switch len(missing) {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("wasm: %s: %w: it imports %s, which this host does not provide (it provides the functions of module %q in dynop_wasm.h and of %s)", name, ErrABI, missing[0], hostModule, wasiModule)
+	}
+	return fmt.Errorf("wasm: %s: %w: it imports %s, which this host does not provide (it provides the functions of module %q in dynop_wasm.h and of %s)", name, ErrABI, strings.Join(missing, ", "), hostModule, wasiModule)
+}
+
+// checkExports reports missing or mistyped entry points, naming each.
+func checkExports(name string, m wazero.CompiledModule) error {
+	fns := m.ExportedFunctions()
+	var problems []string
+	for _, want := range exports {
+		f, ok := fns[want.name]
+		switch {
+		case !ok:
+			problems = append(problems, want.name+" is missing")
+		case !slices.Equal(f.ParamTypes(), want.params) || !slices.Equal(f.ResultTypes(), want.results):
+			problems = append(problems, fmt.Sprintf("%s has type %s, want %s", want.name, signature(f.ParamTypes(), f.ResultTypes()), signature(want.params, want.results)))
+		}
+	}
+	if _, ok := m.ExportedMemories()["memory"]; !ok {
+		problems = append(problems, `the memory export "memory" is missing`)
+	}
+	if problems == nil {
+		return nil
+	}
+	return fmt.Errorf("wasm: %s: %w: not a dynop plugin module: %s (see dynop_wasm.h; C plugins link abi/wasm/dynop_wasm.c, Go plugins import loader/wasm/guest)", name, ErrABI, strings.Join(problems, "; "))
+}
+
+func signature(params, results []api.ValueType) string {
+	names := func(ts []api.ValueType) string {
+		s := make([]string, len(ts))
+		for i, t := range ts {
+			s[i] = api.ValueTypeName(t)
+		}
+		return strings.Join(s, ", ")
+	}
+	return fmt.Sprintf("func(%s) (%s)", names(params), names(results))
+}
+
+// instance is one instance of the plugin's module: its own memory, run by
+// one goroutine at a time.
+type instance struct {
+	e   *engine
+	mod api.Module
+	mem api.Memory
+	fns [len(exports)]api.Function
+	// The stack of a call: params in, results out.
+	stack [8]uint64
+
+	dead    error      // why the instance was discarded, if it was
+	reg     *register  // while register runs in it
+	message string     // the set_error of the running call
+	lastErr string     // why the last failed host call failed
+	stderr  *logWriter // the module's stdout and stderr, when granted
+}
+
+// newInstance instantiates the module and runs its initializer.
+func (e *engine) newInstance(ctx context.Context) (*instance, error) {
+	in := &instance{e: e}
+	mc := wazero.NewModuleConfig().WithName(fmt.Sprintf("%s#%d", e.name, e.seq.Add(1))).WithStartFunctions()
+	if e.caps["clock"] {
+		mc = mc.WithSysWalltime().WithSysNanotime().WithSysNanosleep()
+	}
+	if e.caps["random"] {
+		mc = mc.WithRandSource(rand.Reader)
+	}
+	if e.caps["env"] {
+		for _, kv := range os.Environ() {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				mc = mc.WithEnv(k, v)
+			}
+		}
+	}
+	if e.caps["stdio"] {
+		in.stderr = &logWriter{log: e.cfg.log.With("plugin", e.name)}
+		mc = mc.WithStdout(in.stderr).WithStderr(in.stderr)
+	}
+	if t := e.cfg.timeout; t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
+	mod, err := e.rt.InstantiateModule(ctx, e.compiled, mc)
+	if err != nil {
+		return nil, fmt.Errorf("wasm: %s: instantiate: %w", e.name, classify(ctx, err))
+	}
+	in.mod, in.mem = mod, mod.ExportedMemory("memory")
+	for i, x := range exports {
+		in.fns[i] = mod.ExportedFunction(x.name)
+	}
+	e.byModule.Store(mod, in)
+	if init := mod.ExportedFunction(exInitialize); init != nil {
+		if _, err := init.Call(ctx); err != nil {
+			in.discard(err)
+			return nil, fmt.Errorf("wasm: %s: %s: %w", e.name, exInitialize, classify(ctx, err))
+		}
+	}
+	if err := in.call(ctx, exABIVersion); err != nil {
+		return nil, fmt.Errorf("wasm: %s: %w", e.name, err)
+	}
+	if v := uint32(in.stack[0]); v>>16 != abiMajor {
+		in.discard(nil)
+		return nil, fmt.Errorf("wasm: %s: %w: %s returned version %d.%d; this host implements %d.x", e.name, ErrABI, exports[exABIVersion].name, v>>16, v&0xffff, abiMajor)
+	}
+	return in, nil
+}
+
+// call calls export x with params under the host's call deadline; its
+// results are in in.stack. A trap, an exit or a deadline discards the
+// instance; the error says which.
+func (in *instance) call(ctx context.Context, x int, params ...uint64) error {
+	if in.dead != nil {
+		return fmt.Errorf("%w: the module instance was discarded: %w", dynop.ErrState, in.dead)
+	}
+	if t := in.e.cfg.timeout; t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
+	in.message = ""
+	n := copy(in.stack[:], params)
+	clear(in.stack[n:])
+	if err := in.fns[x].CallWithStack(ctx, in.stack[:]); err != nil {
+		err = classify(ctx, err)
+		err = in.atLimit(err)
+		in.discard(err)
+		return fmt.Errorf("%s: %w (the module instance was discarded)", exports[x].name, err)
+	}
+	return nil
+}
+
+// atLimit wraps err with ErrMemoryLimit if the instance's memory is
+// within 8 MiB of the limit: the module's allocator ran out of room,
+// which is why it failed.
+func (in *instance) atLimit(err error) error {
+	limit := uint64(in.e.cfg.memPages) * pageSize
+	if in.mem == nil || uint64(in.mem.Size())+8<<20 < limit {
+		return err
+	}
+	return fmt.Errorf("%w (memory %d of %d MiB): %w", ErrMemoryLimit, in.mem.Size()>>20, limit>>20, err)
+}
+
+// classify turns a failed call's error into one that says what happened:
+// a deadline, a cancellation, an exit, or a trap.
+func classify(ctx context.Context, err error) error {
+	var abiErr *abiError
+	if errors.As(err, &abiErr) {
+		return abiErr
+	}
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		switch exit.ExitCode() {
+		case sys.ExitCodeDeadlineExceeded:
+			if ctx.Err() != nil && context.Cause(ctx) == context.DeadlineExceeded {
+				return fmt.Errorf("%w: the call ran past its deadline", context.DeadlineExceeded)
+			}
+			return context.DeadlineExceeded
+		case sys.ExitCodeContextCanceled:
+			return context.Canceled
+		}
+		return fmt.Errorf("%w: the module exited with code %d", ErrTrap, exit.ExitCode())
+	}
+	msg, _, _ := strings.Cut(err.Error(), "\nwasm stack trace:")
+	return fmt.Errorf("%w: %s", ErrTrap, msg)
+}
+
+// discard closes the instance for good, after err.
+func (in *instance) discard(err error) {
+	if in.dead == nil {
+		if err == nil {
+			err = errors.New("discarded")
+		}
+		in.dead = err
+	}
+	in.e.byModule.Delete(in.mod)
+	in.mod.Close(context.Background())
+}
+
+// abiError is a module's breach of the ABI found by a host function: it
+// fails the call in which the module made it.
+type abiError struct{ msg string }
+
+func (e *abiError) Error() string { return e.msg }
+func (e *abiError) Unwrap() error { return ErrABI }
+
+// read returns n bytes of the module's memory at off, or panics with an
+// abiError (which fails the running call) if they are not all in it.
+func (in *instance) read(what string, off, n uint32) []byte {
+	b, ok := in.mem.Read(off, n)
+	if !ok {
+		panic(&abiError{fmt.Sprintf("%v: %s at offset %#x, %d bytes, lies outside the module's memory (%d bytes)", ErrABI, what, off, n, in.mem.Size())})
+	}
+	return b
+}
+
+// alloc returns n bytes of guest memory from the module's allocator.
+func (in *instance) alloc(ctx context.Context, n, align uint32) (uint32, error) {
+	if err := in.call(ctx, exAlloc, uint64(n), uint64(align)); err != nil {
+		return 0, err
+	}
+	p := uint32(in.stack[0])
+	if p == 0 {
+		return 0, fmt.Errorf("%w: %s could not allocate %d bytes (memory %d of %d MiB)", ErrMemoryLimit, exports[exAlloc].name, n, in.mem.Size()>>20, uint64(in.e.cfg.memPages)*pageSize>>20)
+	}
+	if _, ok := in.mem.Read(p, n); !ok || p%max(align, 1) != 0 {
+		err := fmt.Errorf("%w: %s(%d, %d) returned offset %#x, outside the module's memory (%d bytes) or misaligned", ErrABI, exports[exAlloc].name, n, align, p, in.mem.Size())
+		in.discard(err)
+		return 0, err
+	}
+	return p, nil
+}
+
+// free gives back memory from alloc.
+func (in *instance) free(ctx context.Context, p uint32) {
+	if p != 0 && in.dead == nil {
+		_ = in.call(ctx, exFree, uint64(p))
+	}
+}
+
+// result is the dynop_result of the last call.
+func (in *instance) result() int32 { return int32(uint32(in.stack[0])) }
+
+// logWriter writes a module's stdout and stderr to the log, a line at a
+// time.
+type logWriter struct {
+	log  *slog.Logger
+	mu   sync.Mutex
+	line []byte
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.line = append(w.line, p...)
+	for {
+		i := slices.Index(w.line, '\n')
+		if i < 0 {
+			break
+		}
+		w.log.Info("plugin output", "line", string(w.line[:i]))
+		w.line = w.line[i+1:]
+	}
+	return len(p), nil
+}
+
+var _ io.Writer = (*logWriter)(nil)
+
+// le is the byte order of wasm memory.
+var le = binary.LittleEndian

@@ -1,0 +1,562 @@
+package wasm
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/tensor"
+)
+
+// wasm32 layouts of dynop.h's structs (checked in dynop_wasm.h).
+const (
+	tensorSize = 40 // dynop_tensor
+	argSize    = 20 // dynop_arg
+	maxNDim    = 16 // DYNOP_MAX_NDIM
+	dimsSize   = 2 * maxNDim * 8
+	dataAlign  = 64 // guest buffers, like tensor.New's
+	guardSize  = 64 // guard bytes after each output
+	guardByte  = 0xA5
+)
+
+// pool keeps a started plugin's idle module instances.
+type pool struct {
+	mu   sync.Mutex
+	idle []*instance
+}
+
+// get returns an idle instance, or makes one and runs register in it.
+func (s *session) get(ctx context.Context) (*instance, error) {
+	s.pool.mu.Lock()
+	if n := len(s.pool.idle); n > 0 {
+		in := s.pool.idle[n-1]
+		s.pool.idle = s.pool.idle[:n-1]
+		s.pool.mu.Unlock()
+		return in, nil
+	}
+	s.pool.mu.Unlock()
+	in, err := s.e.newInstance(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.register(ctx, in, true); err != nil {
+		in.discard(err)
+		return nil, err
+	}
+	return in, nil
+}
+
+// put returns an instance to the pool, unless it was discarded.
+func (s *session) put(in *instance) {
+	if in.dead != nil {
+		return
+	}
+	s.pool.mu.Lock()
+	s.pool.idle = append(s.pool.idle, in)
+	s.pool.mu.Unlock()
+}
+
+// wasmOp is an operator backend a module registered.
+type wasmOp struct {
+	s *session
+	registered
+	schema *op.Schema
+}
+
+// create is the backend's op.Factory: it takes a module instance from the
+// pool and calls the module's create in it.
+func (o *wasmOp) create(vals *op.Values) (op.Impl, error) {
+	if err := o.s.enter(); err != nil {
+		return nil, err
+	}
+	defer o.s.leave()
+	im := &wasmImpl{op: o, vals: vals}
+	if err := im.attach(context.Background()); err != nil {
+		return nil, err
+	}
+	return im, nil
+}
+
+// wasmImpl is one instance of a WebAssembly operator: the module's
+// instance handle in the module instance it keeps, and an arena of guest
+// memory for the tensors of a call, reused across calls.
+type wasmImpl struct {
+	op     *wasmOp
+	vals   *op.Values
+	in     *instance // nil after a discard, until the next call
+	handle uint32
+	closed bool
+
+	arena, arenaSize uint32
+	meta             []byte // the call's structs, written in one piece
+	setupInputs      []*tensor.Batch
+}
+
+// where names the call for errors.
+func (im *wasmImpl) where(call string) string {
+	return fmt.Sprintf("wasm: plugin %q: operator %q: %s", im.op.s.p.info.ID, im.op.name, call)
+}
+
+// attach takes a module instance and creates the operator instance in it.
+func (im *wasmImpl) attach(ctx context.Context) error {
+	s := im.op.s
+	in, err := s.get(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: %w", im.where("create"), err)
+	}
+	args := layArgs(im.op.schema, im.vals)
+	p, err := in.alloc(ctx, uint32(len(args)+4), 8)
+	if err != nil {
+		s.put(in)
+		return fmt.Errorf("%s: %w", im.where("create"), err)
+	}
+	relocate(args, p)
+	in.mem.Write(p, args)
+	out := p + uint32(len(args))
+	if err := in.call(ctx, exCreate, uint64(im.op.handle), uint64(p), uint64(len(im.op.schema.Args)), uint64(out)); err != nil {
+		return fmt.Errorf("%s: %w", im.where("create"), err)
+	}
+	if rc := in.result(); rc != 0 {
+		err := s.resultError(in, fmt.Sprintf("operator %q: create", im.op.name), rc, -1)
+		in.free(ctx, p)
+		s.put(in)
+		return err
+	}
+	h, _ := in.mem.ReadUint32Le(out)
+	in.free(ctx, p)
+	if in.dead != nil {
+		return fmt.Errorf("%s: %w", im.where("create"), in.dead)
+	}
+	im.in, im.handle, im.arena, im.arenaSize = in, h, 0, 0
+	return nil
+}
+
+// layArgs lays out every argument of schema as dynop_arg structs (wasm32)
+// followed by their values, as if at offset 0, and then the list of the
+// pointers in it; relocate moves them to the real offset.
+func layArgs(schema *op.Schema, vals *op.Values) (b []byte) {
+	n := len(schema.Args)
+	b = make([]byte, n*argSize)
+	var ptrs []int // offsets in b of pointers to relocate
+	put := func(data []byte, align int) uint32 {
+		for len(b)%align != 0 {
+			b = append(b, 0)
+		}
+		off := len(b)
+		b = append(b, data...)
+		return uint32(off)
+	}
+	cstr := func(s string) uint32 { return put(append([]byte(s), 0), 1) }
+	for i, a := range schema.Args {
+		at := i * argSize
+		name := cstr(a.Name) // before indexing b: cstr may move it
+		le.PutUint32(b[at:], name)
+		ptrs = append(ptrs, at)
+		le.PutUint32(b[at+4:], uint32(a.Type))
+		if vals.Has(a.Name) {
+			le.PutUint32(b[at+8:], 1)
+		}
+		count, data, strs := argValues(vals.Value(a.Name))
+		var p uint32
+		if strs != nil {
+			arr := make([]uint32, len(strs))
+			for j, s := range strs {
+				arr[j] = cstr(s)
+			}
+			data = make([]byte, 4*len(arr))
+			for j, v := range arr {
+				le.PutUint32(data[4*j:], v)
+			}
+			p = put(data, 4)
+			for j := range arr {
+				ptrs = append(ptrs, int(p)+4*j)
+			}
+		} else if data != nil {
+			p = put(data, 8)
+		}
+		le.PutUint32(b[at+12:], count)
+		if count > 0 {
+			le.PutUint32(b[at+16:], p)
+			ptrs = append(ptrs, at+16)
+		}
+	}
+	b = slices.Grow(b, 4*len(ptrs)+4)
+	for _, at := range ptrs {
+		b = le.AppendUint32(b, uint32(at))
+	}
+	return le.AppendUint32(b, uint32(len(ptrs)))
+}
+
+// relocate adds base to every pointer layArgs recorded in b.
+func relocate(b []byte, base uint32) {
+	n := int(le.Uint32(b[len(b)-4:]))
+	list := b[len(b)-4-4*n : len(b)-4]
+	for i := range n {
+		at := le.Uint32(list[4*i:])
+		le.PutUint32(b[at:], le.Uint32(b[at:])+base)
+	}
+}
+
+// argValues encodes one argument value as count elements of its C type;
+// strings come back as strs, for the caller to lay out.
+func argValues(v any) (count uint32, data []byte, strs []string) {
+	switch v := v.(type) {
+	case nil:
+		return 0, nil, nil
+	case int64:
+		return 1, le.AppendUint64(nil, uint64(v)), nil
+	case float64:
+		return 1, le.AppendUint64(nil, math.Float64bits(v)), nil
+	case bool:
+		return 1, le.AppendUint32(nil, boolInt(v)), nil
+	case tensor.DType:
+		return 1, dtypeBytes(nil, v), nil
+	case string:
+		return 1, nil, []string{v}
+	case []int64:
+		for _, x := range v {
+			data = le.AppendUint64(data, uint64(x))
+		}
+		return uint32(len(v)), data, nil
+	case []float64:
+		for _, x := range v {
+			data = le.AppendUint64(data, math.Float64bits(x))
+		}
+		return uint32(len(v)), data, nil
+	case []bool:
+		for _, x := range v {
+			data = le.AppendUint32(data, boolInt(x))
+		}
+		return uint32(len(v)), data, nil
+	case []tensor.DType:
+		for _, x := range v {
+			data = dtypeBytes(data, x)
+		}
+		return uint32(len(v)), data, nil
+	case []string:
+		if len(v) == 0 {
+			return 0, nil, nil
+		}
+		return uint32(len(v)), nil, v
+	}
+	panic(fmt.Sprintf("wasm: argument value of type %T", v))
+}
+
+func boolInt(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func dtypeBytes(b []byte, dt tensor.DType) []byte {
+	return append(b, byte(dt.Code), dt.Bits, byte(dt.Lanes), byte(dt.Lanes>>8))
+}
+
+// enter begins a call: the plugin must be started, the instance open, and
+// the module instance alive — if an earlier call discarded it, a new one
+// is attached (and, for run, set up with the run's inputs).
+func (im *wasmImpl) enter(ctx context.Context, call string, inputs []*tensor.Batch) error {
+	if im.closed {
+		return fmt.Errorf("%s: %w", im.where(call), op.ErrClosed)
+	}
+	if err := im.op.s.enter(); err != nil {
+		return err
+	}
+	if im.in != nil && im.in.dead == nil {
+		return nil
+	}
+	im.in = nil
+	if err := im.attach(ctx); err != nil {
+		im.op.s.leave()
+		return err
+	}
+	if call == "run" {
+		if _, err := im.setup(ctx, inputs); err != nil {
+			im.op.s.leave()
+			return err
+		}
+	}
+	return nil
+}
+
+// Setup implements op.Impl: the module's setup per sample.
+func (im *wasmImpl) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
+	ctx := context.Background()
+	if err := im.enter(ctx, "setup", nil); err != nil {
+		return nil, err
+	}
+	defer im.op.s.leave()
+	return im.setup(ctx, inputs)
+}
+
+func (im *wasmImpl) setup(ctx context.Context, inputs []*tensor.Batch) ([]op.OutputDesc, error) {
+	samples, nin, nout := batchLen(inputs), len(inputs), len(im.op.schema.Outputs)
+	lay, err := im.layout(ctx, samples, inputs, nil, nout)
+	if err != nil {
+		return nil, err
+	}
+	if err := im.call(ctx, "setup", exSetup, lay); err != nil {
+		return nil, err
+	}
+	in := im.in
+	meta := in.read("setup outputs", im.arena, lay.metaSize)
+	descs := make([]op.OutputDesc, nout)
+	for i := range descs {
+		d := &descs[i]
+		d.Shapes = make([][]int64, samples)
+		for j := range samples {
+			k := samples*nin + j*nout + i
+			t := meta[k*tensorSize:]
+			dt := tensor.DType{Code: tensor.Code(t[16]), Bits: t[17], Lanes: uint16(t[18]) | uint16(t[19])<<8}
+			nd := int(int32(le.Uint32(t[12:])))
+			if nd < 0 || nd > maxNDim || dt.Size() == 0 {
+				return nil, fmt.Errorf("%s: %w: output %d of sample %d has ndim %d and dtype %s", im.where("setup"), ErrABI, i, j, nd, dt)
+			}
+			if j == 0 {
+				d.DType = dt
+			} else if dt != d.DType || nd != len(d.Shapes[0]) {
+				return nil, fmt.Errorf("%s (sample %d): %w: output %d is %s with %d dimension(s); sample 0's is %s with %d", im.where("setup"), j, op.ErrSchema, i, dt, nd, d.DType, len(d.Shapes[0]))
+			}
+			dims := meta[lay.dims+k*dimsSize:]
+			d.Shapes[j] = make([]int64, nd)
+			for x := range nd {
+				d.Shapes[j][x] = int64(le.Uint64(dims[8*x:]))
+			}
+		}
+		if l := im.op.schema.Outputs[i].Layout; samples > 0 && len(l) == len(d.Shapes[0]) {
+			d.Layout = l
+		}
+	}
+	return descs, nil
+}
+
+// Run implements op.Impl: it writes the inputs into the module's memory,
+// runs the module's run per sample, checks the guard bytes after each
+// output and copies the outputs out.
+func (im *wasmImpl) Run(ctx context.Context, outputs, inputs []*tensor.Batch) error {
+	if err := im.enter(ctx, "run", inputs); err != nil {
+		return err
+	}
+	defer im.op.s.leave()
+	samples := batchLen(inputs)
+	lay, err := im.layout(ctx, samples, inputs, outputs, len(outputs))
+	if err != nil {
+		return err
+	}
+	if err := im.call(ctx, "run", exRun, lay); err != nil {
+		return err
+	}
+	mem := im.in.mem
+	for k, t := range lay.outs {
+		span := t.Span()
+		off := lay.outOffs[k]
+		b, ok := mem.Read(off, uint32(len(span))+guardSize)
+		if !ok {
+			return fmt.Errorf("%s: %w: the module's memory shrank", im.where("run"), ErrABI)
+		}
+		if g := b[len(span):]; slices.ContainsFunc(g, func(c byte) bool { return c != guardByte }) {
+			err := fmt.Errorf("%s: %w: the module wrote past the end of output %d of sample %d (%d bytes)", im.where("run"), ErrABI, k%len(outputs), k/len(outputs), len(span))
+			im.in.discard(err) // its heap may be corrupt
+			return err
+		}
+		copy(span, b[:len(span)])
+	}
+	return nil
+}
+
+// callLayout is where a call's tensors lie in the arena.
+type callLayout struct {
+	samples, nin, nout int
+	dims               int    // offset of the shape and stride arrays in the arena
+	failed             int    // offset of the failed-sample index
+	metaSize           uint32 // bytes of structs, arrays and index
+	outs               []*tensor.Tensor
+	outOffs            []uint32
+}
+
+// layout writes the tensors of a call (outputs nil: setup) into the
+// arena, growing it if need be.
+func (im *wasmImpl) layout(ctx context.Context, samples int, inputs, outputs []*tensor.Batch, nout int) (*callLayout, error) {
+	nin := len(inputs)
+	nt := samples * (nin + nout)
+	lay := &callLayout{samples: samples, nin: nin, nout: nout, dims: nt * tensorSize}
+	lay.failed = lay.dims + nt*dimsSize
+	meta := alignUp(lay.failed+4, dataAlign)
+	lay.metaSize = uint32(lay.failed + 4)
+	// Data: each input's span, each output's span and guard.
+	size := meta
+	spans := func(bs []*tensor.Batch, guard int) {
+		for _, b := range bs {
+			for _, t := range b.Samples() {
+				size = alignUp(size+len(t.Span())+guard, dataAlign)
+			}
+		}
+	}
+	spans(inputs, 0)
+	if outputs != nil {
+		spans(outputs, guardSize)
+	}
+	if size > math.MaxUint32-dataAlign {
+		return nil, fmt.Errorf("%s: %w: the call needs %d bytes of module memory, more than wasm32 addresses", im.where("run"), ErrMemoryLimit, size)
+	}
+	if err := im.grow(ctx, uint32(size)); err != nil {
+		return nil, err
+	}
+	base := im.arena
+	im.meta = slices.Grow(im.meta[:0], meta)[:meta]
+	clear(im.meta)
+	m := im.meta
+	data := uint32(meta)
+	mem := im.in.mem
+	describe := func(k int, t *tensor.Tensor, withData bool) error {
+		if t.NDim() > maxNDim {
+			return fmt.Errorf("%s: %w: a tensor of %d dimensions; the ABI passes at most %d", im.where("run"), op.ErrInput, t.NDim(), maxNDim)
+		}
+		s := m[k*tensorSize:]
+		dev, dt := t.Device(), t.DType()
+		le.PutUint32(s[4:], uint32(dev.Type))
+		le.PutUint32(s[8:], uint32(dev.ID))
+		le.PutUint32(s[12:], uint32(t.NDim()))
+		dtypeBytes(s[16:16], dt)
+		dims := lay.dims + k*dimsSize
+		le.PutUint32(s[20:], base+uint32(dims))
+		le.PutUint32(s[24:], base+uint32(dims+maxNDim*8))
+		for i, d := range t.Shape() {
+			le.PutUint64(m[dims+8*i:], uint64(d))
+		}
+		for i, d := range t.Strides() {
+			le.PutUint64(m[dims+maxNDim*8+8*i:], uint64(d))
+		}
+		if withData {
+			le.PutUint32(s[0:], base+data)
+			data = uint32(alignUp(int(data)+len(t.Span()), dataAlign))
+		}
+		return nil
+	}
+	for i, b := range inputs {
+		for j, t := range b.Samples() {
+			at := data
+			if err := describe(j*nin+i, t, true); err != nil {
+				return nil, err
+			}
+			if span := t.Span(); len(span) > 0 && !mem.Write(base+at, span) {
+				return nil, fmt.Errorf("%s: %w: input outside the module's memory", im.where("run"), ErrABI)
+			}
+		}
+	}
+	if outputs == nil {
+		for k := samples * nin; k < nt; k++ {
+			s := m[k*tensorSize:]
+			le.PutUint32(s[4:], 1) // DYNOP_DEVICE_CPU
+			le.PutUint32(s[20:], base+uint32(lay.dims+k*dimsSize))
+		}
+	} else {
+		lay.outs, lay.outOffs = lay.outs[:0], lay.outOffs[:0]
+		for j := range samples {
+			for i, b := range outputs {
+				t := b.Samples()[j]
+				at := data
+				if err := describe(samples*nin+j*nout+i, t, true); err != nil {
+					return nil, err
+				}
+				data = uint32(alignUp(int(at)+len(t.Span())+guardSize, dataAlign))
+				g, ok := mem.Read(base+at+uint32(len(t.Span())), guardSize)
+				if !ok {
+					return nil, fmt.Errorf("%s: %w: output outside the module's memory", im.where("run"), ErrABI)
+				}
+				for x := range g {
+					g[x] = guardByte
+				}
+				lay.outs = append(lay.outs, t)
+				lay.outOffs = append(lay.outOffs, base+at)
+			}
+		}
+	}
+	if !mem.Write(base, m[:lay.metaSize]) {
+		return nil, fmt.Errorf("%s: %w: arena outside the module's memory", im.where("run"), ErrABI)
+	}
+	return lay, nil
+}
+
+// grow makes the arena at least size bytes.
+func (im *wasmImpl) grow(ctx context.Context, size uint32) error {
+	if size <= im.arenaSize {
+		return nil
+	}
+	in := im.in
+	in.free(ctx, im.arena)
+	im.arena, im.arenaSize = 0, 0
+	want := uint32(min(uint64(size)+uint64(size)/4, math.MaxUint32-dataAlign))
+	p, err := in.alloc(ctx, want, dataAlign)
+	if err != nil {
+		return fmt.Errorf("%s: %w", im.where("run"), err)
+	}
+	im.arena, im.arenaSize = p, want
+	return nil
+}
+
+// call calls setup or run over the laid-out batch.
+func (im *wasmImpl) call(ctx context.Context, step string, x int, lay *callLayout) error {
+	in, base := im.in, im.arena
+	inputs, outputs := uint64(0), uint64(0)
+	if lay.nin > 0 {
+		inputs = uint64(base)
+	}
+	if lay.nout > 0 {
+		outputs = uint64(base) + uint64(lay.samples*lay.nin*tensorSize)
+	}
+	failed := uint64(base) + uint64(lay.failed)
+	in.mem.WriteUint32Le(uint32(failed), ^uint32(0)) // no sample, unless the module says
+	if err := in.call(ctx, x, uint64(im.op.handle), uint64(im.handle), uint64(lay.samples), inputs, uint64(lay.nin), outputs, uint64(lay.nout), failed); err != nil {
+		return fmt.Errorf("%s: %w", im.where(step), err)
+	}
+	if rc := in.result(); rc != 0 {
+		sample, _ := in.mem.ReadUint32Le(uint32(failed))
+		k := int(sample)
+		if sample >= uint32(lay.samples) {
+			k = -1
+		}
+		return im.op.s.resultError(in, fmt.Sprintf("operator %q: %s", im.op.name, step), rc, k)
+	}
+	return nil
+}
+
+// Close implements io.Closer: the module's destroy, then the instance goes
+// back to the pool.
+func (im *wasmImpl) Close() error {
+	if im.closed {
+		return nil
+	}
+	im.closed = true
+	in := im.in
+	im.in = nil
+	if in == nil || in.dead != nil {
+		return nil
+	}
+	s := im.op.s
+	if err := s.enter(); err != nil {
+		return nil // the plugin stopped: its instances are gone
+	}
+	defer s.leave()
+	ctx := context.Background()
+	err := in.call(ctx, exDestroy, uint64(im.op.handle), uint64(im.handle))
+	in.free(ctx, im.arena)
+	s.put(in)
+	if err != nil {
+		return fmt.Errorf("%s: %w", im.where("destroy"), err)
+	}
+	return nil
+}
+
+func alignUp(n, a int) int { return (n + a - 1) &^ (a - 1) }
+
+func batchLen(bs []*tensor.Batch) int {
+	if len(bs) == 0 {
+		return 1 // an operator without inputs makes one sample
+	}
+	return bs[0].Len()
+}

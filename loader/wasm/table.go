@@ -1,0 +1,95 @@
+package wasm
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental/table"
+
+	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/abi"
+)
+
+// Result is a dynop_result, the status code of a call into a module.
+type Result = abi.Result
+
+// ResultError is a WebAssembly plugin's failure: the result one of its
+// functions returned and the message it gave with set_error (see package
+// abi).
+type ResultError = abi.ResultError
+
+// Table is an interface a WebAssembly plugin provides: a struct in the
+// module's memory that starts with a dynop_header and holds function
+// table indices (C function pointers in wasm32), one per slot. Go code
+// calls slot i with [Table.Call]. It lives in the plugin's first module
+// instance, and calls take turns.
+type Table struct {
+	s   *session
+	off uint32
+	hdr abi.Header
+}
+
+// Header returns the table's dynop_header.
+func (t *Table) Header() abi.Header { return t.hdr }
+
+// Slots returns how many function slots follow the header.
+func (t *Table) Slots() int { return int(t.hdr.Size-abi.HeaderSize) / 4 }
+
+// Call calls the function in slot (0 is the first after the header) with
+// args, checking that its wasm type is params → results, under the
+// host's call deadline, and returns its results. A trap discards the
+// plugin's first instance, and with it the interface: later calls fail
+// until the plugin restarts.
+func (t *Table) Call(ctx context.Context, slot int, params, results []api.ValueType, args ...uint64) (out []uint64, err error) {
+	s := t.s
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	defer s.leave()
+	s.mainMu.Lock()
+	defer s.mainMu.Unlock()
+	in := s.main
+	what := fmt.Sprintf("wasm: plugin %q: interface {%s} slot %d", s.p.info.ID, t.hdr.Type, slot)
+	if slot < 0 || slot >= t.Slots() {
+		return nil, fmt.Errorf("%s: %w: the table has %d slots", what, dynop.ErrInvalid, t.Slots())
+	}
+	if in.dead != nil {
+		return nil, fmt.Errorf("%s: %w: the plugin's first module instance was discarded: %w", what, dynop.ErrState, in.dead)
+	}
+	if len(args) != len(params) {
+		return nil, fmt.Errorf("%s: %w: %d arguments for %d parameters", what, dynop.ErrInvalid, len(args), len(params))
+	}
+	b, ok := in.mem.Read(t.off+abi.HeaderSize+4*uint32(slot), 4)
+	if !ok {
+		return nil, fmt.Errorf("%s: %w: the table lies outside the module's memory", what, ErrABI)
+	}
+	fn, err := lookup(in.mod, le.Uint32(b), params, results)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if t := s.e.cfg.timeout; t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
+	stack := make([]uint64, max(len(params), len(results)))
+	copy(stack, args)
+	if err := fn.CallWithStack(ctx, stack); err != nil {
+		err = classify(ctx, err)
+		in.discard(err)
+		return nil, fmt.Errorf("%s: %w (the module instance was discarded)", what, err)
+	}
+	return stack[:len(results)], nil
+}
+
+// lookup returns the function at index idx of the module's function
+// table, if it has type params → results.
+func lookup(mod api.Module, idx uint32, params, results []api.ValueType) (fn api.Function, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: function table index %d: %v (want type %s)", ErrABI, idx, r, signature(params, results))
+		}
+	}()
+	return table.LookupFunction(mod, 0, idx, params, results), nil
+}

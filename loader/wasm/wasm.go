@@ -1,0 +1,490 @@
+// Package wasm loads dynop plugins that are WebAssembly modules, and runs
+// them in a sandbox with wazero (pure Go, no cgo).
+//
+// Importing the package registers its loader with the host, so that .wasm
+// files in [dynop.Options.Paths] load:
+//
+//	import _ "github.com/dynop/dynop/loader/wasm"
+//
+// A WebAssembly plugin is the same plugin as a native one — info,
+// interfaces, operators, lazy start, reference counting, unload — in the
+// wasm32 form of the ABI, abi/include/dynop/dynop_wasm.h. C plugins keep
+// their source and link abi/wasm/dynop_wasm.c; Go plugins import
+// [github.com/dynop/dynop/loader/wasm/guest]. docs/WASM.md has the whole
+// story.
+//
+// # The sandbox
+//
+// A module gets no file system, no network, a fixed clock, a fixed random
+// seed and no environment, unless it asks for a capability in its info
+// and the host grants it ([dynop.Sandbox.Grant]): "clock", "random",
+// "env", "stdio". A module that asks for one not granted is unsupported.
+// Each instance's memory is bounded ([dynop.Sandbox.MemoryLimit]) and
+// each call has a deadline ([dynop.Sandbox.CallTimeout], and the caller's
+// context). A trap, running out of memory, a deadline, a pointer outside
+// the module's memory or a write past an output buffer fails the call
+// with an error naming the plugin and the operator, wrapping [ErrTrap],
+// [ErrMemoryLimit], context.DeadlineExceeded or [ErrABI]; the module
+// instance is discarded and the next call gets a new one. The host keeps
+// running.
+//
+// # Instances
+//
+// Module instances are not safe for concurrent calls, so a started
+// plugin keeps a pool of them: each ran the module's register, and each
+// operator instance holds one from its creation to its Close. The
+// parallel executor runs a WebAssembly operator on as many workers as it
+// has instances of it. Interfaces live in the plugin's first instance;
+// calls to them take turns.
+//
+// # Tensors
+//
+// The module exports an allocator (dynop_wasm_alloc). An operator
+// instance keeps one arena in its module instance, grown as needed: the
+// host writes each input's bytes into it in place, lays out the
+// dynop_tensor structs, calls setup or run once per batch, checks the
+// guard bytes after every output, and copies each output out. No other
+// copy is made (docs/WASM.md measures it).
+//
+// # Start-up
+//
+// Compiled modules are cached on disk, under [dynop.Options.CacheDir]/wasm
+// (default $XDG_CACHE_HOME/dynop/wasm), so the second start skips
+// compilation: [Plugin.CompileTime] says how long the last start took to
+// compile or load it.
+package wasm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/abi"
+	"github.com/dynop/dynop/discover"
+	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/sign"
+)
+
+// Errors of WebAssembly plugins; test for them with [errors.Is].
+var (
+	// ErrABI: the module breaks dynop_wasm.h: a missing or mistyped
+	// export, an import the host does not provide, a pointer outside its
+	// memory, a write past an output buffer, malformed info.
+	ErrABI = errors.New("module breaks the wasm ABI")
+	// ErrTrap: the module trapped (unreachable, out-of-bounds access,
+	// division by zero, stack overflow) or exited.
+	ErrTrap = errors.New("module trapped")
+	// ErrMemoryLimit: the module ran out of memory under the host's limit.
+	ErrMemoryLimit = errors.New("module reached its memory limit")
+	// ErrCapability: the module asks for a capability the host does not
+	// grant. It comes with [dynop.ErrUnsupported].
+	ErrCapability = errors.New("capability not granted")
+)
+
+func init() {
+	dynop.RegisterLoader(dynop.Loader{
+		Name:      "wasm",
+		Magic:     "\x00asm",
+		Inspect:   inspect,
+		Open:      open,
+		Sandboxed: true,
+		Errors:    map[string]error{"abi": ErrABI, "trap": ErrTrap, "memory": ErrMemoryLimit},
+	})
+}
+
+// loaderData is what a WebAssembly plugin's manifest keeps besides its
+// info.
+type loaderData struct {
+	Capabilities []string `json:"capabilities,omitempty"`
+}
+
+// moduleInfo is what dynop_wasm_info returns.
+type moduleInfo struct {
+	ABI          string          `json:"abi"`
+	Info         json.RawMessage `json:"info"`
+	Capabilities []string        `json:"capabilities"`
+}
+
+// inspect reads the plugin in the file at path in the sandbox, in this
+// process.
+func inspect(ctx context.Context, path string) (plugin.Info, json.RawMessage, error) {
+	code, err := os.ReadFile(path)
+	if err != nil {
+		return plugin.Info{}, nil, err
+	}
+	cfg, err := configOf(nil)
+	if err != nil {
+		return plugin.Info{}, nil, err
+	}
+	info, caps, err := readInfo(ctx, path, code, cfg)
+	if err != nil {
+		return plugin.Info{}, nil, err
+	}
+	var data json.RawMessage
+	if len(caps) > 0 {
+		data, _ = json.Marshal(loaderData{caps})
+	}
+	return info, data, nil
+}
+
+// readInfo compiles code and asks an instance of it for its info.
+func readInfo(ctx context.Context, path string, code []byte, cfg config) (plugin.Info, []string, error) {
+	e, err := newEngine(ctx, path, code, cfg, nil)
+	if err != nil {
+		return plugin.Info{}, nil, err
+	}
+	defer e.close(ctx)
+	in, err := e.newInstance(ctx)
+	if err != nil {
+		return plugin.Info{}, nil, err
+	}
+	return in.info(ctx)
+}
+
+// info calls dynop_wasm_info and decodes what it returns.
+func (in *instance) info(ctx context.Context) (plugin.Info, []string, error) {
+	name := in.e.name
+	if err := in.call(ctx, exInfo); err != nil {
+		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w", name, err)
+	}
+	r := in.stack[0]
+	off, n := uint32(r), uint32(r>>32)
+	b, ok := in.mem.Read(off, n)
+	switch {
+	case !ok:
+		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: %s returned offset %#x and length %d, outside the module's memory (%d bytes)", name, ErrABI, exports[exInfo].name, off, n, in.mem.Size())
+	case n == 0:
+		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: %s returned no info (the plugin's get_info failed, or its info is malformed: see its log)", name, ErrABI, exports[exInfo].name)
+	}
+	var mi moduleInfo
+	if err := json.Unmarshal(b, &mi); err != nil {
+		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: %s: %v", name, ErrABI, exports[exInfo].name, err)
+	}
+	if major, _, _ := strings.Cut(mi.ABI, "."); major != fmt.Sprint(abiMajor) {
+		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: %s: abi %q; this host implements %d.x", name, ErrABI, exports[exInfo].name, mi.ABI, abiMajor)
+	}
+	var info plugin.Info
+	if err := json.Unmarshal(mi.Info, &info); err != nil {
+		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: %s: info: %v", name, ErrABI, exports[exInfo].name, err)
+	}
+	if err := info.Validate(); err != nil {
+		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w", name, err)
+	}
+	if info.APIVersion.IsZero() {
+		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: plugin %q does not say which plugin API it was built for (api_version)", name, plugin.ErrInvalid, info.ID)
+	}
+	if len(info.Passes) > 0 {
+		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: plugin %q declares graph passes, which WebAssembly plugins cannot provide yet", name, errors.ErrUnsupported, info.ID)
+	}
+	for _, s := range info.Operators {
+		if !slices.Equal(s.Devices, []op.Device{"cpu"}) {
+			return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: operator %q lists devices %v; a WebAssembly operator runs on the cpu only", name, plugin.ErrInvalid, s.Name, s.Devices)
+		}
+	}
+	known := dynop.SandboxCapabilities()
+	for _, c := range mi.Capabilities {
+		if !slices.Contains(known, c) {
+			return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: plugin %q asks for capability %q, which no host grants (known: %s)", name, ErrABI, info.ID, c, strings.Join(known, ", "))
+		}
+	}
+	return info, mi.Capabilities, nil
+}
+
+// open makes the plugin enumerated as f, without loading it.
+func open(f *discover.File, opts *dynop.Options) (plugin.Plugin, error) {
+	var d loaderData
+	if len(f.Loader) > 0 {
+		if err := json.Unmarshal(f.Loader, &d); err != nil {
+			return nil, fmt.Errorf("wasm: %s: %w: the manifest's loader data: %v", f.Path, discover.ErrManifest, err)
+		}
+	}
+	cfg, err := configOf(opts)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plugin{path: f.Path, info: f.Info, caps: d.Capabilities, file: f, cfg: cfg}
+	return p, p.checkGrants()
+}
+
+// checkGrants reports the capabilities the plugin asks for that the host
+// does not grant.
+func (p *Plugin) checkGrants() error {
+	var missing []string
+	for _, c := range p.caps {
+		if !p.cfg.grant[c] {
+			missing = append(missing, c)
+		}
+	}
+	if missing == nil {
+		return nil
+	}
+	return fmt.Errorf("wasm: %s: %w: %w: plugin %q asks for %s, which this host does not grant (dynop.Options.Sandbox.Grant)", p.path, dynop.ErrUnsupported, ErrCapability, p.info.ID, strings.Join(missing, ", "))
+}
+
+// Plugin is a WebAssembly plugin: a [plugin.Plugin] whose Register
+// compiles the module and instantiates it in the sandbox, and whose
+// Unload closes every instance.
+type Plugin struct {
+	path string
+	info plugin.Info
+	caps []string
+	file *discover.File // what was enumerated; nil after Load
+	sum  sign.Digest    // the digest Load read, when file is nil
+	cfg  config
+
+	mu          sync.Mutex
+	sess        *session // while started
+	compileTime time.Duration
+}
+
+var (
+	_ plugin.Plugin       = (*Plugin)(nil)
+	_ plugin.Deregisterer = (*Plugin)(nil)
+	_ plugin.Unloader     = (*Plugin)(nil)
+)
+
+// Load reads the WebAssembly plugin in the file at path without starting
+// it, in this process (the sandbox makes that safe), for a host that
+// runs it under sb. The plugin loads the file again when it starts, and
+// only if it still has the same digest. Errors wrap [dynop.ErrFormat]
+// (not a module), [ErrABI], [ErrTrap], or, with the plugin returned too,
+// [dynop.ErrUnsupported] (it asks for a capability sb does not grant).
+func Load(ctx context.Context, path string, sb dynop.Sandbox) (*Plugin, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	code, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := configOf(&dynop.Options{Sandbox: sb})
+	if err != nil {
+		return nil, err
+	}
+	info, caps, err := readInfo(ctx, abs, code, cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plugin{path: abs, info: info, caps: caps, sum: sha256.Sum256(code), cfg: cfg}
+	return p, p.checkGrants()
+}
+
+// Info implements [plugin.Plugin].
+func (p *Plugin) Info() plugin.Info { return p.info }
+
+// Path returns the module's file.
+func (p *Plugin) Path() string { return p.path }
+
+// Capabilities returns what the module asks the host to grant.
+func (p *Plugin) Capabilities() []string { return slices.Clone(p.caps) }
+
+// CompileTime returns how long the plugin's last start took to compile
+// its module, or to load it from the compilation cache.
+func (p *Plugin) CompileTime() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.compileTime
+}
+
+// Register implements [plugin.Plugin]: it reads the module (checking its
+// digest), compiles it, makes the first instance, checks the module's
+// info is still what was enumerated, and calls its register.
+func (p *Plugin) Register(ctx context.Context, h plugin.Host) (err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sess != nil {
+		return fmt.Errorf("wasm: plugin %q: Register: %w: it is registered already", p.info.ID, dynop.ErrState)
+	}
+	if err := p.checkGrants(); err != nil {
+		return err
+	}
+	code, err := os.ReadFile(p.path)
+	if err != nil {
+		return fmt.Errorf("wasm: plugin %q: %w", p.info.ID, err)
+	}
+	sum := sign.Digest(sha256.Sum256(code))
+	if p.file != nil {
+		if err := p.file.CheckLoaded(sum); err != nil {
+			return err
+		}
+	} else if sum != p.sum {
+		return fmt.Errorf("wasm: plugin %q: %s: %w", p.info.ID, p.path, discover.ErrChanged)
+	}
+	e, err := newEngine(ctx, p.info.ID, code, p.cfg, p.caps)
+	if err != nil {
+		return err
+	}
+	p.compileTime = e.compileTime
+	s := &session{p: p, h: h, e: e}
+	e.sess = s
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, e.close(ctx))
+		}
+	}()
+	if s.main, err = e.newInstance(ctx); err != nil {
+		return err
+	}
+	info, _, err := s.main.info(ctx)
+	if err != nil {
+		return err
+	}
+	if d := p.info.Diff(info); d != "" {
+		return fmt.Errorf("wasm: %s: %w: the plugin's info changed since it was enumerated: %s", p.path, dynop.ErrInvalid, d)
+	}
+	reg, err := s.register(ctx, s.main, false)
+	if err != nil {
+		return err
+	}
+	if err := s.publish(reg); err != nil {
+		return errors.Join(err, s.deregister(ctx))
+	}
+	p.sess = s
+	return nil
+}
+
+// Deregister implements [plugin.Deregisterer]: it waits for the calls in
+// flight, makes later ones fail, and calls the module's deregister in the
+// plugin's first instance.
+func (p *Plugin) Deregister(ctx context.Context) error {
+	p.mu.Lock()
+	s := p.sess
+	p.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	return s.deregister(ctx)
+}
+
+// Unload implements [plugin.Unloader]: it closes every instance of the
+// module.
+func (p *Plugin) Unload(ctx context.Context) error {
+	p.mu.Lock()
+	s := p.sess
+	p.sess = nil
+	p.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	s.stop()
+	return s.e.close(ctx)
+}
+
+// session is a started plugin.
+type session struct {
+	p *Plugin
+	h plugin.Host
+	e *engine
+
+	mainMu sync.Mutex // the first instance runs one call at a time
+	main   *instance  // the first instance: register ran here, interfaces live here
+	ops    []*wasmOp  // what register registered, in order
+	tables []*Table   // the interfaces added
+	refs   refs
+
+	// Calls hold stop shared; stop takes it exclusively.
+	stopMu  sync.RWMutex
+	stopped bool
+	pool    pool
+}
+
+// register runs the module's register in instance in.
+func (s *session) register(ctx context.Context, in *instance, replica bool) (*register, error) {
+	reg := &register{ctx: ctx, replica: replica}
+	in.reg = reg
+	defer func() { in.reg = nil }()
+	if err := in.call(ctx, exRegister); err != nil {
+		return nil, fmt.Errorf("wasm: plugin %q: %w", s.p.info.ID, err)
+	}
+	if rc := in.result(); rc != 0 {
+		return nil, s.resultError(in, "register", rc, -1)
+	}
+	if replica && (len(reg.ops) != len(s.ops) || len(reg.ifaces) != len(s.tables)) {
+		return nil, fmt.Errorf("wasm: plugin %q: register: %w: this instance registered %d operator(s) and %d interface(s), the plugin's first %d and %d", s.p.info.ID, ErrABI, len(reg.ops), len(reg.ifaces), len(s.ops), len(s.tables))
+	}
+	return reg, nil
+}
+
+// resultError describes a module function that returned rc.
+func (s *session) resultError(in *instance, call string, rc int32, sample int) error {
+	if sample >= 0 {
+		call = fmt.Sprintf("%s (sample %d)", call, sample)
+	}
+	err := error(&ResultError{Kind: "wasm", Plugin: s.p.info.ID, Call: call, Result: Result(rc), Message: in.message})
+	if Result(rc) == abi.ErrorNoMemory {
+		err = in.atLimit(err)
+	}
+	return err
+}
+
+// publish registers the operators register registered with the host.
+func (s *session) publish(reg *register) error {
+	for _, r := range reg.ops {
+		schema, _ := s.p.info.Operator(r.name)
+		o := &wasmOp{s: s, registered: r, schema: schema}
+		s.ops = append(s.ops, o)
+	}
+	for _, schema := range s.p.info.Operators {
+		k := slices.IndexFunc(s.ops, func(o *wasmOp) bool { return o.name == schema.Name })
+		if k < 0 {
+			return fmt.Errorf("wasm: plugin %q: %w: register did not register operator %q, which its info declares", s.p.info.ID, dynop.ErrInvalid, schema.Name)
+		}
+		o := s.ops[k]
+		desc := op.Operator{Schema: schema, Backends: map[op.Device]op.Factory{"cpu": o.create}}
+		if o.variant != "" {
+			desc.Variants = map[op.Device][]op.Variant{"cpu": {{Name: o.variant, Factory: o.create}}}
+		}
+		if err := s.h.RegisterOperator(desc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deregister stops calls and runs the module's deregister.
+func (s *session) deregister(ctx context.Context) error {
+	s.stop()
+	s.mainMu.Lock()
+	defer s.mainMu.Unlock()
+	if s.main.dead != nil {
+		return nil
+	}
+	if err := s.main.call(ctx, exDeregister); err != nil {
+		return fmt.Errorf("wasm: plugin %q: %w", s.p.info.ID, err)
+	}
+	if rc := s.main.result(); rc != 0 {
+		return s.resultError(s.main, "deregister", rc, -1)
+	}
+	return nil
+}
+
+// stop waits for the calls in flight and makes later ones fail.
+func (s *session) stop() {
+	s.stopMu.Lock()
+	s.stopped = true
+	s.stopMu.Unlock()
+}
+
+// enter begins a call into the plugin, failing if it stopped; leave ends
+// it.
+func (s *session) enter() error {
+	s.stopMu.RLock()
+	if s.stopped {
+		s.stopMu.RUnlock()
+		return fmt.Errorf("wasm: plugin %q: %w: the plugin stopped", s.p.info.ID, dynop.ErrState)
+	}
+	return nil
+}
+
+func (s *session) leave() { s.stopMu.RUnlock() }

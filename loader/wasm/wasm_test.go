@@ -1,0 +1,271 @@
+package wasm_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/internal/cbuild"
+	"github.com/dynop/dynop/internal/testutil"
+	"github.com/dynop/dynop/loader/wasm"
+	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/tensor"
+)
+
+func wgood(t testing.TB) string {
+	return fixture(t, "wgood.wasm", func(t testing.TB) string {
+		return cbuild.Wasm(t, "wgood.wasm", []string{"loader/wasm/testdata/wgood.c"})
+	})
+}
+
+func gomisbehave(t testing.TB) string {
+	return fixture(t, "gomisbehave.wasm", func(t testing.TB) string {
+		return cbuild.GoWasm(t, "loader/wasm/testdata/gomisbehave")
+	})
+}
+
+// openHost opens a host over paths with opts; it closes with the test.
+func openHost(t testing.TB, opts dynop.Options, paths ...string) *dynop.Host {
+	t.Helper()
+	opts.Paths, opts.NoDefaultPaths, opts.NoRegistered = paths, true, true
+	if opts.CacheDir == "" {
+		opts.CacheDir = cacheDir(t)
+	}
+	if opts.Logger == nil {
+		opts.Logger = testutil.Logger(t)
+	}
+	h, err := dynop.Open(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := h.Close(context.Background()); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return h
+}
+
+func floats(t testing.TB, vals []float32, shape ...int64) *tensor.Batch {
+	t.Helper()
+	x, err := tensor.FromSlice(vals, shape...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := tensor.NewBatch(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func exec(t testing.TB, h *dynop.Host, name string, args op.Args, in ...*tensor.Batch) ([]float32, error) {
+	t.Helper()
+	inst, err := h.NewOperator(context.Background(), name, args)
+	if err != nil {
+		return nil, err
+	}
+	defer inst.Close()
+	outs, err := inst.Exec(context.Background(), in...)
+	if err != nil {
+		return nil, err
+	}
+	v, err := tensor.Values[float32](outs[0].Samples()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.Clone(v), nil
+}
+
+func TestCOperator(t *testing.T) {
+	h := openHost(t, dynop.Options{}, wgood(t))
+	st := h.Plugins()
+	if len(st) != 1 || st[0].Info.ID != "dynop.plugin.wgood" || st[0].State != dynop.StateAvailable {
+		t.Fatalf("plugins: %+v", st)
+	}
+	got, err := exec(t, h, "wgood.Scale", op.Args{"factor": 1.5}, floats(t, []float32{1, 2, 3, -4, 5, 6}, 2, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []float32{1.5, 3, 4.5, -6, 7.5, 9}; !slices.Equal(got, want) {
+		t.Errorf("Scale = %v, want %v", got, want)
+	}
+	// A strided input (a column) arrives with its strides.
+	x, _ := tensor.FromSlice([]float32{1, 2, 3, 4, 5, 6}, 3, 2)
+	col, err := x.Slice(1, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := tensor.NewBatch(col)
+	if got, err = exec(t, h, "wgood.Scale", nil, b); err != nil {
+		t.Fatal(err)
+	}
+	if want := []float32{4, 8, 12}; !slices.Equal(got, want) {
+		t.Errorf("Scale of a column = %v, want %v", got, want)
+	}
+}
+
+func TestCOperatorError(t *testing.T) {
+	h := openHost(t, dynop.Options{}, wgood(t))
+	_, err := exec(t, h, "wgood.Scale", op.Args{"fail_at": int64(2)}, floats(t, []float32{1, 2, 3}, 3))
+	testutil.WantErr(t, err, dynop.ErrInvalid, `wasm plugin "dynop.plugin.wgood"`, `operator "wgood.Scale": run (sample 0)`, "DYNOP_ERROR_INVALID_ARGUMENT", "fail_at reached at element 2")
+	// The instance is still good: the module only returned an error.
+	if _, err := exec(t, h, "wgood.Scale", nil, floats(t, []float32{1}, 1)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestInterface(t *testing.T) {
+	h := openHost(t, dynop.Options{}, wgood(t))
+	uid := iface.MustParseUID("5E0C3A71-2B64-4F0D-9A17-6C830E42D519")
+	impl, ref, err := h.Acquire(context.Background(), "dynop.plugin.wgood", uid, iface.V(1, 0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Release()
+	tbl, ok := impl.(*wasm.Table)
+	if !ok {
+		t.Fatalf("impl is %T, want *wasm.Table", impl)
+	}
+	if tbl.Header().Type != uid || tbl.Slots() != 1 {
+		t.Fatalf("header %+v, %d slots", tbl.Header(), tbl.Slots())
+	}
+	i32 := []api.ValueType{api.ValueTypeI32}
+	out, err := tbl.Call(context.Background(), 0, []api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, i32, 40, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int32(out[0]) != 42 {
+		t.Errorf("add(40, 2) = %d", int32(out[0]))
+	}
+	_, err = tbl.Call(context.Background(), 0, i32, i32, 1)
+	testutil.WantErr(t, err, wasm.ErrABI, "slot 0", "func(i32) (i32)")
+	_, err = tbl.Call(context.Background(), 1, nil, nil)
+	testutil.WantErr(t, err, dynop.ErrInvalid, "the table has 1 slots")
+}
+
+func TestParallelInstances(t *testing.T) {
+	h := openHost(t, dynop.Options{}, wgood(t))
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			inst, err := h.NewOperator(context.Background(), "wgood.Scale", op.Args{"factor": float64(w)})
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer inst.Close()
+			for i := range 50 {
+				outs, err := inst.Exec(context.Background(), floats(t, []float32{float32(i), 1}, 2))
+				if err != nil {
+					errs <- err
+					return
+				}
+				v, _ := tensor.Values[float32](outs[0].Samples()[0])
+				if v[0] != float32(i*w) || v[1] != float32(w) {
+					errs <- errors.New("wrong result")
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// misbehave runs wgood.Misbehave (or gomisbehave.Do) in mode on h, twice
+// over: the second, good call shows that the host recovered.
+func misbehave(t *testing.T, h *dynop.Host, name, mode string) error {
+	t.Helper()
+	inst, err := h.NewOperator(context.Background(), name, op.Args{"mode": mode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Close()
+	x := floats(t, []float32{1, 2, 3, 4}, 4)
+	_, err = inst.Exec(context.Background(), x)
+	// The host keeps running: the same operator instance works again on a
+	// new module instance (a good operator in the same plugin proves it).
+	good, gerr := h.NewOperator(context.Background(), name, op.Args{"mode": "ok"})
+	if gerr != nil {
+		t.Fatal(gerr)
+	}
+	defer good.Close()
+	outs, gerr := good.Exec(context.Background(), x)
+	if gerr != nil {
+		t.Fatalf("after %s, a good call fails: %v", mode, gerr)
+	}
+	if v, _ := tensor.Values[float32](outs[0].Samples()[0]); !slices.Equal(v, []float32{1, 2, 3, 4}) {
+		t.Fatalf("after %s, a good call returns %v", mode, v)
+	}
+	return err
+}
+
+func TestCMisbehaves(t *testing.T) {
+	h := openHost(t, dynop.Options{Sandbox: dynop.Sandbox{MemoryLimit: 16 << 20, CallTimeout: 300 * time.Millisecond}}, wgood(t))
+	const name = "wgood.Misbehave"
+	where := `plugin "dynop.plugin.wgood": operator "wgood.Misbehave": run`
+	cases := []struct {
+		mode   string
+		target error
+		want   []string
+	}{
+		{"trap", wasm.ErrTrap, []string{where, "unreachable", "instance was discarded"}},
+		{"loop", context.DeadlineExceeded, []string{where, "deadline"}},
+		{"grow", dynop.ErrInvalid, nil}, // replaced below: a result, not a trap
+		{"growtrap", wasm.ErrMemoryLimit, []string{where, "of 16 MiB", "unreachable"}},
+		{"overflow", wasm.ErrABI, []string{where, "wrote past the end of output 0 of sample 0 (16 bytes)"}},
+		{"badlog", wasm.ErrABI, []string{where, "log message at offset 0xffffff00, 1000 bytes, lies outside the module's memory"}},
+		{"baderror", wasm.ErrABI, []string{where, "set_error message at offset 0xfffffff0, 100 bytes"}},
+	}
+	for _, c := range cases {
+		t.Run(c.mode, func(t *testing.T) {
+			err := misbehave(t, h, name, c.mode)
+			if c.mode == "grow" {
+				testutil.WantErr(t, err, wasm.ErrMemoryLimit, where, "DYNOP_ERROR_NO_MEMORY", "out of memory after")
+				return
+			}
+			testutil.WantErr(t, err, c.target, c.want...)
+		})
+	}
+	t.Run("setupshape", func(t *testing.T) {
+		err := misbehave(t, h, name, "setupshape")
+		testutil.WantErr(t, err, wasm.ErrABI, `operator "wgood.Misbehave": setup`, "ndim 17")
+	})
+}
+
+func TestGoMisbehaves(t *testing.T) {
+	h := openHost(t, dynop.Options{Sandbox: dynop.Sandbox{MemoryLimit: 64 << 20, CallTimeout: 500 * time.Millisecond}}, gomisbehave(t))
+	const name = "gomisbehave.Do"
+	where := `plugin "dynop.plugin.gomisbehave": operator "gomisbehave.Do": run`
+	cases := []struct {
+		mode   string
+		target error
+		want   []string
+	}{
+		{"fail", dynop.ErrInvalid, []string{where, "DYNOP_ERROR_INVALID_ARGUMENT", "failed on purpose"}},
+		{"trap", wasm.ErrTrap, []string{where, "unreachable", "instance was discarded"}},
+		{"loop", context.DeadlineExceeded, []string{where, "deadline"}},
+		{"grow", wasm.ErrMemoryLimit, []string{where, "of 64 MiB"}},
+		{"overflow", wasm.ErrABI, []string{where, "wrote past the end of output 0 of sample 0 (16 bytes)"}},
+		{"baderror", wasm.ErrABI, []string{where, "set_error message at offset 0xfffffff0, 100 bytes"}},
+	}
+	for _, c := range cases {
+		t.Run(c.mode, func(t *testing.T) {
+			testutil.WantErr(t, misbehave(t, h, name, c.mode), c.target, c.want...)
+		})
+	}
+}
