@@ -9,7 +9,15 @@ PLUGIN_CFLAGS = -std=c99
 PLUGIN_CXXFLAGS = -std=c++17 -fno-gnu-unique
 PLUGINS = plugins/vecmath/libdynop_vecmath.so plugins/stats/libdynop_stats.so plugins/imgproc/libdynop_imgproc.so
 
-.PHONY: demo examples test bench build plugins clean
+# WebAssembly plugins: the scalar C of imgproc with the shim of abi/wasm
+# (clang, lld and wasi-libc; internal/cbuild's ImgprocWasm builds it the
+# same way), and the Go example tone (GOOS=wasip1). They are built when
+# clang can target wasm32-wasi, and skipped with a note otherwise.
+WASM_CC ?= clang
+WASM_CFLAGS = --target=wasm32-wasi -mexec-model=reactor -O3 -msimd128 -std=c99 -Wall -Wextra -pedantic -Werror -Iabi/include
+WASM_PLUGINS = plugins/imgproc/dynop_imgproc.wasm plugins/tone/dynop_tone.wasm
+
+.PHONY: demo examples test bench build plugins wasm-plugins clean
 
 ## demo: the main job. Build the CLI and the example plugins, run the
 ## demo pipeline over the bundled images and say where the results are.
@@ -46,6 +54,18 @@ build: plugins
 	mkdir -p bin/plugins
 	cp $(PLUGINS) bin/plugins/
 	bin/dynop manifest bin/plugins/*.so
+	@if echo 'int x;' | $(WASM_CC) --target=wasm32-wasi -x c -c -o /dev/null - 2>/dev/null; then \
+		$(MAKE) --no-print-directory wasm-plugins && cp $(WASM_PLUGINS) bin/plugins/ && bin/dynop manifest bin/plugins/*.wasm; \
+	else echo "note: $(WASM_CC) cannot target wasm32-wasi (apt-get install clang lld wasi-libc libclang-rt-dev-wasm32): WebAssembly plugins not built"; fi
+
+## wasm-plugins: build the example WebAssembly plugins next to their sources.
+wasm-plugins: $(WASM_PLUGINS)
+
+plugins/imgproc/dynop_imgproc.wasm: plugins/imgproc/c/imgproc.c abi/wasm/dynop_wasm.c abi/include/dynop/dynop.h abi/include/dynop/dynop_wasm.h
+	$(WASM_CC) $(WASM_CFLAGS) $(IMGPROC_CFLAGS) -DIMGPROC_NO_SIMD -o $@ plugins/imgproc/c/imgproc.c abi/wasm/dynop_wasm.c
+
+plugins/tone/dynop_tone.wasm: plugins/tone/*.go $(wildcard loader/wasm/guest/*.go)
+	GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $(GO) build -buildmode=c-shared -o $@ ./plugins/tone
 
 ## plugins: build the example native plugins next to their sources.
 plugins: $(PLUGINS)
@@ -66,4 +86,4 @@ plugins/stats/libdynop_stats.so: plugins/stats/cpp/stats.cpp plugins/stats/stats
 	$(CXX) $(PLUGIN_CXXFLAGS) $(PLUGIN_FLAGS) -o $@ $<
 
 clean:
-	rm -rf bin $(PLUGINS)
+	rm -rf bin $(PLUGINS) $(WASM_PLUGINS)

@@ -39,7 +39,7 @@ func TestBadModules(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := wasm.Load(context.Background(), c.path, dynop.Sandbox{})
+			_, err := wasm.Load(context.Background(), c.path, dynop.Options{CacheDir: cacheDir(t)})
 			testutil.WantErr(t, err, c.target, c.want...)
 			if c.name == "text" {
 				return // not a wasm file: no loader claims it
@@ -68,7 +68,7 @@ func TestBadModules(t *testing.T) {
 
 func TestCapabilities(t *testing.T) {
 	path := cbuild.Wasm(t, "wclock.wasm", []string{"loader/wasm/testdata/wgood.c"}, `-DDYNOP_WASM_CAPABILITIES="clock,random"`)
-	p, err := wasm.Load(context.Background(), path, dynop.Sandbox{Grant: []string{"random"}})
+	p, err := wasm.Load(context.Background(), path, dynop.Options{CacheDir: cacheDir(t), Sandbox: dynop.Sandbox{Grant: []string{"random"}}})
 	testutil.WantErr(t, err, dynop.ErrUnsupported, `plugin "dynop.plugin.wgood" asks for clock, which this host does not grant`)
 	testutil.WantErr(t, err, wasm.ErrCapability)
 	if p == nil || len(p.Capabilities()) != 2 {

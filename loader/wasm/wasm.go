@@ -126,7 +126,7 @@ func inspect(ctx context.Context, path string) (plugin.Info, json.RawMessage, er
 	if err != nil {
 		return plugin.Info{}, nil, err
 	}
-	info, caps, err := readInfo(ctx, path, code, cfg)
+	info, caps, _, err := readInfo(ctx, path, code, cfg)
 	if err != nil {
 		return plugin.Info{}, nil, err
 	}
@@ -137,18 +137,20 @@ func inspect(ctx context.Context, path string) (plugin.Info, json.RawMessage, er
 	return info, data, nil
 }
 
-// readInfo compiles code and asks an instance of it for its info.
-func readInfo(ctx context.Context, path string, code []byte, cfg config) (plugin.Info, []string, error) {
+// readInfo compiles code and asks an instance of it for its info; it
+// says how long compiling took.
+func readInfo(ctx context.Context, path string, code []byte, cfg config) (plugin.Info, []string, time.Duration, error) {
 	e, err := newEngine(ctx, path, code, cfg, nil)
 	if err != nil {
-		return plugin.Info{}, nil, err
+		return plugin.Info{}, nil, 0, err
 	}
 	defer e.close(ctx)
 	in, err := e.newInstance(ctx)
 	if err != nil {
-		return plugin.Info{}, nil, err
+		return plugin.Info{}, nil, 0, err
 	}
-	return in.info(ctx)
+	info, caps, err := in.info(ctx)
+	return info, caps, e.compileTime, err
 }
 
 // info calls dynop_wasm_info and decodes what it returns.
@@ -254,12 +256,14 @@ var (
 )
 
 // Load reads the WebAssembly plugin in the file at path without starting
-// it, in this process (the sandbox makes that safe), for a host that
-// runs it under sb. The plugin loads the file again when it starts, and
-// only if it still has the same digest. Errors wrap [dynop.ErrFormat]
-// (not a module), [ErrABI], [ErrTrap], or, with the plugin returned too,
-// [dynop.ErrUnsupported] (it asks for a capability sb does not grant).
-func Load(ctx context.Context, path string, sb dynop.Sandbox) (*Plugin, error) {
+// it, in this process (the sandbox makes that safe), for a host opened
+// with opts: its Sandbox, CacheDir, NoCache and Logger apply. The plugin
+// loads the file again when it starts, and only if it still has the same
+// digest. Hand it to a host in [dynop.Options.Plugins]. Errors wrap
+// [dynop.ErrFormat] (not a module), [ErrABI], [ErrTrap], or, with the
+// plugin returned too, [dynop.ErrUnsupported] (it asks for a capability
+// opts do not grant).
+func Load(ctx context.Context, path string, opts dynop.Options) (*Plugin, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
@@ -268,15 +272,14 @@ func Load(ctx context.Context, path string, sb dynop.Sandbox) (*Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := configOf(&dynop.Options{Sandbox: sb})
+	cfg, err := configOf(&opts)
 	if err != nil {
 		return nil, err
 	}
-	info, caps, err := readInfo(ctx, abs, code, cfg)
-	if err != nil {
+	p := &Plugin{path: abs, sum: sha256.Sum256(code), cfg: cfg}
+	if p.info, p.caps, p.compileTime, err = readInfo(ctx, abs, code, cfg); err != nil {
 		return nil, err
 	}
-	p := &Plugin{path: abs, info: info, caps: caps, sum: sha256.Sum256(code), cfg: cfg}
 	return p, p.checkGrants()
 }
 
@@ -289,8 +292,8 @@ func (p *Plugin) Path() string { return p.path }
 // Capabilities returns what the module asks the host to grant.
 func (p *Plugin) Capabilities() []string { return slices.Clone(p.caps) }
 
-// CompileTime returns how long the plugin's last start took to compile
-// its module, or to load it from the compilation cache.
+// CompileTime returns how long the plugin's last start (or [Load]) took to
+// compile its module, or to load it from the compilation cache.
 func (p *Plugin) CompileTime() time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dynop/dynop/internal/cbuild"
+)
+
+// TestSandboxFlag lists a directory with imgproc's native and WebAssembly
+// builds under each spelling of --sandbox and $DYNOP_SANDBOX.
+func TestSandboxFlag(t *testing.T) {
+	dir := t.TempDir()
+	for src, dst := range map[string]string{cbuild.Imgproc(t): "libdynop_imgproc.so", cbuild.ImgprocWasm(t): "dynop_imgproc.wasm"} {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, dst), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	for _, c := range []struct {
+		args []string
+		env  string
+		want []string // the state of the native build, and words of why one build is passed over
+	}{
+		{nil, "", []string{"available", "another build", "a trusted native build is preferred"}},
+		{[]string{"--sandbox"}, "", []string{"unsupported", "sandbox policy always"}},
+		{[]string{"--sandbox=always"}, "", []string{"unsupported", "sandbox policy always"}},
+		{[]string{"--sandbox=unsigned"}, "", []string{"untrusted", "sandbox policy unsigned"}},
+		{nil, "unsigned", []string{"untrusted", "sandbox policy unsigned"}},
+		{[]string{"--sandbox=prefer-native"}, "always", []string{"available", "another build"}}, // the flag wins
+	} {
+		t.Run(strings.Join(c.args, " ")+" env="+c.env, func(t *testing.T) {
+			t.Setenv("DYNOP_SANDBOX", c.env)
+			args := append([]string{"list", "--json"}, c.args...)
+			code, out, errOut := runCLI(t, append(args, dir)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			i := strings.Index(out, `"path": "`+filepath.Join(dir, "libdynop_imgproc.so")+`"`)
+			if i < 0 {
+				t.Fatalf("native build not listed:\n%s", out)
+			}
+			entry := out[i:]
+			if j := strings.Index(entry, "}"); j > 0 {
+				entry = entry[:j]
+			}
+			if !strings.Contains(entry, `"state": "`+c.want[0]+`"`) {
+				t.Errorf("native build: want state %s:\n%s", c.want[0], entry)
+			}
+			for _, w := range c.want[1:] {
+				if !strings.Contains(out, w) {
+					t.Errorf("output does not say %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+	code, _, errOut := runCLI(t, "list", "--sandbox=sometimes", dir)
+	if code != 2 || !strings.Contains(errOut, "want prefer-native, unsigned or always") {
+		t.Errorf("--sandbox=sometimes: exit %d, %s", code, errOut)
+	}
+	t.Setenv("DYNOP_SANDBOX", "sometimes")
+	code, _, errOut = runCLI(t, "list", dir)
+	if code != 1 || !strings.Contains(errOut, "DYNOP_SANDBOX") {
+		t.Errorf("DYNOP_SANDBOX=sometimes: exit %d, %s", code, errOut)
+	}
+}
