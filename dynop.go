@@ -342,7 +342,7 @@ func (h *Host) enumerate(ctx context.Context, opts Options) ([]*record, error) {
 		return nil, err
 	}
 	loaders := registeredLoaders()
-	res, err := discover.Enumerate(ctx, discover.Options{
+	res, err := discover.Enumerate(withOptions(ctx, &opts), discover.Options{
 		Paths: opts.Paths, NoDefaultPaths: opts.NoDefaultPaths, Formats: formats(loaders),
 		CacheDir: opts.CacheDir, NoCache: opts.NoCache, Scanner: opts.Scanner, ScanTimeout: opts.ScanTimeout,
 		Trust: trust, Policy: opts.SignaturePolicy, Logger: h.log,
@@ -411,8 +411,9 @@ func trustStore(opts Options) (*sign.TrustStore, error) {
 	return ts, nil
 }
 
-// resolveDuplicates makes the host know one plugin per ID: the first
-// usable one in found, or the first if none is usable. The others are
+// resolveDuplicates makes the host know one plugin per ID: the best
+// usable one in found by buildRank, the first on the search path among
+// equals, or the first if none is usable. The others are
 // listed as duplicates of it, or, if they cannot be used anyway, in their
 // own state with the winner named. Only Open calls it.
 func (h *Host) resolveDuplicates(found []*record) {
@@ -444,13 +445,14 @@ func (h *Host) resolveDuplicates(found []*record) {
 			}
 			st := rec.status()
 			st.DuplicateOf = winner
-			if rec.state.Usable() && rec.sandboxed != win.sandboxed && rec.path != "" && win.path != "" {
+			if rec.state.Usable() {
+				why := "it comes first on the search path"
+				if buildRank(rec) != buildRank(win) {
+					why = buildChoice(win, rec)
+				}
 				st.State = StateDuplicate
-				st.Err = fmt.Errorf("dynop: plugin file %s: %w plugin id %q: another build of it, %s, runs instead (%s)", rec.path, ErrDuplicate, id, winner, buildChoice(win))
-			} else if rec.state.Usable() { // after the winner on the search path
-				st.State = StateDuplicate
-				st.Err = fmt.Errorf("dynop: plugin file %s: %w plugin id %q: %s has it and comes first", rec.path, ErrDuplicate, id, winner)
-				h.log.Warn("plugin duplicate; using the first", "plugin", id, "path", rec.path, "using", winner)
+				st.Err = fmt.Errorf("dynop: plugin file %s: %w plugin id %q: %s has it and is used: %s", rec.path, ErrDuplicate, id, winner, why)
+				h.log.Warn("plugin duplicate; using another", "plugin", id, "path", rec.path, "using", winner, "why", why)
 			} else {
 				st.Err = fmt.Errorf("%w (%s, which has its plugin id %q, is used instead)", st.Err, winner, id)
 			}

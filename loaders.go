@@ -110,10 +110,28 @@ func pathOf(p plugin.Plugin) string {
 	return ""
 }
 
+// optionsKey is the context key of the host options that Open hands to
+// the Inspect of a sandboxed loader, which runs in the host.
+type optionsKey struct{}
+
+// OptionsFrom returns the options of the host whose Open (or ScanFile)
+// called a loader's Inspect with ctx, if any: a sandboxed loader, which
+// inspects files in the host's process, honours the host's settings
+// (Sandbox, CacheDir, NoCache) with them.
+func OptionsFrom(ctx context.Context) (*Options, bool) {
+	o, ok := ctx.Value(optionsKey{}).(*Options)
+	return o, ok
+}
+
+// withOptions returns ctx carrying opts for OptionsFrom.
+func withOptions(ctx context.Context, opts *Options) context.Context {
+	return context.WithValue(ctx, optionsKey{}, opts)
+}
+
 // ScanFile reads the manifest of the plugin file at path the way [Open]
 // reads a file that has none: with the registered loader for its format,
 // in a scanner child process (opts.Scanner and opts.ScanTimeout apply).
 // `dynop manifest` writes the result next to the plugin.
 func ScanFile(ctx context.Context, path string, opts Options) (*discover.Manifest, error) {
-	return discover.Inspect(ctx, path, discover.Options{Formats: formats(registeredLoaders()), Scanner: opts.Scanner, ScanTimeout: opts.ScanTimeout})
+	return discover.Inspect(withOptions(ctx, &opts), path, discover.Options{Formats: formats(registeredLoaders()), Scanner: opts.Scanner, ScanTimeout: opts.ScanTimeout})
 }

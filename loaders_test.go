@@ -166,7 +166,7 @@ func TestOpenPaths(t *testing.T) {
 		if st.State != dynop.StateDuplicate || st.DuplicateOf != c.of {
 			t.Errorf("%s: %v of %q, want a duplicate of %s", c.path, st.State, st.DuplicateOf, c.of)
 		}
-		wantErr(t, st.Err, dynop.ErrDuplicate, c.of+" has it and comes first", c.path)
+		wantErr(t, st.Err, dynop.ErrDuplicate, c.of+" has it and is used", c.path)
 	}
 	wantErr(t, byPath(t, h, junk).Err, dynop.ErrFormat, "junk")
 	st, err := h.Plugin("test.plugin.file")

@@ -106,12 +106,18 @@ func buildRank(r *record) int {
 	return 3
 }
 
-// buildChoice says why win was chosen over another build of its plugin.
-func buildChoice(win *record) string {
-	if win.sandboxed {
+// buildChoice says why win was chosen over lose, another usable build of
+// its plugin that buildRank puts after it.
+func buildChoice(win, lose *record) string {
+	switch {
+	case win.path == "":
+		return "a plugin compiled into the program is preferred to plugin files"
+	case win.sandboxed:
 		return "the native build's signature does not verify, so the sandboxed build is preferred"
+	case !lose.sandboxed:
+		return "its signature verifies, and this one's does not"
 	}
-	return "a trusted native build is preferred to the sandbox (sandbox policy prefer-native)"
+	return "a native build is preferred to the sandbox when it is supported and not untrusted (sandbox policy prefer-native or unsigned)"
 }
 
 // check reports what is wrong with sb.
@@ -119,8 +125,8 @@ func (sb Sandbox) check() error {
 	switch {
 	case sb.Policy < SandboxPreferNative || sb.Policy > SandboxAlways:
 		return fmt.Errorf("dynop: open: Sandbox.Policy: unknown policy %d", int(sb.Policy))
-	case sb.MemoryLimit < 0:
-		return fmt.Errorf("dynop: open: Sandbox.MemoryLimit is negative (%d)", sb.MemoryLimit)
+	case sb.MemoryLimit < 0 || sb.MemoryLimit > 0 && sb.MemoryLimit < 64<<10:
+		return fmt.Errorf("dynop: open: Sandbox.MemoryLimit %d is neither 0 (the default) nor at least one 64 KiB page", sb.MemoryLimit)
 	}
 	for _, g := range sb.Grant {
 		if !slices.Contains(sandboxCapabilities, g) {

@@ -28,12 +28,12 @@ func TestSandboxFlag(t *testing.T) {
 		env  string
 		want []string // the state of the native build, and words of why one build is passed over
 	}{
-		{nil, "", []string{"available", "another build", "a trusted native build is preferred"}},
+		{nil, "", []string{"available", "has it and is used", "a native build is preferred to the sandbox"}},
 		{[]string{"--sandbox"}, "", []string{"unsupported", "sandbox policy always"}},
 		{[]string{"--sandbox=always"}, "", []string{"unsupported", "sandbox policy always"}},
 		{[]string{"--sandbox=unsigned"}, "", []string{"untrusted", "sandbox policy unsigned"}},
 		{nil, "unsigned", []string{"untrusted", "sandbox policy unsigned"}},
-		{[]string{"--sandbox=prefer-native"}, "always", []string{"available", "another build"}}, // the flag wins
+		{[]string{"--sandbox=prefer-native"}, "always", []string{"available", "has it and is used"}}, // the flag wins
 	} {
 		t.Run(strings.Join(c.args, " ")+" env="+c.env, func(t *testing.T) {
 			t.Setenv("DYNOP_SANDBOX", c.env)

@@ -79,17 +79,17 @@ func hostSetError(in *instance, stack []uint64) {
 
 func hostLastError(in *instance, stack []uint64) {
 	buf, n := uint32(stack[0]), uint32(stack[1])
-	msg := in.lastErr
+	msg := ""
+	if in.lastErr != nil {
+		msg = in.lastErr.Error()
+	}
 	copy(in.read("last_error buffer", buf, min(n, uint32(len(msg)))), msg)
 	stack[0] = uint64(uint32(len(msg)))
 }
 
 // done ends a host call that returns a dynop_result.
 func (in *instance) done(stack []uint64, err error) {
-	in.lastErr = ""
-	if err != nil {
-		in.lastErr = err.Error()
-	}
+	in.lastErr = err
 	stack[0] = uint64(uint32(abi.ResultOf(err)))
 }
 

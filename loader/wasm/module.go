@@ -18,6 +18,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
@@ -170,7 +171,9 @@ type engine struct {
 // newEngine compiles code, checking its imports and exports, for a
 // plugin that may use caps.
 func newEngine(ctx context.Context, name string, code []byte, cfg config, caps []string) (_ *engine, err error) {
-	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(cfg.timeout > 0).WithMemoryLimitPages(cfg.memPages)
+	// The memory limit is the allocator's (limitedMemory), which sees
+	// the grows it refuses.
+	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(cfg.timeout > 0)
 	if cfg.cacheDir != "" {
 		cache, err := compilationCache(cfg.cacheDir)
 		if err != nil {
@@ -204,6 +207,9 @@ func newEngine(ctx context.Context, name string, code []byte, cfg config, caps [
 	}
 	if err := checkExports(name, e.compiled); err != nil {
 		return nil, err
+	}
+	if mem := e.compiled.ExportedMemories()["memory"]; mem.Min() > cfg.memPages {
+		return nil, fmt.Errorf("wasm: %s: %w: the module's memory starts at %d MiB, more than the limit of %d MiB", name, ErrMemoryLimit, uint64(mem.Min())*pageSize>>20, uint64(cfg.memPages)*pageSize>>20)
 	}
 	return e, nil
 }
@@ -285,12 +291,41 @@ type instance struct {
 	// The stack of a call: params in, results out.
 	stack [8]uint64
 
-	dead    error      // why the instance was discarded, if it was
-	reg     *register  // while register runs in it
-	message string     // the set_error of the running call
-	lastErr string     // why the last failed host call failed
-	stderr  *logWriter // the module's stdout and stderr, when granted
+	lmem    *limitedMemory // its memory's buffer
+	dead    error          // why the instance was discarded, if it was
+	reg     *register      // while register runs in it
+	message string         // the set_error of the running call
+	lastErr error          // why the last failed host call failed
+	stderr  *logWriter     // the module's stdout and stderr, when granted
 }
+
+// limitedMemory is a module instance's linear memory, bounded by the
+// host's limit: it records a grow it refuses, so that a failure after it
+// is reported as reaching the limit.
+type limitedMemory struct {
+	buf     []byte
+	limit   uint64
+	refused atomic.Bool
+}
+
+// Reallocate implements experimental.LinearMemory.
+func (m *limitedMemory) Reallocate(size uint64) []byte {
+	if size > m.limit {
+		m.refused.Store(true)
+		return nil
+	}
+	if size <= uint64(cap(m.buf)) {
+		m.buf = m.buf[:size] // never written past len: still zero
+		return m.buf
+	}
+	b := make([]byte, size, min(max(size, 2*uint64(cap(m.buf))), m.limit))
+	copy(b, m.buf)
+	m.buf = b
+	return b
+}
+
+// Free implements experimental.LinearMemory.
+func (m *limitedMemory) Free() { m.buf = nil }
 
 // newInstance instantiates the module and runs its initializer.
 func (e *engine) newInstance(ctx context.Context) (*instance, error) {
@@ -318,6 +353,8 @@ func (e *engine) newInstance(ctx context.Context) (*instance, error) {
 		ctx, cancel = context.WithTimeout(ctx, t)
 		defer cancel()
 	}
+	in.lmem = &limitedMemory{limit: uint64(e.cfg.memPages) * pageSize}
+	ctx = experimental.WithMemoryAllocator(ctx, experimental.MemoryAllocatorFunc(func(_, _ uint64) experimental.LinearMemory { return in.lmem }))
 	mod, err := e.rt.InstantiateModule(ctx, e.compiled, mc)
 	if err != nil {
 		return nil, fmt.Errorf("wasm: %s: instantiate: %w", e.name, classify(ctx, err))
@@ -356,6 +393,7 @@ func (in *instance) call(ctx context.Context, x int, params ...uint64) error {
 		defer cancel()
 	}
 	in.message = ""
+	in.lmem.refused.Store(false)
 	n := copy(in.stack[:], params)
 	clear(in.stack[n:])
 	if err := in.fns[x].CallWithStack(ctx, in.stack[:]); err != nil {
@@ -367,15 +405,13 @@ func (in *instance) call(ctx context.Context, x int, params ...uint64) error {
 	return nil
 }
 
-// atLimit wraps err with ErrMemoryLimit if the instance's memory is
-// within 8 MiB of the limit: the module's allocator ran out of room,
-// which is why it failed.
+// atLimit wraps err with ErrMemoryLimit if the module asked for more
+// memory than the limit during the call: why it failed.
 func (in *instance) atLimit(err error) error {
-	limit := uint64(in.e.cfg.memPages) * pageSize
-	if in.mem == nil || uint64(in.mem.Size())+8<<20 < limit {
+	if !in.lmem.refused.Load() {
 		return err
 	}
-	return fmt.Errorf("%w (memory %d of %d MiB): %w", ErrMemoryLimit, in.mem.Size()>>20, limit>>20, err)
+	return fmt.Errorf("%w (%d MiB; the module asked for more): %w", ErrMemoryLimit, in.lmem.limit>>20, err)
 }
 
 // classify turns a failed call's error into one that says what happened:

@@ -42,6 +42,12 @@ func (s *session) get(ctx context.Context) (*instance, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The same calls as in the first instance, so that register finds
+	// the same heap (the C shim allocates the info JSON).
+	if _, _, err := in.info(ctx); err != nil {
+		in.discard(err)
+		return nil, err
+	}
 	if _, err := s.register(ctx, in, true); err != nil {
 		in.discard(err)
 		return nil, err
@@ -108,14 +114,15 @@ func (im *wasmImpl) attach(ctx context.Context) error {
 		return fmt.Errorf("%s: %w", im.where("create"), err)
 	}
 	args := layArgs(im.op.schema, im.vals)
-	p, err := in.alloc(ctx, uint32(len(args)+4), 8)
+	argsLen := uint32(alignUp(len(args), 8))
+	p, err := in.alloc(ctx, argsLen+8, 8)
 	if err != nil {
 		s.put(in)
 		return fmt.Errorf("%s: %w", im.where("create"), err)
 	}
 	relocate(args, p)
 	in.mem.Write(p, args)
-	out := p + uint32(len(args))
+	out := p + argsLen // the instance handle, aligned
 	if err := in.call(ctx, exCreate, uint64(im.op.handle), uint64(p), uint64(len(im.op.schema.Args)), uint64(out)); err != nil {
 		return fmt.Errorf("%s: %w", im.where("create"), err)
 	}
@@ -381,6 +388,10 @@ type callLayout struct {
 // layout writes the tensors of a call (outputs nil: setup) into the
 // arena, growing it if need be.
 func (im *wasmImpl) layout(ctx context.Context, samples int, inputs, outputs []*tensor.Batch, nout int) (*callLayout, error) {
+	step := "run"
+	if outputs == nil {
+		step = "setup"
+	}
 	nin := len(inputs)
 	nt := samples * (nin + nout)
 	lay := &callLayout{samples: samples, nin: nin, nout: nout, dims: nt * tensorSize}
@@ -401,9 +412,9 @@ func (im *wasmImpl) layout(ctx context.Context, samples int, inputs, outputs []*
 		spans(outputs, guardSize)
 	}
 	if size > math.MaxUint32-dataAlign {
-		return nil, fmt.Errorf("%s: %w: the call needs %d bytes of module memory, more than wasm32 addresses", im.where("run"), ErrMemoryLimit, size)
+		return nil, fmt.Errorf("%s: %w: the call needs %d bytes of module memory, more than wasm32 addresses", im.where(step), ErrMemoryLimit, size)
 	}
-	if err := im.grow(ctx, uint32(size)); err != nil {
+	if err := im.grow(ctx, step, uint32(size)); err != nil {
 		return nil, err
 	}
 	base := im.arena
@@ -414,7 +425,7 @@ func (im *wasmImpl) layout(ctx context.Context, samples int, inputs, outputs []*
 	mem := im.in.mem
 	describe := func(k int, t *tensor.Tensor, withData bool) error {
 		if t.NDim() > maxNDim {
-			return fmt.Errorf("%s: %w: a tensor of %d dimensions; the ABI passes at most %d", im.where("run"), op.ErrInput, t.NDim(), maxNDim)
+			return fmt.Errorf("%s: %w: a tensor of %d dimensions; the ABI passes at most %d", im.where(step), op.ErrInput, t.NDim(), maxNDim)
 		}
 		s := m[k*tensorSize:]
 		dev, dt := t.Device(), t.DType()
@@ -444,7 +455,7 @@ func (im *wasmImpl) layout(ctx context.Context, samples int, inputs, outputs []*
 				return nil, err
 			}
 			if span := t.Span(); len(span) > 0 && !mem.Write(base+at, span) {
-				return nil, fmt.Errorf("%s: %w: input outside the module's memory", im.where("run"), ErrABI)
+				return nil, fmt.Errorf("%s: %w: input outside the module's memory", im.where(step), ErrABI)
 			}
 		}
 	}
@@ -464,12 +475,13 @@ func (im *wasmImpl) layout(ctx context.Context, samples int, inputs, outputs []*
 					return nil, err
 				}
 				data = uint32(alignUp(int(at)+len(t.Span())+guardSize, dataAlign))
-				g, ok := mem.Read(base+at+uint32(len(t.Span())), guardSize)
+				o, ok := mem.Read(base+at, uint32(len(t.Span()))+guardSize)
 				if !ok {
-					return nil, fmt.Errorf("%s: %w: output outside the module's memory", im.where("run"), ErrABI)
+					return nil, fmt.Errorf("%s: %w: output outside the module's memory", im.where(step), ErrABI)
 				}
-				for x := range g {
-					g[x] = guardByte
+				clear(o[:len(t.Span())]) // as zeroed as a native operator's new output
+				for x := range o[len(t.Span()):] {
+					o[len(t.Span())+x] = guardByte
 				}
 				lay.outs = append(lay.outs, t)
 				lay.outOffs = append(lay.outOffs, base+at)
@@ -477,13 +489,13 @@ func (im *wasmImpl) layout(ctx context.Context, samples int, inputs, outputs []*
 		}
 	}
 	if !mem.Write(base, m[:lay.metaSize]) {
-		return nil, fmt.Errorf("%s: %w: arena outside the module's memory", im.where("run"), ErrABI)
+		return nil, fmt.Errorf("%s: %w: arena outside the module's memory", im.where(step), ErrABI)
 	}
 	return lay, nil
 }
 
 // grow makes the arena at least size bytes.
-func (im *wasmImpl) grow(ctx context.Context, size uint32) error {
+func (im *wasmImpl) grow(ctx context.Context, step string, size uint32) error {
 	if size <= im.arenaSize {
 		return nil
 	}
@@ -493,7 +505,7 @@ func (im *wasmImpl) grow(ctx context.Context, size uint32) error {
 	want := uint32(min(uint64(size)+uint64(size)/4, math.MaxUint32-dataAlign))
 	p, err := in.alloc(ctx, want, dataAlign)
 	if err != nil {
-		return fmt.Errorf("%s: %w", im.where("run"), err)
+		return fmt.Errorf("%s: %w", im.where(step), err)
 	}
 	im.arena, im.arenaSize = p, want
 	return nil

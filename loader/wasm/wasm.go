@@ -116,13 +116,14 @@ type moduleInfo struct {
 }
 
 // inspect reads the plugin in the file at path in the sandbox, in this
-// process.
+// process, with the settings of the host that asks (dynop.OptionsFrom).
 func inspect(ctx context.Context, path string) (plugin.Info, json.RawMessage, error) {
 	code, err := os.ReadFile(path)
 	if err != nil {
 		return plugin.Info{}, nil, err
 	}
-	cfg, err := configOf(nil)
+	opts, _ := dynop.OptionsFrom(ctx) // nil in a scanner child: the defaults
+	cfg, err := configOf(opts)
 	if err != nil {
 		return plugin.Info{}, nil, err
 	}
@@ -424,11 +425,11 @@ func (s *session) resultError(in *instance, call string, rc int32, sample int) e
 	if sample >= 0 {
 		call = fmt.Sprintf("%s (sample %d)", call, sample)
 	}
-	err := error(&ResultError{Kind: "wasm", Plugin: s.p.info.ID, Call: call, Result: Result(rc), Message: in.message})
-	if Result(rc) == abi.ErrorNoMemory {
-		err = in.atLimit(err)
+	e := &ResultError{Kind: "wasm", Plugin: s.p.info.ID, Call: call, Result: Result(rc), Message: in.message}
+	if last := in.lastErr; last != nil && abi.ResultOf(last) == e.Result {
+		e.Cause = last // the host's error the module passed on
 	}
-	return err
+	return in.atLimit(e)
 }
 
 // publish registers the operators register registered with the host.

@@ -215,7 +215,7 @@ func misbehave(t *testing.T, h *dynop.Host, name, mode string) error {
 }
 
 func TestCMisbehaves(t *testing.T) {
-	h := openHost(t, dynop.Options{Sandbox: dynop.Sandbox{MemoryLimit: 16 << 20, CallTimeout: 300 * time.Millisecond}}, wgood(t))
+	h := openHost(t, dynop.Options{Sandbox: dynop.Sandbox{MemoryLimit: 16 << 20, CallTimeout: 3 * time.Second}}, wgood(t))
 	const name = "wgood.Misbehave"
 	where := `plugin "dynop.plugin.wgood": operator "wgood.Misbehave": run`
 	cases := []struct {
@@ -226,7 +226,7 @@ func TestCMisbehaves(t *testing.T) {
 		{"trap", wasm.ErrTrap, []string{where, "unreachable", "instance was discarded"}},
 		{"loop", context.DeadlineExceeded, []string{where, "deadline"}},
 		{"grow", dynop.ErrInvalid, nil}, // replaced below: a result, not a trap
-		{"growtrap", wasm.ErrMemoryLimit, []string{where, "of 16 MiB", "unreachable"}},
+		{"growtrap", wasm.ErrMemoryLimit, []string{where, "(16 MiB; the module asked for more)", "unreachable"}},
 		{"overflow", wasm.ErrABI, []string{where, "wrote past the end of output 0 of sample 0 (16 bytes)"}},
 		{"badlog", wasm.ErrABI, []string{where, "log message at offset 0xffffff00, 1000 bytes, lies outside the module's memory"}},
 		{"baderror", wasm.ErrABI, []string{where, "set_error message at offset 0xfffffff0, 100 bytes"}},
@@ -248,7 +248,7 @@ func TestCMisbehaves(t *testing.T) {
 }
 
 func TestGoMisbehaves(t *testing.T) {
-	h := openHost(t, dynop.Options{Sandbox: dynop.Sandbox{MemoryLimit: 64 << 20, CallTimeout: 500 * time.Millisecond}}, gomisbehave(t))
+	h := openHost(t, dynop.Options{Sandbox: dynop.Sandbox{MemoryLimit: 64 << 20, CallTimeout: 3 * time.Second}}, gomisbehave(t))
 	const name = "gomisbehave.Do"
 	where := `plugin "dynop.plugin.gomisbehave": operator "gomisbehave.Do": run`
 	cases := []struct {
@@ -259,7 +259,7 @@ func TestGoMisbehaves(t *testing.T) {
 		{"fail", dynop.ErrInvalid, []string{where, "DYNOP_ERROR_INVALID_ARGUMENT", "failed on purpose"}},
 		{"trap", wasm.ErrTrap, []string{where, "unreachable", "instance was discarded"}},
 		{"loop", context.DeadlineExceeded, []string{where, "deadline"}},
-		{"grow", wasm.ErrMemoryLimit, []string{where, "of 64 MiB"}},
+		{"grow", wasm.ErrMemoryLimit, []string{where, "(64 MiB; the module asked for more)"}},
 		{"overflow", wasm.ErrABI, []string{where, "wrote past the end of output 0 of sample 0 (16 bytes)"}},
 		{"baderror", wasm.ErrABI, []string{where, "set_error message at offset 0xfffffff0, 100 bytes"}},
 	}

@@ -103,7 +103,7 @@ func TestBuildChoice(t *testing.T) {
 		if win != so || lose.Path != wm || lose.State != dynop.StateDuplicate {
 			t.Fatalf("ran %s; passed over %s (%v)", win, lose.Path, lose.State)
 		}
-		testutil.WantErr(t, lose.Err, dynop.ErrDuplicate, "another build of it", "a trusted native build is preferred")
+		testutil.WantErr(t, lose.Err, dynop.ErrDuplicate, so+" has it and is used", "a native build is preferred to the sandbox")
 	})
 	t.Run("always", func(t *testing.T) {
 		win, lose := choice(t, dynop.Options{Sandbox: dynop.Sandbox{Policy: dynop.SandboxAlways}})
@@ -171,5 +171,49 @@ func copyFile(t *testing.T, src, dst string) {
 	}
 	if err := os.WriteFile(dst, b, 0o755); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Two native builds: an unsigned one first on the path, a signed one
+// second, signature policy warn. The signed one wins on rank, and the
+// first is told why — not that the winner comes first.
+func TestRankedDuplicateMessage(t *testing.T) {
+	d1, d2 := t.TempDir(), t.TempDir()
+	unsigned := filepath.Join(d1, "libdynop_imgproc.so")
+	signed := filepath.Join(d2, "libdynop_imgproc.so")
+	copyFile(t, cbuild.Imgproc(t), unsigned)
+	copyFile(t, cbuild.Imgproc(t), signed)
+	pub, key, _ := ed25519.GenerateKey(nil)
+	m, err := dynop.ScanFile(context.Background(), signed, dynop.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mpath, err := discover.WriteManifest(signed, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _, _ := sign.HashFile(signed)
+	md, _, _ := sign.HashFile(mpath)
+	if err := sign.WriteSignature(sign.SignaturePath(signed), sign.Sign(key, d, md)); err != nil {
+		t.Fatal(err)
+	}
+	h, err := dynop.Open(context.Background(), dynop.Options{
+		NoRegistered: true, NoDefaultPaths: true, Paths: []string{d1, d2}, CacheDir: t.TempDir(),
+		TrustedKeys: []ed25519.PublicKey{pub}, SignaturePolicy: sign.PolicyWarn, Logger: testutil.Logger(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	for _, st := range h.Plugins() {
+		if st.Path == unsigned {
+			if st.State != dynop.StateDuplicate || st.DuplicateOf != signed {
+				t.Fatalf("the unsigned build: %v, duplicate of %q; want duplicate of %s", st.State, st.DuplicateOf, signed)
+			}
+			testutil.WantErr(t, st.Err, dynop.ErrDuplicate, signed+" has it and is used", "its signature verifies, and this one's does not")
+			if strings.Contains(st.Err.Error(), "comes first") {
+				t.Errorf("the loser is told %s comes first, but it comes second on the search path", signed)
+			}
+		}
 	}
 }

@@ -15,13 +15,18 @@
  * which implements the exports below on top of it and gives register a
  * dynop_host table whose functions call the imports below:
  *
- *   clang --target=wasm32-wasi --sysroot=/usr/share/wasi-sysroot \
- *         -mexec-model=reactor -O2 -Iabi/include \
- *         -o plugin.wasm plugin.c abi/wasm/dynop_wasm.c
+ *   clang --target=wasm32-wasi -mexec-model=reactor -O3 -msimd128 \
+ *         -Iabi/include -o plugin.wasm plugin.c abi/wasm/dynop_wasm.c
+ *
+ * (Debian: apt-get install clang lld wasi-libc libclang-rt-dev-wasm32.)
  *
  * A Go plugin (GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared)
  * imports github.com/dynop/dynop/loader/wasm/guest, which implements the
- * exports with //go:wasmexport.
+ * exports with //go:wasmexport. A Go module provides operators only: it
+ * has no function table to put in an interface.
+ *
+ * WebAssembly plugins provide no graph passes (yet): a module whose info
+ * declares one is refused, and the shim's register_pass fails.
  *
  * # Exports (the module provides)
  *
@@ -30,7 +35,9 @@
  *                                       the host calls it first
  *   dynop_wasm_abi_version() -> i32     DYNOP_WASM_ABI_VERSION
  *   dynop_wasm_alloc(size, align) -> ptr   guest memory for the host to
- *                                       write into, or 0 when out of memory
+ *                                       write into (align 0 means 16), or
+ *                                       0 when out of memory (a Go module
+ *                                       traps instead)
  *   dynop_wasm_free(ptr)
  *   dynop_wasm_info() -> i64            the plugin's info as UTF-8 JSON, at
  *                                       (uint32_t)r, (uint32_t)(r >> 32)
@@ -47,9 +54,13 @@
  * samples * input_count input tensors (sample s's at inputs + s *
  * input_count) and samples * output_count outputs likewise, call the
  * operator's setup or run once per sample, and on failure store the
- * failing sample's index in *failed. During setup, each output's shape
- * points to DYNOP_MAX_NDIM int64_t the host provides, and data and
- * strides are 0.
+ * failing sample's index in *failed (which they leave alone otherwise:
+ * the host sets it to 0xFFFFFFFF first). During setup, each output's
+ * shape points to DYNOP_MAX_NDIM int64_t the host provides, data and
+ * strides are 0, and dtype and ndim are zero. create stores the
+ * operator instance's handle in *instance (0 if create fails). The
+ * dynop_arg array is the host's, valid during create: names and string
+ * values are NUL-terminated; int64 and double values are 8-aligned.
  *
  * # Imports (the host provides, module "dynop")
  *
@@ -79,9 +90,12 @@
  *                                      *iface to NULL.
  *   release(ref i64) -> result
  *
- * All lengths are in bytes; strings are UTF-8 without a NUL. Any offset
- * and length the module passes must lie in its memory, or the call fails
- * and the instance is discarded.
+ * All lengths are in bytes; strings passed with a length are UTF-8
+ * without a NUL, and (0, 0) is the empty string. Any offset and length
+ * the module passes must lie in its memory, or the call fails and the
+ * instance is discarded. log may be called at any time, also from
+ * dynop_wasm_info; last_error does not clear the message it returns. An
+ * export may call the imports, and an import never calls an export.
  *
  * # Info
  *
@@ -103,9 +117,12 @@
  *
  * The host bounds the module's memory (pages of 64 KiB) and each call (a
  * deadline). A trap, running out of memory, a deadline, a malformed
- * pointer or a write past an output buffer fails the call with an error
- * naming the plugin and the operator; the module instance is discarded
- * and a new one made for the next call.
+ * pointer or a write past an output buffer (the host checks guard bytes
+ * after each output) fails the call with an error naming the plugin and
+ * the operator; the module instance is discarded and a new one made for
+ * the next call. A Go module's panic or fatal out-of-memory shows as an
+ * "unreachable" trap. wasm-ld's default stack is 64 KiB; a C plugin
+ * that needs more links with -Wl,-z,stack-size=N.
  *
  * # Threads
  *
