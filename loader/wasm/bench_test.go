@@ -23,17 +23,18 @@ import (
 // once. Each call is one call of dynop_wasm_op_run — the floor a host
 // could reach, with no copy in or out.
 type rawScale struct {
-	run   api.Function
-	stack []uint64
+	run      api.Function
+	stack    []uint64
+	deadline bool // a context with a deadline per call, as dynop's default
 }
 
-func newRawScale(b *testing.B, path string, n int) *rawScale {
+func newRawScale(b *testing.B, path string, n int, deadline bool) *rawScale {
 	ctx := context.Background()
 	code, err := os.ReadFile(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCloseOnContextDone(os.Getenv("RAWCLOSE") != ""))
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCloseOnContextDone(deadline))
 	b.Cleanup(func() { rt.Close(ctx) })
 	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
 	var handle uint32
@@ -132,16 +133,22 @@ func newRawScale(b *testing.B, path string, n int) *rawScale {
 	failed := base + 112
 	_ = y
 	return &rawScale{
-		run:   mod.ExportedFunction("dynop_wasm_op_run"),
-		stack: []uint64{uint64(handle), uint64(inst), 1, uint64(base), 1, uint64(base + 40), 1, uint64(failed)},
+		run:      mod.ExportedFunction("dynop_wasm_op_run"),
+		stack:    []uint64{uint64(handle), uint64(inst), 1, uint64(base), 1, uint64(base + 40), 1, uint64(failed)},
+		deadline: deadline,
 	}
 }
 
 func (r *rawScale) call(b *testing.B) {
 	stack := r.stack
 	params := [8]uint64(stack)
-	copy(stack, params[:])
-	if err := r.run.CallWithStack(context.Background(), stack); err != nil || stack[0] != 0 {
+	ctx := context.Background()
+	if r.deadline {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+	}
+	if err := r.run.CallWithStack(ctx, stack); err != nil || stack[0] != 0 {
 		b.Fatal(err, stack[0])
 	}
 	copy(stack, params[:])
@@ -149,44 +156,56 @@ func (r *rawScale) call(b *testing.B) {
 
 // BenchmarkCallVsRawWazero compares one run of wgood.Scale through dynop
 // (op.Instance.Run: checks, tensors laid out, input copied in, output
-// copied out, the per-call deadline) with the same export called through
-// wazero alone on data already in the module's memory, alternating in one
-// loop. ratio is dynop's time over raw wazero's: the target is ≤ 1.5.
+// zeroed and copied out) with the same export called through wazero alone
+// on data already in the module's memory, alternating in one loop, in
+// both of dynop's modes, each against wazero configured alike: with a
+// deadline per call (the default; wazero's close-on-context-done), and
+// uninterruptible (Sandbox.CallTimeout < 0). ratio is dynop's time over
+// raw wazero's: the target is ≤ 1.5.
 func BenchmarkCallVsRawWazero(b *testing.B) {
-	for _, n := range []int{16, 16 << 10, 256 << 10} {
-		b.Run(fmt.Sprintf("floats=%d", n), func(b *testing.B) {
-			path := wgood(b)
-			raw := newRawScale(b, path, n)
-			h := openHost(b, dynop.Options{Logger: nopLogger()}, path)
-			inst, err := h.NewOperator(context.Background(), "wgood.Scale", op.Args{"factor": 2.0})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer inst.Close()
-			x, _ := tensor.New(tensor.Float32, int64(n))
-			in, _ := tensor.NewBatch(x)
-			descs, err := inst.Setup([]*tensor.Batch{in})
-			if err != nil {
-				b.Fatal(err)
-			}
-			out, _ := descs[0].Alloc()
-			ctx := context.Background()
-			var dynopTime, rawTime time.Duration
-			b.SetBytes(int64(8 * n))
-			b.ResetTimer()
-			for range b.N {
-				t0 := time.Now()
-				if err := inst.Run(ctx, []*tensor.Batch{out}, []*tensor.Batch{in}); err != nil {
-					b.Fatal(err)
-				}
-				t1 := time.Now()
-				raw.call(b)
-				rawTime += time.Since(t1)
-				dynopTime += t1.Sub(t0)
-			}
-			b.ReportMetric(float64(dynopTime.Nanoseconds())/float64(b.N), "dynop-ns/op")
-			b.ReportMetric(float64(rawTime.Nanoseconds())/float64(b.N), "wazero-ns/op")
-			b.ReportMetric(float64(dynopTime)/float64(rawTime), "ratio")
-		})
+	for _, mode := range []struct {
+		name    string
+		timeout time.Duration
+	}{{"deadline", 0}, {"uninterruptible", -1}} {
+		for _, n := range []int{16, 16 << 10, 256 << 10} {
+			benchCallVsRaw(b, mode.name, mode.timeout, n)
+		}
 	}
+}
+
+func benchCallVsRaw(b *testing.B, mode string, timeout time.Duration, n int) {
+	b.Run(fmt.Sprintf("%s/floats=%d", mode, n), func(b *testing.B) {
+		path := wgood(b)
+		raw := newRawScale(b, path, n, timeout >= 0)
+		h := openHost(b, dynop.Options{Logger: nopLogger(), Sandbox: dynop.Sandbox{CallTimeout: timeout}}, path)
+		inst, err := h.NewOperator(context.Background(), "wgood.Scale", op.Args{"factor": 2.0})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer inst.Close()
+		x, _ := tensor.New(tensor.Float32, int64(n))
+		in, _ := tensor.NewBatch(x)
+		descs, err := inst.Setup([]*tensor.Batch{in})
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, _ := descs[0].Alloc()
+		ctx := context.Background()
+		var dynopTime, rawTime time.Duration
+		b.SetBytes(int64(8 * n))
+		b.ResetTimer()
+		for range b.N {
+			t0 := time.Now()
+			if err := inst.Run(ctx, []*tensor.Batch{out}, []*tensor.Batch{in}); err != nil {
+				b.Fatal(err)
+			}
+			t1 := time.Now()
+			raw.call(b)
+			rawTime += time.Since(t1)
+			dynopTime += t1.Sub(t0)
+		}
+		b.ReportMetric(float64(dynopTime.Nanoseconds())/float64(b.N), "dynop-ns/op")
+		b.ReportMetric(float64(rawTime.Nanoseconds())/float64(b.N), "wazero-ns/op")
+		b.ReportMetric(float64(dynopTime)/float64(rawTime), "ratio")
+	})
 }

@@ -97,8 +97,8 @@ type wasmImpl struct {
 	closed bool
 
 	arena, arenaSize uint32
-	meta             []byte // the call's structs, written in one piece
-	setupInputs      []*tensor.Batch
+	meta             []byte     // the call's structs, written in one piece
+	lay              callLayout // the last call's, reused
 }
 
 // where names the call for errors.
@@ -358,8 +358,9 @@ func (im *wasmImpl) Run(ctx context.Context, outputs, inputs []*tensor.Batch) er
 		return err
 	}
 	mem := im.in.mem
-	for k, t := range lay.outs {
-		span := t.Span()
+	spans := lay.spans[len(lay.spans)-len(lay.outs):]
+	for k := range lay.outs {
+		span := spans[k]
 		off := lay.outOffs[k]
 		b, ok := mem.Read(off, uint32(len(span))+guardSize)
 		if !ok {
@@ -383,6 +384,7 @@ type callLayout struct {
 	metaSize           uint32 // bytes of structs, arrays and index
 	outs               []*tensor.Tensor
 	outOffs            []uint32
+	spans              [][]byte // of the inputs, then the outputs, in the order laid out
 }
 
 // layout writes the tensors of a call (outputs nil: setup) into the
@@ -394,22 +396,26 @@ func (im *wasmImpl) layout(ctx context.Context, samples int, inputs, outputs []*
 	}
 	nin := len(inputs)
 	nt := samples * (nin + nout)
-	lay := &callLayout{samples: samples, nin: nin, nout: nout, dims: nt * tensorSize}
+	lay := &im.lay
+	*lay = callLayout{samples: samples, nin: nin, nout: nout, dims: nt * tensorSize, outs: lay.outs[:0], outOffs: lay.outOffs[:0], spans: lay.spans[:0]}
 	lay.failed = lay.dims + nt*dimsSize
 	meta := alignUp(lay.failed+4, dataAlign)
 	lay.metaSize = uint32(lay.failed + 4)
 	// Data: each input's span, each output's span and guard.
 	size := meta
-	spans := func(bs []*tensor.Batch, guard int) {
-		for _, b := range bs {
-			for _, t := range b.Samples() {
-				size = alignUp(size+len(t.Span())+guard, dataAlign)
-			}
+	for _, b := range inputs {
+		for _, t := range b.Samples() {
+			span := t.Span()
+			lay.spans = append(lay.spans, span)
+			size = alignUp(size+len(span), dataAlign)
 		}
 	}
-	spans(inputs, 0)
-	if outputs != nil {
-		spans(outputs, guardSize)
+	for j := range samples * min(len(outputs), 1) {
+		for _, b := range outputs {
+			span := b.Samples()[j].Span()
+			lay.spans = append(lay.spans, span)
+			size = alignUp(size+len(span)+guardSize, dataAlign)
+		}
 	}
 	if size > math.MaxUint32-dataAlign {
 		return nil, fmt.Errorf("%s: %w: the call needs %d bytes of module memory, more than wasm32 addresses", im.where(step), ErrMemoryLimit, size)
@@ -423,7 +429,7 @@ func (im *wasmImpl) layout(ctx context.Context, samples int, inputs, outputs []*
 	m := im.meta
 	data := uint32(meta)
 	mem := im.in.mem
-	describe := func(k int, t *tensor.Tensor, withData bool) error {
+	describe := func(k int, t *tensor.Tensor, span []byte) error {
 		if t.NDim() > maxNDim {
 			return fmt.Errorf("%s: %w: a tensor of %d dimensions; the ABI passes at most %d", im.where(step), op.ErrInput, t.NDim(), maxNDim)
 		}
@@ -442,19 +448,19 @@ func (im *wasmImpl) layout(ctx context.Context, samples int, inputs, outputs []*
 		for i, d := range t.Strides() {
 			le.PutUint64(m[dims+maxNDim*8+8*i:], uint64(d))
 		}
-		if withData {
-			le.PutUint32(s[0:], base+data)
-			data = uint32(alignUp(int(data)+len(t.Span()), dataAlign))
-		}
+		le.PutUint32(s[0:], base+data)
+		data = uint32(alignUp(int(data)+len(span), dataAlign))
 		return nil
 	}
+	k := 0 // into lay.spans
 	for i, b := range inputs {
 		for j, t := range b.Samples() {
-			at := data
-			if err := describe(j*nin+i, t, true); err != nil {
+			at, span := data, lay.spans[k]
+			k++
+			if err := describe(j*nin+i, t, span); err != nil {
 				return nil, err
 			}
-			if span := t.Span(); len(span) > 0 && !mem.Write(base+at, span) {
+			if len(span) > 0 && !mem.Write(base+at, span) {
 				return nil, fmt.Errorf("%s: %w: input outside the module's memory", im.where(step), ErrABI)
 			}
 		}
@@ -466,22 +472,22 @@ func (im *wasmImpl) layout(ctx context.Context, samples int, inputs, outputs []*
 			le.PutUint32(s[20:], base+uint32(lay.dims+k*dimsSize))
 		}
 	} else {
-		lay.outs, lay.outOffs = lay.outs[:0], lay.outOffs[:0]
 		for j := range samples {
 			for i, b := range outputs {
 				t := b.Samples()[j]
-				at := data
-				if err := describe(samples*nin+j*nout+i, t, true); err != nil {
+				at, n := data, len(lay.spans[k])
+				k++
+				if err := describe(samples*nin+j*nout+i, t, lay.spans[k-1]); err != nil {
 					return nil, err
 				}
-				data = uint32(alignUp(int(at)+len(t.Span())+guardSize, dataAlign))
-				o, ok := mem.Read(base+at, uint32(len(t.Span()))+guardSize)
+				data = uint32(alignUp(int(at)+n+guardSize, dataAlign))
+				o, ok := mem.Read(base+at, uint32(n)+guardSize)
 				if !ok {
 					return nil, fmt.Errorf("%s: %w: output outside the module's memory", im.where(step), ErrABI)
 				}
-				clear(o[:len(t.Span())]) // as zeroed as a native operator's new output
-				for x := range o[len(t.Span()):] {
-					o[len(t.Span())+x] = guardByte
+				clear(o[:n]) // as zeroed as a native operator's new output
+				for x := range o[n:] {
+					o[n+x] = guardByte
 				}
 				lay.outs = append(lay.outs, t)
 				lay.outOffs = append(lay.outOffs, base+at)

@@ -41,10 +41,10 @@
 //
 // The module exports an allocator (dynop_wasm_alloc). An operator
 // instance keeps one arena in its module instance, grown as needed: the
-// host writes each input's bytes into it in place, lays out the
-// dynop_tensor structs, calls setup or run once per batch, checks the
-// guard bytes after every output, and copies each output out. No other
-// copy is made (docs/WASM.md measures it).
+// host writes each input's bytes into it in place (for setup and again
+// for run), lays out the dynop_tensor structs, zeroes each output, calls
+// setup or run once per batch, checks the guard bytes after every output,
+// and copies each output out (docs/WASM.md measures what that costs).
 //
 // # Start-up
 //
