@@ -111,11 +111,9 @@ func newRawScale(b *testing.B, path string, n int, deadline bool) *rawScale {
 	}
 	inst, _ := mem.ReadUint32Le(out)
 	// Two tensors, their shapes and strides, then the data.
-	base := uint32(call("dynop_wasm_alloc", uint64(2*40+4*8+8+8*n+64), 64))
-	x, y := base+128, base+128+uint32(4*n)
-	x = (x + 63) &^ 63
-	y = (x + uint32(4*n) + 63) &^ 63
-	b.Cleanup(func() {})
+	base := uint32(call("dynop_wasm_alloc", uint64(128+8*n+64), 64))
+	x := base + 128 // 64-aligned, as base is
+	y := (x + uint32(4*n) + 63) &^ 63
 	for k, data := range []uint32{x, y} {
 		t := base + uint32(40*k)
 		dims := base + 80 + uint32(16*k)
@@ -131,7 +129,6 @@ func newRawScale(b *testing.B, path string, n int, deadline bool) *rawScale {
 		mem.WriteUint64Le(dims+8, 1)
 	}
 	failed := base + 112
-	_ = y
 	return &rawScale{
 		run:      mod.ExportedFunction("dynop_wasm_op_run"),
 		stack:    []uint64{uint64(handle), uint64(inst), 1, uint64(base), 1, uint64(base + 40), 1, uint64(failed)},

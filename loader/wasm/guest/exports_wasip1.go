@@ -10,6 +10,9 @@ import (
 //go:wasmexport dynop_wasm_abi_version
 func exportABIVersion() int32 { return abiVersion }
 
+// abiVersion is DYNOP_WASM_ABI_VERSION: major 1 << 16 | minor 0.
+const abiVersion = 1 << 16
+
 //go:wasmexport dynop_wasm_alloc
 func exportAlloc(size, align uint32) uint32 { return alloc(size, align) }
 

@@ -15,9 +15,6 @@ import (
 // info JSON spells it.
 const ABI = "1.0"
 
-// abiVersion is DYNOP_WASM_ABI_VERSION: major << 16 | minor.
-const abiVersion = 1<<16 | 0
-
 // infoDoc is what dynop_wasm_info returns, as JSON.
 type infoDoc struct {
 	ABI          string      `json:"abi"`
