@@ -273,8 +273,8 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := opts.Sandbox.check(); err != nil {
-		return nil, err
+	if err := opts.Sandbox.Validate(); err != nil {
+		return nil, fmt.Errorf("dynop: open: %w", err)
 	}
 	h := &Host{log: opts.Logger, plugins: make(map[string]*record)}
 	if h.log == nil {

@@ -120,17 +120,19 @@ func buildChoice(win, lose *record) string {
 	return "a native build is preferred to the sandbox when it is supported and not untrusted (sandbox policy prefer-native or unsigned)"
 }
 
-// check reports what is wrong with sb.
-func (sb Sandbox) check() error {
+// Validate reports what is wrong with sb: an unknown policy, a memory
+// limit under one 64 KiB page, a capability no host grants. Open calls
+// it, and so do loaders handed a Sandbox directly.
+func (sb Sandbox) Validate() error {
 	switch {
 	case sb.Policy < SandboxPreferNative || sb.Policy > SandboxAlways:
-		return fmt.Errorf("dynop: open: Sandbox.Policy: unknown policy %d", int(sb.Policy))
+		return fmt.Errorf("dynop: Sandbox.Policy: unknown policy %d", int(sb.Policy))
 	case sb.MemoryLimit < 0 || sb.MemoryLimit > 0 && sb.MemoryLimit < 64<<10:
-		return fmt.Errorf("dynop: open: Sandbox.MemoryLimit %d is neither 0 (the default) nor at least one 64 KiB page", sb.MemoryLimit)
+		return fmt.Errorf("dynop: Sandbox.MemoryLimit %d is neither 0 (the default) nor at least one 64 KiB page", sb.MemoryLimit)
 	}
 	for _, g := range sb.Grant {
 		if !slices.Contains(sandboxCapabilities, g) {
-			return fmt.Errorf("dynop: open: Sandbox.Grant: unknown capability %q (known: %s)", g, strings.Join(sandboxCapabilities, ", "))
+			return fmt.Errorf("dynop: Sandbox.Grant: unknown capability %q (known: %s)", g, strings.Join(sandboxCapabilities, ", "))
 		}
 	}
 	return nil

@@ -618,7 +618,7 @@ func (im *nativeImpl) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
 		return nil, err
 	}
 	defer im.leave()
-	samples, nin, nout := batchLen(inputs), len(inputs), len(im.op.schema.Outputs)
+	samples, nin, nout := op.Samples(inputs), len(inputs), len(im.op.schema.Outputs)
 	im.laidIn, im.laidOut = im.laidIn[:0], im.laidOut[:0]
 	ts, dims, err := im.layAll(samples, inputs, nil, nout)
 	if err != nil {
@@ -657,20 +657,13 @@ func (im *nativeImpl) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
 	return descs, nil
 }
 
-func batchLen(bs []*tensor.Batch) int {
-	if len(bs) == 0 {
-		return 1 // an operator without inputs makes one sample
-	}
-	return bs[0].Len()
-}
-
 // Run implements op.Impl: the plugin's run per sample.
 func (im *nativeImpl) Run(ctx context.Context, outputs, inputs []*tensor.Batch) error {
 	if err := im.enter("run"); err != nil {
 		return err
 	}
 	defer im.leave()
-	samples, nin, nout := batchLen(inputs), len(inputs), len(outputs)
+	samples, nin, nout := op.Samples(inputs), len(inputs), len(outputs)
 	ts := unsafe.Slice((*C.dynop_tensor)(im.mem), samples*(nin+nout))
 	if !slices.Equal(inputs, im.laidIn) || !slices.Equal(outputs, im.laidOut) || len(im.laidIn)+len(im.laidOut) == 0 {
 		var err error

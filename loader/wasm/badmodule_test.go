@@ -90,5 +90,8 @@ func TestCapabilities(t *testing.T) {
 	}
 
 	_, err = dynop.Open(context.Background(), dynop.Options{NoDefaultPaths: true, Paths: []string{path}, CacheDir: t.TempDir(), Sandbox: dynop.Sandbox{Grant: []string{"network"}}})
-	testutil.WantErr(t, err, nil, `unknown capability "network"`)
+	testutil.WantErr(t, err, nil, "dynop: open: dynop: Sandbox.Grant: unknown capability \"network\" (known: clock, random, env, stdio)")
+	// wasm.Load checks a Sandbox with the same rules as Open.
+	_, err = wasm.Load(context.Background(), path, dynop.Options{Sandbox: dynop.Sandbox{MemoryLimit: 1000}})
+	testutil.WantErr(t, err, nil, "Sandbox.MemoryLimit 1000 is neither 0 (the default) nor at least one 64 KiB page")
 }

@@ -97,13 +97,11 @@ func configOf(opts *dynop.Options) (config, error) {
 			c.log = opts.Logger
 		}
 	}
-	switch {
-	case sb.MemoryLimit < 0:
-		return c, fmt.Errorf("wasm: Sandbox.MemoryLimit is negative (%d)", sb.MemoryLimit)
-	case sb.MemoryLimit == 0:
+	if err := sb.Validate(); err != nil {
+		return c, err
+	}
+	if sb.MemoryLimit == 0 {
 		sb.MemoryLimit = defaultMemoryLimit
-	case sb.MemoryLimit < pageSize:
-		return c, fmt.Errorf("wasm: Sandbox.MemoryLimit %d is less than one 64 KiB page", sb.MemoryLimit)
 	}
 	c.memPages = uint32(min(sb.MemoryLimit/pageSize, 65536))
 	switch c.timeout = sb.CallTimeout; {
@@ -112,11 +110,7 @@ func configOf(opts *dynop.Options) (config, error) {
 	case c.timeout < 0:
 		c.timeout = 0 // uninterruptible
 	}
-	known := dynop.SandboxCapabilities()
 	for _, g := range sb.Grant {
-		if !slices.Contains(known, g) {
-			return c, fmt.Errorf("wasm: Sandbox.Grant: unknown capability %q (known: %s)", g, strings.Join(known, ", "))
-		}
 		c.grant[g] = true
 	}
 	if opts == nil || !opts.NoCache {

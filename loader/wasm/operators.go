@@ -301,7 +301,7 @@ func (im *wasmImpl) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
 }
 
 func (im *wasmImpl) setup(ctx context.Context, inputs []*tensor.Batch) ([]op.OutputDesc, error) {
-	samples, nin, nout := batchLen(inputs), len(inputs), len(im.op.schema.Outputs)
+	samples, nin, nout := op.Samples(inputs), len(inputs), len(im.op.schema.Outputs)
 	lay, err := im.layout(ctx, samples, inputs, nil, nout)
 	if err != nil {
 		return nil, err
@@ -349,7 +349,7 @@ func (im *wasmImpl) Run(ctx context.Context, outputs, inputs []*tensor.Batch) er
 		return err
 	}
 	defer im.op.s.leave()
-	samples := batchLen(inputs)
+	samples := op.Samples(inputs)
 	lay, err := im.layout(ctx, samples, inputs, outputs, len(outputs))
 	if err != nil {
 		return err
@@ -571,10 +571,3 @@ func (im *wasmImpl) Close() error {
 }
 
 func alignUp(n, a int) int { return (n + a - 1) &^ (a - 1) }
-
-func batchLen(bs []*tensor.Batch) int {
-	if len(bs) == 0 {
-		return 1 // an operator without inputs makes one sample
-	}
-	return bs[0].Len()
-}
