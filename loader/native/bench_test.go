@@ -6,7 +6,7 @@ import (
 
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/internal/cbuild"
-	"github.com/dynop/dynop/loader/native/internal/rawcall"
+	"github.com/dynop/dynop/internal/rawcall"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugins/vecmath"
 	"github.com/dynop/dynop/tensor"
