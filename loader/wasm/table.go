@@ -3,6 +3,7 @@ package wasm
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental/table"
@@ -28,6 +29,20 @@ type Table struct {
 	s   *session
 	off uint32
 	hdr abi.Header
+
+	// Guarded by s.mainMu: the functions looked up so far, by slot, and
+	// the stack calls use.
+	fns   []slotFn
+	stack []uint64
+}
+
+// slotFn is the function a slot held when it was last called: looking it
+// up in the module's function table makes a new wrapper each time.
+type slotFn struct {
+	in              *instance
+	idx             uint32
+	params, results []api.ValueType
+	fn              api.Function
 }
 
 // Header returns the table's dynop_header.
@@ -50,37 +65,64 @@ func (t *Table) Call(ctx context.Context, slot int, params, results []api.ValueT
 	s.mainMu.Lock()
 	defer s.mainMu.Unlock()
 	in := s.main
-	what := fmt.Sprintf("wasm: plugin %q: interface {%s} slot %d", s.p.info.ID, t.hdr.Type, slot)
+	what := func() string {
+		return fmt.Sprintf("wasm: plugin %q: interface {%s} slot %d", s.p.info.ID, t.hdr.Type, slot)
+	}
 	if slot < 0 || slot >= t.Slots() {
-		return nil, fmt.Errorf("%s: %w: the table has %d slots", what, dynop.ErrInvalid, t.Slots())
+		return nil, fmt.Errorf("%s: %w: the table has %d slots", what(), dynop.ErrInvalid, t.Slots())
 	}
 	if in.dead != nil {
-		return nil, fmt.Errorf("%s: %w: the plugin's first module instance was discarded: %w", what, dynop.ErrState, in.dead)
+		return nil, fmt.Errorf("%s: %w: the plugin's first module instance was discarded: %w", what(), dynop.ErrState, in.dead)
 	}
 	if len(args) != len(params) {
-		return nil, fmt.Errorf("%s: %w: %d arguments for %d parameters", what, dynop.ErrInvalid, len(args), len(params))
+		return nil, fmt.Errorf("%s: %w: %d arguments for %d parameters", what(), dynop.ErrInvalid, len(args), len(params))
 	}
 	b, ok := in.mem.Read(t.off+abi.HeaderSize+4*uint32(slot), 4)
 	if !ok {
-		return nil, fmt.Errorf("%s: %w: the table lies outside the module's memory", what, ErrABI)
+		return nil, fmt.Errorf("%s: %w: the table lies outside the module's memory", what(), ErrABI)
 	}
-	fn, err := lookup(in.mod, le.Uint32(b), params, results)
+	fn, err := t.function(in, slot, le.Uint32(b), params, results)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return nil, fmt.Errorf("%s: %w", what(), err)
 	}
 	if t := s.e.cfg.timeout; t > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, t)
 		defer cancel()
 	}
-	stack := make([]uint64, max(len(params), len(results)))
+	if n := max(len(params), len(results)); cap(t.stack) < n {
+		t.stack = make([]uint64, n)
+	}
+	stack := t.stack[:max(len(params), len(results))]
 	copy(stack, args)
 	if err := fn.CallWithStack(ctx, stack); err != nil {
 		err = classify(ctx, err)
 		in.discard(err)
-		return nil, fmt.Errorf("%s: %w (the module instance was discarded)", what, err)
+		return nil, fmt.Errorf("%s: %w (the module instance was discarded)", what(), err)
 	}
-	return stack[:len(results)], nil
+	if len(results) == 0 {
+		return nil, nil
+	}
+	return append([]uint64(nil), stack[:len(results)]...), nil
+}
+
+// function returns the function at index idx of in's function table for
+// slot, looked up once for as long as the slot holds it and is called
+// with the same type.
+func (t *Table) function(in *instance, slot int, idx uint32, params, results []api.ValueType) (api.Function, error) {
+	if len(t.fns) <= slot {
+		t.fns = append(t.fns, make([]slotFn, slot+1-len(t.fns))...)
+	}
+	c := &t.fns[slot]
+	if c.fn != nil && c.in == in && c.idx == idx && slices.Equal(c.params, params) && slices.Equal(c.results, results) {
+		return c.fn, nil
+	}
+	fn, err := lookup(in.mod, idx, params, results)
+	if err != nil {
+		return nil, err
+	}
+	*c = slotFn{in, idx, slices.Clone(params), slices.Clone(results), fn}
+	return fn, nil
 }
 
 // lookup returns the function at index idx of the module's function
