@@ -38,14 +38,17 @@ test:
 	$(GO) vet ./...
 	cd bench && $(GO) vet ./...
 	GODEBUG=cgocheck=1 $(GO) test -race ./...
+	cd bench && GODEBUG=cgocheck=1 $(GO) test -race ./...
 	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./loader/... ./plugins/... ./examples/native/ ./examples/operators/ ./cmd/dynop/
 
-## bench: every benchmark, with allocations; then, in the separate module
-## bench/, dynop against its peers (imaging) and the machine's bandwidth,
-## on one core and on two.
+## bench: the benchmark suite (bench/cmd/perf): dynop against its peers
+## (Go's plugin package, cgo, wazero, hashicorp/go-plugin, imaging) and
+## the machine's limits, each against its reference in the same run;
+## writes docs/PERFORMANCE.md, the plots and the raw output (for benchstat)
+## in docs/perf/. COUNT runs of each benchmark (medians); a few minutes.
+COUNT ?= 5
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
-	cd bench && $(GO) test -run '^$$' -bench . -benchmem -cpu 1,2
+	cd bench && GO=$(GO) $(GO) run ./cmd/perf -count $(COUNT)
 
 ## build: build the dynop CLI into ./bin, and the example native plugins
 ## into ./bin/plugins (where the CLI looks) with their manifests.

@@ -1,13 +1,8 @@
 package bench
 
 import (
-	"context"
-	"fmt"
 	"image"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -18,35 +13,6 @@ import (
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/tensor"
 )
-
-var (
-	ctx  = context.Background()
-	host *dynop.Host
-)
-
-// TestMain builds the imgproc plugin with the repository's Makefile (the
-// flags the project ships it with) and opens one host over it.
-func TestMain(m *testing.M) {
-	root, err := filepath.Abs("..")
-	if err != nil {
-		panic(err)
-	}
-	lib := filepath.Join(root, "plugins", "imgproc", "libdynop_imgproc.so")
-	cmd := exec.Command("make", "-C", root, "--no-print-directory", "plugins/imgproc/libdynop_imgproc.so")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "bench: building the imgproc plugin:", err)
-		os.Exit(1)
-	}
-	host, err = dynop.Open(ctx, dynop.Options{Paths: []string{lib}, NoDefaultPaths: true, NoCache: true, NoRegistered: true})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	host.Close(ctx)
-	os.Exit(code)
-}
 
 // photo returns a w×h RGBA image of smooth gradients with noise, the same
 // for every call, as image.NRGBA (imaging's native form).
@@ -66,21 +32,16 @@ func photo(w, h int) *image.NRGBA {
 	return img
 }
 
-// prepared is an operator instance set up for one input, with its
-// outputs allocated: run is one steady-state call.
-type prepared struct {
-	in      *op.Instance
-	inputs  []*tensor.Batch
-	outputs []*tensor.Batch
-}
-
-func prepare(b *testing.B, name string, args op.Args, variant string, inputs ...*tensor.Batch) *prepared {
+// prepareRun makes an instance of operator name in h (variant forces a
+// variant; "" lets the host choose), sets it up for inputs and allocates
+// its outputs, and returns one steady-state call.
+func prepareRun(b *testing.B, h *dynop.Host, name string, args op.Args, variant string, inputs ...*tensor.Batch) func() {
 	b.Helper()
 	var opts []op.Option
 	if variant != "" {
 		opts = append(opts, op.WithVariant(variant))
 	}
-	in, err := host.NewOperator(ctx, name, args, opts...)
+	in, err := h.NewOperator(ctx, name, args, opts...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -89,13 +50,21 @@ func prepare(b *testing.B, name string, args op.Args, variant string, inputs ...
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &prepared{in, inputs, outs}
+	return func() {
+		if err := in.Run(ctx, outs, inputs); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
-func (p *prepared) run(b *testing.B) {
-	if err := p.in.Run(ctx, p.outputs, p.inputs); err != nil {
+// batchOf is a batch of one sample, t.
+func batchOf(b *testing.B, t *tensor.Tensor) *tensor.Batch {
+	b.Helper()
+	batch, err := tensor.NewBatch(t)
+	if err != nil {
 		b.Fatal(err)
 	}
+	return batch
 }
 
 func imageBatch(b *testing.B, img image.Image) *tensor.Batch {
@@ -104,11 +73,7 @@ func imageBatch(b *testing.B, img image.Image) *tensor.Batch {
 	if err != nil {
 		b.Fatal(err)
 	}
-	batch, err := tensor.NewBatch(t)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return batch
+	return batchOf(b, t)
 }
 
 // compare times ref (the peer) and ours alternately in one loop, so both
@@ -166,8 +131,8 @@ func BenchmarkImageVsImaging(b *testing.B) {
 	for _, c := range imageCases {
 		for _, v := range variants {
 			b.Run(c.name+"/"+v.name, func(b *testing.B) {
-				p := prepare(b, c.op, c.args, v.force, in)
-				compare(b, func() { c.peer(img) }, func() { p.run(b) })
+				run := prepareRun(b, host(b, nativeHost), c.op, c.args, v.force, in)
+				compare(b, func() { c.peer(img) }, run)
 			})
 		}
 	}
@@ -190,15 +155,14 @@ func BenchmarkSaxpyVsCopy(b *testing.B) {
 	dst := make([]byte, len(src))
 	for _, v := range variants {
 		b.Run(v.name, func(b *testing.B) {
-			p := prepare(b, "imgproc.Saxpy", op.Args{"a": 0.5}, v.force, x, y)
-			p.run(b)
+			run := prepareRun(b, host(b, nativeHost), "imgproc.Saxpy", op.Args{"a": 0.5}, v.force, x, y)
 			copy(dst, src)
 			var tCopy, tSaxpy time.Duration
 			for b.Loop() {
 				t0 := time.Now()
 				copy(dst, src)
 				t1 := time.Now()
-				p.run(b)
+				run()
 				tCopy += t1.Sub(t0)
 				tSaxpy += time.Since(t1)
 			}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/dynop/dynop/bench/report"
+)
+
+// TestSuiteWithoutClangOrPeers runs BenchmarkCall once, as make bench
+// does, on a machine with no compiler for WebAssembly and where the peers
+// cannot be built (no go command for them), and checks that the report
+// says so in those rows while the others have their measurements.
+func TestSuiteWithoutClangOrPeers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a benchmark")
+	}
+	calls := runs[0]
+	calls.bench = "^BenchmarkCall$"
+	raw, done := runSuite(context.Background(), "../../..", []run{calls}, 1, true,
+		"WASM_CC=/nonexistent/clang", "GO=/nonexistent/go")
+	if len(done) != 1 || done[0].err != nil {
+		t.Fatalf("the run failed: %v\n%s", done, raw)
+	}
+	var rs report.Results
+	if err := rs.Read(bytes.NewReader(raw), "raw"); err != nil {
+		t.Fatal(err)
+	}
+	doc, _, unknown := write(&rs, machine{Quick: true, Count: 1}, done)
+	for _, k := range unknown {
+		if strings.HasPrefix(k, "Call/") {
+			t.Errorf("the report asks for %s, which BenchmarkCall did not produce", k)
+		}
+	}
+	row := func(label string) string {
+		for line := range strings.SplitSeq(doc, "\n") {
+			if strings.HasPrefix(line, "| "+label+" |") {
+				return line
+			}
+		}
+		t.Fatalf("no row %q in\n%s", label, doc)
+		return ""
+	}
+	for label, want := range map[string]string{
+		"dynop, wasm plugin (default: a deadline per call)":               "skipped: no C compiler for WebAssembly",
+		"dynop, wasm plugin, uninterruptible":                             "skipped: no C compiler for WebAssembly",
+		"raw wazero call":                                                 "skipped: no C compiler for WebAssembly",
+		"Go `plugin` package symbol":                                      "/nonexistent/go",
+		"hashicorp/go-plugin, net/rpc":                                    "/nonexistent/go",
+		"in-process call (native plugin) vs hashicorp/go-plugin over RPC": "skipped: peer did not build",
+	} {
+		if got := row(label); !strings.Contains(got, want) {
+			t.Errorf("row %q = %s\nwant it to say %q", label, got, want)
+		}
+	}
+	for _, label := range []string{"direct Go call (reference)", "dynop, Go plugin", "raw cgo call", "dynop, native plugin"} {
+		if got := row(label); strings.Contains(got, "_") || !strings.Contains(got, "ns") {
+			t.Errorf("row %q = %s, want a measurement", label, got)
+		}
+	}
+	if !strings.Contains(doc, "## Skipped and failed") || !strings.Contains(doc, "`Call/go-plugin-rpc` skipped: peer did not build") {
+		t.Errorf("the report does not list what was skipped:\n%s", doc)
+	}
+}
+
+func TestSelectRuns(t *testing.T) {
+	got, err := selectRuns("executor, calls")
+	if err != nil || len(got) != 2 || got[0].name != "executor" || got[1].name != "calls" {
+		t.Errorf("selectRuns = %v, %v", got, err)
+	}
+	if _, err := selectRuns("calls,nope"); err == nil || !strings.Contains(err.Error(), `no run "nope"`) || !strings.Contains(err.Error(), "executor") {
+		t.Errorf("selectRuns(nope) = %v, want an error naming it and the runs", err)
+	}
+}

@@ -1,0 +1,648 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/dynop/dynop/bench/report"
+)
+
+// A cell names one median: a benchmark (without "Benchmark"), the
+// GOMAXPROCS it ran with (0: the most it ran with) and a unit.
+type cell struct {
+	bench string
+	procs int
+	unit  string
+}
+
+// ns is the time per operation of bench.
+func ns(bench string) cell { return cell{bench, 0, "ns/op"} }
+
+// metric is another unit of bench.
+func metric(bench, unit string) cell { return cell{bench, 0, unit} }
+
+func (c cell) at(procs int) cell { c.procs = procs; return c }
+
+// doc writes the report from the results.
+type doc struct {
+	rs   *report.Results
+	done []outcome
+	sb   strings.Builder
+	// unknown are the cells asked for that no benchmark of the runs
+	// done produced, nor skipped: a row naming a benchmark the suite does
+	// not have.
+	unknown []string
+}
+
+func (d *doc) key(c cell) report.Key {
+	procs := c.procs
+	if procs == 0 {
+		procs = slices.Max(append(d.rs.Procs(c.bench), 1))
+	}
+	return report.Key{Bench: c.bench, Procs: procs, Unit: c.unit}
+}
+
+// get returns the median of c, or why there is none.
+func (d *doc) get(c cell) (v float64, why string) {
+	k := d.key(c)
+	if m, _, ok := d.rs.Median(k); ok {
+		return m, ""
+	}
+	if why := d.rs.Why(c.bench); why != "did not run" && why != "" {
+		return 0, why
+	}
+	if r, ok := runOf(c.bench); ok {
+		i := slices.IndexFunc(d.done, func(o outcome) bool { return o.run.name == r.name })
+		switch {
+		case i < 0 && len(d.done) > 0:
+			return 0, "not run (-only " + onlyList(d.done) + ")"
+		case i >= 0 && d.done[i].err != nil:
+			return 0, "did not run: " + d.done[i].err.Error()
+		}
+	}
+	d.unknown = append(d.unknown, k.String())
+	if ps := d.rs.Procs(c.bench); len(ps) > 0 {
+		return 0, fmt.Sprintf("no %s at GOMAXPROCS %d", c.unit, k.Procs)
+	}
+	return 0, "no result"
+}
+
+func onlyList(done []outcome) string {
+	var names []string
+	for _, o := range done {
+		names = append(names, o.run.name)
+	}
+	return strings.Join(names, ",")
+}
+
+// runOf returns the run whose -bench pattern selects bench.
+func runOf(bench string) (run, bool) {
+	top, _, _ := strings.Cut(bench, "/")
+	for _, r := range runs {
+		if regexp.MustCompile(r.bench).MatchString("Benchmark" + top) {
+			return r, true
+		}
+	}
+	return run{}, false
+}
+
+// ratio returns a/b, or why one is missing.
+func (d *doc) ratio(a, b cell) (float64, string) {
+	va, why := d.get(a)
+	if why != "" {
+		return 0, why
+	}
+	vb, why := d.get(b)
+	if why != "" {
+		return 0, "reference " + strings.TrimPrefix(b.bench, "") + ": " + why
+	}
+	if vb == 0 {
+		return 0, "reference is 0"
+	}
+	return va / vb, ""
+}
+
+// show formats a median of c for a table: a time, or a quantity in c's
+// unit; or why it is missing, in italics.
+func (d *doc) show(c cell) string {
+	v, why := d.get(c)
+	if why != "" {
+		return missing(why)
+	}
+	return format(v, c.unit)
+}
+
+func format(v float64, unit string) string {
+	switch unit {
+	case "ns/op":
+		return report.Duration(v)
+	case "allocs/op":
+		return fmt.Sprintf("%.0f", v)
+	case "MB/s":
+		return report.Quantity(v*1e6, "B/s")
+	}
+	if strings.HasPrefix(unit, "x-") || unit == "speedup" || unit == "ratio" {
+		return report.Ratio(v)
+	}
+	if strings.HasPrefix(unit, "%") {
+		return fmt.Sprintf("%.1f %%", v)
+	}
+	// Units with what they measure in front: dynop-ns/op, cached-ms,
+	// copy-GB/s, goroutine-nodes/s.
+	if i := strings.LastIndexByte(unit, '-'); i >= 0 {
+		switch u := unit[i+1:]; u {
+		case "ns/op":
+			return report.Duration(v)
+		case "ms":
+			return report.Duration(v * 1e6)
+		case "us":
+			return report.Duration(v * 1e3)
+		default:
+			unit = u
+		}
+	}
+	return report.Quantity(v, unit)
+}
+
+// showRatio formats a/b as "1.23×", or why it is missing.
+func (d *doc) showRatio(a, b cell) string {
+	r, why := d.ratio(a, b)
+	if why != "" {
+		return missing(why)
+	}
+	return report.Ratio(r)
+}
+
+// missing is a table cell for a value that is not there: the reason, in
+// italics, cut short.
+func missing(why string) string {
+	why = strings.Join(strings.Fields(why), " ")
+	if len(why) > 160 {
+		why = why[:157] + "…"
+	}
+	return "_" + strings.ReplaceAll(why, "_", `\_`) + "_"
+}
+
+func (d *doc) p(format string, args ...any) { fmt.Fprintf(&d.sb, format+"\n", args...) }
+
+func (d *doc) table(t *report.Table) { d.sb.WriteString(t.Markdown() + "\n") }
+
+// write returns docs/PERFORMANCE.md for the results, the plots by file
+// name, and the cells of the report that no benchmark of the runs done
+// produced or skipped.
+func write(rs *report.Results, m machine, done []outcome) (string, map[string]*report.Plot, []string) {
+	d := &doc{rs: rs, done: done}
+	plots := map[string]*report.Plot{}
+	d.header(m)
+	d.targets()
+	d.calls()
+	d.operator4MiB()
+	d.discovery(plots)
+	d.executor()
+	d.imageKernels()
+	d.pipeline()
+	d.scaling(plots)
+	d.outcomes()
+	d.comparing()
+	slices.Sort(d.unknown)
+	return d.sb.String(), plots, slices.Compact(d.unknown)
+}
+
+func (d *doc) header(m machine) {
+	d.p("# Performance")
+	d.p("")
+	d.p("_Written by `make bench` (bench/cmd/perf); do not edit by hand. The raw `go test -bench` output is in [perf/bench.txt](perf/bench.txt)._")
+	d.p("")
+	d.p("Every comparison below ran its rows and their reference in the same process, one after the other; the report gives the **median** of the runs and the **ratio to the reference** — absolute times drift on shared machines, ratios hold. Targets are DESIGN.md's.")
+	d.p("")
+	d.p("## The machine")
+	d.p("")
+	d.p("| | |")
+	d.p("|---|---|")
+	d.p("| CPU | %s, %d logical cores |", m.CPU, m.Cores)
+	d.p("| CPU features dynop dispatches on | %s |", m.Features)
+	if m.Memory != "" {
+		d.p("| memory | %s |", m.Memory)
+	}
+	d.p("| OS | %s |", m.OS)
+	d.p("| Go | %s |", orDash(m.Go))
+	d.p("| commit | %s |", orDash(m.Commit))
+	d.p("| date | %s |", m.Date)
+	switch {
+	case m.Count == 0:
+		d.p("| runs | read from a file |")
+	case m.Quick:
+		d.p("| runs | -quick: one short run of each benchmark (a check that the suite works, not a measurement); %s in all |", m.Took.Round(1e9))
+	default:
+		d.p("| runs | %d of each benchmark; medians; the suite took %s |", m.Count, m.Took.Round(1e9))
+	}
+	d.p("")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+// A target is one row of DESIGN.md's performance table.
+type target struct {
+	what, goal string
+	measure    func(d *doc) (v float64, shown, why string)
+	met        func(v float64) bool
+	bound      string // what bounds it, shown when it is not met
+}
+
+func atMost(x float64) func(float64) bool  { return func(v float64) bool { return v <= x } }
+func atLeast(x float64) func(float64) bool { return func(v float64) bool { return v >= x } }
+
+// ratioOf measures a/b.
+func ratioOf(a, b cell) func(d *doc) (float64, string, string) {
+	return func(d *doc) (float64, string, string) {
+		r, why := d.ratio(a, b)
+		return r, report.Ratio(r), why
+	}
+}
+
+// valueOf measures c.
+func valueOf(c cell) func(d *doc) (float64, string, string) {
+	return func(d *doc) (float64, string, string) {
+		v, why := d.get(c)
+		return v, format(v, c.unit), why
+	}
+}
+
+// extraOf measures the nanoseconds bench takes more than the reference
+// it alternated with, and checks that it does not allocate: an allocation
+// makes the value +Inf.
+func extraOf(bench string) func(d *doc) (float64, string, string) {
+	return func(d *doc) (float64, string, string) {
+		v, why := d.get(ns(bench))
+		if why != "" {
+			return 0, "", why
+		}
+		r, why := d.get(metric(bench, "ref-ns/op"))
+		if why != "" {
+			return 0, "", why
+		}
+		allocs, why := d.get(metric(bench, "allocs/op"))
+		if why != "" {
+			return 0, "", why
+		}
+		shown := fmt.Sprintf("+%s (%s vs %s), %.0f allocs", report.Duration(v-r), report.Duration(v), report.Duration(r), allocs)
+		if allocs > 0 {
+			return math.Inf(1), shown, ""
+		}
+		return v - r, shown, ""
+	}
+}
+
+// besides measures with m and, beside it, shows other.
+func besides(m func(d *doc) (float64, string, string), label string, other func(d *doc) (float64, string, string)) func(d *doc) (float64, string, string) {
+	return func(d *doc) (float64, string, string) {
+		v, shown, why := m(d)
+		if why != "" {
+			return v, shown, why
+		}
+		if _, o, owhy := other(d); owhy == "" {
+			shown += " (" + label + ": " + o + ")"
+		}
+		return v, shown, why
+	}
+}
+
+// openTarget measures the cached open of n plugins: its speedup over
+// loading each, which must be ≥ 20, and its time, which must be ≤ 20 ms
+// (else the value is made 0, failing the check).
+func openTarget(kind string) func(d *doc) (float64, string, string) {
+	return func(d *doc) (float64, string, string) {
+		bench := "OpenVsLoadEach/" + kind + "/n=1000"
+		speedup, why := d.get(metric(bench, "speedup"))
+		if why != "" {
+			return 0, "", why
+		}
+		ms, why := d.get(metric(bench, "cached-ms"))
+		if why != "" {
+			return 0, "", why
+		}
+		shown := fmt.Sprintf("%s faster, %s", report.Ratio(speedup), report.Duration(ms*1e6))
+		if ms > 20 {
+			return 0, shown, ""
+		}
+		return speedup, shown, ""
+	}
+}
+
+func (d *doc) targets() {
+	d.p("## Targets")
+	d.p("")
+	t := &report.Table{Header: []string{"DESIGN.md target", "goal", "measured", ""}}
+	var notMet []string
+	for _, tg := range designTargets {
+		v, shown, why := tg.measure(d)
+		verdict := "met"
+		switch {
+		case why != "":
+			shown, verdict = missing(why), "—"
+		case !tg.met(v):
+			verdict = "**not met**"
+			notMet = append(notMet, fmt.Sprintf("- **%s** (%s; goal %s): %s", tg.what, shown, tg.goal, tg.bound))
+		}
+		t.Add(tg.what, tg.goal, shown, verdict)
+	}
+	d.table(t)
+	if len(notMet) > 0 {
+		d.p("What bounds the targets not met:")
+		d.p("")
+		for _, s := range notMet {
+			d.p("%s", s)
+		}
+		d.p("")
+	}
+}
+
+func (d *doc) calls() {
+	d.p("## 1. Call overhead, empty function")
+	d.p("")
+	d.p("`BenchmarkCall` (bench/calls_test.go): one call of an empty function each way a Go program can call into a plugin; each row alternates with the direct Go call in its loop (rounds of calls of each), and the ratio is of their times there. The dynop rows call `Nop` of vecmath's interface acquired from its Go, native and WebAssembly builds; `stdplugin` is Go's `plugin` package calling a symbol of a `-buildmode=plugin` build; `go-plugin-rpc` is github.com/hashicorp/go-plugin over net/rpc to a plugin subprocess.")
+	d.p("")
+	t := &report.Table{Header: []string{"call", "time", "vs direct Go call", "allocs/op"}}
+	for _, r := range []struct{ name, label string }{
+		{"go-direct", "direct Go call (reference)"},
+		{"dynop-go", "dynop, Go plugin"},
+		{"stdplugin", "Go `plugin` package symbol"},
+		{"cgo-raw", "raw cgo call"},
+		{"dynop-native", "dynop, native plugin"},
+		{"wazero-raw", "raw wazero call"},
+		{"dynop-wasm-uninterruptible", "dynop, wasm plugin, uninterruptible"},
+		{"wazero-raw-deadline", "raw wazero call with a deadline"},
+		{"dynop-wasm", "dynop, wasm plugin (default: a deadline per call)"},
+		{"go-plugin-rpc", "hashicorp/go-plugin, net/rpc"},
+	} {
+		b := "Call/" + r.name
+		ratio := "1×"
+		if r.name != "go-direct" {
+			ratio = d.show(metric(b, "ratio"))
+		}
+		t.Add(r.label, d.show(ns(b)), ratio, d.show(metric(b, "allocs/op")))
+	}
+	d.table(t)
+	d.p("`BenchmarkOperatorEmpty`: one call of an operator that does nothing (bench.Nop) on a 16-byte, one-sample batch, through `op.Instance.Run` — argument and shape checks against Setup, cancellation, panic recovery, and for native and wasm plugins the tensors' descriptors and the call across. `cgo-raw-2ptr` passes two Go pointers, as an operator's call passes its tensors' data; cgo checks each (GODEBUG=cgocheck=1, the default). Each row but the references alternates in its loop with the one named.")
+	d.p("")
+	t = &report.Table{Header: []string{"operator call", "time", "alternating with", "time / that", "allocs/op"}}
+	for _, r := range []struct{ name, label, ref string }{
+		{"go-direct", "Go operator's Run called directly", ""},
+		{"dynop-go", "dynop, Go plugin", "Run called directly"},
+		{"cgo-raw", "raw cgo call, no arguments", ""},
+		{"cgo-raw-2ptr", "raw cgo call, two Go pointers", "raw cgo call"},
+		{"dynop-native", "dynop, native plugin", "raw cgo call"},
+		{"dynop-wasm-uninterruptible", "dynop, wasm plugin, uninterruptible", "dynop, native plugin"},
+		{"dynop-wasm", "dynop, wasm plugin (default)", "dynop, native plugin"},
+	} {
+		b := "OperatorEmpty/" + r.name
+		ratio, ref := "", "—"
+		if r.ref != "" {
+			ratio, ref = d.show(metric(b, "ratio")), r.ref
+		}
+		t.Add(r.label, d.show(ns(b)), ref, ratio, d.show(metric(b, "allocs/op")))
+	}
+	d.table(t)
+}
+
+// grayRows are BenchmarkGray's rows after its reference.
+var grayRows = []struct{ name, label string }{
+	{"dynop-native-scalar", "dynop, native, scalar variant (the same code)"},
+	{"dynop-native", "dynop, native, variant chosen for this CPU"},
+	{"dynop-wasm-uninterruptible", "dynop, wasm (same C), uninterruptible"},
+	{"dynop-wasm", "dynop, wasm (same C), default"},
+	{"dynop-go", "dynop, Go operator image.Grayscale"},
+}
+
+func (d *doc) operator4MiB() {
+	d.p("## 2. Operator on 4 MiB")
+	d.p("")
+	d.p("`BenchmarkGray/in=4MiB` (bench/operator_test.go): RGBA → gray on a 1024×1024 uint8 image. The reference is imgproc's C kernel `dynop_imgproc_gray_u8` (its scalar variant) called directly through cgo; the rows run the operator `imgproc.Grayscale` through dynop, and the Go plugin's `image.Grayscale`, which computes the same bytes. Each row alternates with the reference in its loop (rounds of calls of each); the ratio is of their times there.")
+	d.p("")
+	t := &report.Table{Header: []string{"", "time", "throughput", "vs C kernel called directly"}}
+	ref := "Gray/in=4MiB/c-direct"
+	t.Add("C kernel called directly (reference)", d.show(ns(ref)), d.show(metric(ref, "MB/s")), d.showRatio(ns(ref), ns(ref)))
+	for _, r := range grayRows {
+		b := "Gray/in=4MiB/" + r.name
+		t.Add(r.label, d.show(ns(b)), d.show(metric(b, "MB/s")), d.show(metric(b, "ratio")))
+	}
+	d.table(t)
+}
+
+// openSizes are BenchmarkOpenVsLoadEach's plugin counts.
+var openSizes = []int{10, 100, 1000, 5000}
+
+func (d *doc) discovery(plots map[string]*report.Plot) {
+	d.p("## 3. Discovery")
+	d.p("")
+	d.p("`BenchmarkOpenVsLoadEach` (loader/native/open_bench_test.go): opening a host over n plugin files, each its own plugin (copies of a C fixture with their IDs patched in, and the C++ example plugin, which links libstdc++), three ways in each iteration: from the registry cache, from the manifests beside the files, and NVIGI's way — loading every library to ask for its info. No plugin code runs in the first two.")
+	d.p("")
+	t := &report.Table{Header: []string{"plugins", "from the cache", "from manifests", "loading each", "loading each / cache"}}
+	plot := &report.Plot{Title: "Opening a host over n plugins", XLabel: "plugins", YLabel: "time to open",
+		YTick: func(v float64) string { return report.Duration(v * 1e6) }}
+	series := map[string]*report.Series{}
+	for _, kind := range []string{"c", "cpp"} {
+		for _, n := range openSizes {
+			b := fmt.Sprintf("OpenVsLoadEach/%s/n=%d", kind, n)
+			if kind == "cpp" && n != 1000 {
+				continue
+			}
+			label := fmt.Sprintf("%d", n)
+			if kind == "cpp" {
+				label += " (C++)"
+			}
+			t.Add(label, d.show(metric(b, "cached-ms")), d.show(metric(b, "manifests-ms")), d.show(metric(b, "load-each-ms")),
+				d.show(metric(b, "speedup")))
+			if kind != "c" {
+				continue
+			}
+			for _, s := range []struct{ unit, name string }{{"cached-ms", "from the cache"}, {"manifests-ms", "from manifests"}, {"load-each-ms", "loading each"}} {
+				if v, why := d.get(metric(b, s.unit)); why == "" {
+					if series[s.name] == nil {
+						series[s.name] = &report.Series{Name: s.name}
+						plot.Series = append(plot.Series, report.Series{})
+					}
+					series[s.name].X = append(series[s.name].X, float64(n))
+					series[s.name].Y = append(series[s.name].Y, v)
+				}
+			}
+		}
+	}
+	d.table(t)
+	plot.Series = plot.Series[:0]
+	for _, name := range []string{"from the cache", "from manifests", "loading each"} {
+		if s := series[name]; s != nil {
+			plot.Series = append(plot.Series, *s)
+		}
+	}
+	if len(plot.Series) > 0 {
+		plots["open.svg"] = plot
+		d.p("![Open time against the number of plugins](perf/open.svg)")
+		d.p("")
+	}
+	d.p("`BenchmarkFirstAcquire`: the lazy start of one plugin — the first `Acquire` of vecmath's interface in a host opened from the cache (the library is mapped and registers then), and one call: **%s** (the cached open before it: %s).",
+		d.show(ns("FirstAcquire")), d.show(metric("FirstAcquire", "open-us")))
+	d.p("")
+}
+
+func (d *doc) executor() {
+	d.p("## 4. Executor")
+	d.p("")
+	d.p("`BenchmarkExecutorVsGoroutines` (graph/bench_test.go): 10,001 empty nodes, wide (all after one source) and as a chain, run by the parallel executor and, in the same iteration, by one goroutine per node with a WaitGroup (the reference), at GOMAXPROCS 1 and 2.")
+	d.p("")
+	t := &report.Table{Header: []string{"graph", "GOMAXPROCS", "dynop", "goroutine per node", "dynop / goroutines", "dynop, 2 vs 1"}}
+	for _, shape := range []string{"wide", "chain"} {
+		b := "ExecutorVsGoroutines/" + shape
+		for _, procs := range []int{1, 2} {
+			scale := ""
+			if procs == 2 {
+				scale = d.showRatio(metric(b, "nodes/s").at(2), metric(b, "nodes/s").at(1))
+			}
+			t.Add(shape, fmt.Sprint(procs), d.show(metric(b, "nodes/s").at(procs)), d.show(metric(b, "goroutine-nodes/s").at(procs)),
+				d.show(metric(b, "x-faster").at(procs)), scale)
+		}
+	}
+	d.table(t)
+}
+
+// imageKernels are BenchmarkImageVsImaging's cases.
+var imageKernels = []string{"Blur/sigma=2", "Blur/sigma=5", "Grayscale", "Resize/half", "Resize/double", "Sobel"}
+
+func (d *doc) imageKernels() {
+	d.p("## 5. Image kernels")
+	d.p("")
+	d.p("`BenchmarkImageVsImaging` (bench/imgproc_test.go): imgproc's operators against github.com/disintegration/imaging on the same 1920×1080 RGBA image, alternating in one loop, with the variant dynop chooses for this CPU and with the scalar variant forced. A dynop operator call runs on one core; imaging spreads its work over GOMAXPROCS goroutines, so the one-core columns compare like with like. imaging has no Sobel: its row is one 3×3 convolution, half of Sobel's work.")
+	d.p("")
+	t := &report.Table{Header: []string{"kernel", "variant", "dynop, 1 core", "imaging, 1 core", "speedup, 1 core", "speedup, 2 cores"}}
+	for _, k := range imageKernels {
+		for _, v := range []string{"chosen", "scalar"} {
+			b := "ImageVsImaging/" + k + "/" + v
+			t.Add(k, v, d.show(metric(b, "dynop-ns/op").at(1)), d.show(metric(b, "peer-ns/op").at(1)),
+				d.show(metric(b, "speedup").at(1)), d.show(metric(b, "speedup").at(2)))
+		}
+	}
+	d.table(t)
+	d.p("`BenchmarkSaxpyVsCopy`: the memory-bound kernel imgproc.Saxpy (out = a·x + y, float32) on 64 MiB arrays against a copy of 64 MiB in the same loop — the bandwidth a kernel can hope for — in GB/s of bytes read and written.")
+	d.p("")
+	t = &report.Table{Header: []string{"variant", "copy", "saxpy", "saxpy / copy"}}
+	for _, v := range []string{"chosen", "scalar"} {
+		b := "SaxpyVsCopy/" + v
+		t.Add(v, d.show(metric(b, "copy-GB/s")), d.show(metric(b, "saxpy-GB/s")), d.show(metric(b, "%-of-copy")))
+	}
+	d.table(t)
+}
+
+func (d *doc) pipeline() {
+	d.p("## 6. The demo pipeline")
+	d.p("")
+	d.p("`BenchmarkDemoPipeline` (pipeline/bench_test.go): examples/pipelines/demo.yaml over its six bundled images (decode, blur, gray, Sobel, adjust+gamma+invert, resize, encode), with the pointwise chain fused into one walk and not, on one and two workers.")
+	d.p("")
+	t := &report.Table{Header: []string{"", "images/s", "vs unfused, 1 worker"}}
+	ref := metric("DemoPipeline/unfused/1", "images/s")
+	for _, c := range []string{"unfused/1", "fused/1", "unfused/2", "fused/2"} {
+		m := metric("DemoPipeline/"+c, "images/s")
+		t.Add(c, d.show(m), d.showRatio(m, ref))
+	}
+	d.table(t)
+}
+
+func (d *doc) scaling(plots map[string]*report.Plot) {
+	d.p("## 7. Scaling")
+	d.p("")
+	d.p("How the cost of a call through dynop shrinks beside the work it carries: `BenchmarkGray` at every size, each form's time over the C kernel called directly (the ratio at 4 MiB is section 2's). Open time against the number of plugins is section 3's plot.")
+	d.p("")
+	t := &report.Table{Header: append([]string{"input", "C kernel"}, grayLabels()...)}
+	plot := &report.Plot{Title: "Grayscale through dynop, time over the C kernel called directly", XLabel: "input bytes (RGBA)",
+		YLabel: "time / direct C call", XTick: func(v float64) string { return bytesLabel(v) },
+		Guides: []report.Guide{{Y: 1, Label: "direct call"}}}
+	for _, r := range grayRows {
+		s := report.Series{Name: strings.TrimPrefix(r.name, "dynop-")}
+		for _, size := range graySizes {
+			if r, why := d.get(metric("Gray/"+size.name+"/"+r.name, "ratio")); why == "" {
+				s.X, s.Y = append(s.X, float64(size.bytes)), append(s.Y, r)
+			}
+		}
+		if len(s.X) > 0 {
+			plot.Series = append(plot.Series, s)
+		}
+	}
+	for _, size := range graySizes {
+		ref := ns("Gray/" + size.name + "/c-direct")
+		row := []string{strings.TrimPrefix(size.name, "in="), d.show(ref)}
+		for _, r := range grayRows {
+			row = append(row, d.show(metric("Gray/"+size.name+"/"+r.name, "ratio")))
+		}
+		t.Add(row...)
+	}
+	d.table(t)
+	if len(plot.Series) > 0 {
+		plots["gray-sizes.svg"] = plot
+		d.p("![Call overhead against tensor size](perf/gray-sizes.svg)")
+		d.p("")
+	}
+	d.p("`BenchmarkCallVsRawWazero` (loader/wasm/bench_test.go): a WebAssembly operator (scale n floats) through dynop — tensors laid out, input copied in, output zeroed and copied out — over one raw wazero call of the same export on data already in the module's memory, wazero configured alike.")
+	d.p("")
+	t = &report.Table{Header: []string{"floats", "deadline per call: dynop", "raw wazero", "ratio", "uninterruptible: dynop", "raw wazero", "ratio"}}
+	for _, n := range []int{16, 16 << 10, 256 << 10} {
+		row := []string{fmt.Sprint(n)}
+		for _, mode := range []string{"deadline", "uninterruptible"} {
+			b := fmt.Sprintf("CallVsRawWazero/%s/floats=%d", mode, n)
+			row = append(row, d.show(metric(b, "dynop-ns/op")), d.show(metric(b, "wazero-ns/op")), d.show(metric(b, "ratio")))
+		}
+		t.Add(row...)
+	}
+	d.table(t)
+}
+
+func grayLabels() []string {
+	var out []string
+	for _, r := range grayRows {
+		out = append(out, strings.TrimPrefix(r.name, "dynop-"))
+	}
+	return out
+}
+
+// graySizes are BenchmarkGray's inputs and their sizes in bytes.
+var graySizes = []struct {
+	name  string
+	bytes int
+}{{"in=256B", 256}, {"in=4KiB", 4 << 10}, {"in=64KiB", 64 << 10}, {"in=1MiB", 1 << 20}, {"in=4MiB", 4 << 20}, {"in=16MiB", 16 << 20}}
+
+func bytesLabel(v float64) string {
+	for _, u := range []struct {
+		f float64
+		s string
+	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
+		if v >= u.f {
+			return fmt.Sprintf("%.3g %s", v/u.f, u.s)
+		}
+	}
+	return fmt.Sprintf("%.3g B", v)
+}
+
+func (d *doc) outcomes() {
+	skipped, failed := d.rs.Skipped(), d.rs.Failed()
+	var runFailed []outcome
+	for _, o := range d.done {
+		if o.err != nil {
+			runFailed = append(runFailed, o)
+		}
+	}
+	if len(skipped)+len(failed)+len(runFailed) == 0 {
+		return
+	}
+	d.p("## Skipped and failed")
+	d.p("")
+	for _, o := range skipped {
+		d.p("- `%s` skipped: %s", o.Bench, oneLine(o.Why))
+	}
+	for _, o := range failed {
+		d.p("- `%s` **failed**: %s", o.Bench, oneLine(o.Why))
+	}
+	for _, o := range runFailed {
+		d.p("- run %s **failed**: %s", o.run.name, oneLine(o.err.Error()))
+	}
+	d.p("")
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func (d *doc) comparing() {
+	d.p("## Comparing two runs")
+	d.p("")
+	d.p("Keep the raw output of one run and compare it with the next with benchstat:")
+	d.p("")
+	d.p("```sh")
+	d.p("cp docs/perf/bench.txt /tmp/old.txt")
+	d.p("make bench")
+	d.p("go run golang.org/x/perf/cmd/benchstat@latest /tmp/old.txt docs/perf/bench.txt")
+	d.p("```")
+}
