@@ -211,5 +211,5 @@ func outcomes(m map[string]string) []Outcome {
 	return out
 }
 
-// Errorf is fmt.Errorf with the package's prefix.
+// errorf is fmt.Errorf with the package's prefix.
 func errorf(format string, args ...any) error { return fmt.Errorf("report: "+format, args...) }

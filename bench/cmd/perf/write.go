@@ -97,7 +97,7 @@ func (d *doc) ratio(a, b cell) (float64, string) {
 	}
 	vb, why := d.get(b)
 	if why != "" {
-		return 0, "reference " + strings.TrimPrefix(b.bench, "") + ": " + why
+		return 0, "reference " + b.bench + ": " + why
 	}
 	if vb == 0 {
 		return 0, "reference is 0"
