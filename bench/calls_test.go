@@ -17,6 +17,7 @@ import (
 	"github.com/dynop/dynop/internal/rawcall"
 	"github.com/dynop/dynop/loader/wasm"
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/plugin"
 	"github.com/dynop/dynop/plugins/vecmath"
 	"github.com/dynop/dynop/tensor"
 )
@@ -38,9 +39,7 @@ func vecmathNop(b *testing.B, k hostKind) func() {
 	return m.(vecmath.Math).Nop
 }
 
-type releaser interface{ Release() error }
-
-func acquire(b *testing.B, k hostKind) (any, releaser, error) {
+func acquire(b *testing.B, k hostKind) (any, plugin.Ref, error) {
 	id := vecmath.PluginID
 	if k == goHost {
 		id = goBenchID
@@ -193,6 +192,13 @@ func BenchmarkCall(b *testing.B) {
 	}
 }
 
+// opRow is a row of BenchmarkOperatorEmpty: f makes the call; ref names
+// the row it alternates with ("": it is a reference).
+type opRow struct {
+	name, ref string
+	f         func(b *testing.B) func()
+}
+
 // nopOperator returns a run of bench.Nop from the host of kind k on a
 // 16-byte tensor, set up, with its output allocated.
 func nopOperator(b *testing.B, k hostKind) func() {
@@ -219,10 +225,7 @@ func BenchmarkOperatorEmpty(b *testing.B) {
 	y, _ := tensor.New(tensor.Uint8, 16)
 	inputs, outputs := []*tensor.Batch{batchOf(b, x)}, []*tensor.Batch{batchOf(b, y)}
 	var impl op.Impl = nopImpl{}
-	rows := []struct {
-		name, ref string // ref: the row it alternates with
-		f         func(b *testing.B) func()
-	}{
+	rows := []opRow{
 		{"go-direct", "", func(*testing.B) func() { return func() { impl.Run(ctx, outputs, inputs) } }},
 		{"dynop-go", "go-direct", func(b *testing.B) func() { return nopOperator(b, goHost) }},
 		{"cgo-raw", "", func(*testing.B) func() { return rawcall.Nop }},
@@ -237,12 +240,7 @@ func BenchmarkOperatorEmpty(b *testing.B) {
 				loop(b, r.f(b))
 				return
 			}
-			ref := rows[slices.IndexFunc(rows, func(o struct {
-				name, ref string
-				f         func(b *testing.B) func()
-			}) bool {
-				return o.name == r.ref
-			})].f(b)
+			ref := rows[slices.IndexFunc(rows, func(o opRow) bool { return o.name == r.ref })].f(b)
 			versus(b, 0, ref, r.f(b))
 		})
 	}

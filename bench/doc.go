@@ -8,5 +8,10 @@
 //
 //	make bench
 //
-// or here with go test -run '^$' -bench . -benchmem -cpu 1,2.
+// which runs bench/cmd/perf: these benchmarks and the comparisons that
+// live beside the code they measure (discovery, the executor, the demo
+// pipeline, WebAssembly), and writes docs/PERFORMANCE.md. One part alone:
+// go run ./cmd/perf -only calls. The benchmarks build their plugins
+// (testdata/, the example plugins) and peers (peers/) when they run; a
+// row whose plugin or peer cannot be built is skipped and says why.
 package bench

@@ -139,9 +139,6 @@ func splitName(full string) (bench string, procs int) {
 	return full, 1
 }
 
-// Samples returns every value of k, in the order they were read.
-func (rs *Results) Samples(k Key) []float64 { return slices.Clone(rs.values[k]) }
-
 // Median returns the median of the values of k and how many there are;
 // ok is false if there are none.
 func (rs *Results) Median(k Key) (median float64, n int, ok bool) {

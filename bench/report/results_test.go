@@ -67,9 +67,6 @@ func TestMedians(t *testing.T) {
 	if got := rs.Procs("Call/direct"); len(got) != 2 || got[0] != 1 || got[1] != 2 {
 		t.Errorf("Procs = %v, want [1 2]", got)
 	}
-	if got := rs.Samples(Key{"Call/direct", 2, "ns/op"}); len(got) != 3 || got[2] != 9 {
-		t.Errorf("Samples = %v, want [4 5 9]", got)
-	}
 	if got := rs.Config("cpu"); got != "Some CPU @ 3.0GHz" {
 		t.Errorf("Config(cpu) = %q", got)
 	}

@@ -28,17 +28,14 @@ type machine struct {
 	Took     time.Duration // wall time of the suite
 }
 
-func describeMachine(ctx context.Context, root string) machine {
+func describeMachine(ctx context.Context, gocmd, root string) machine {
 	m := machine{
 		CPU:      cpuinfo("model name"),
 		Cores:    runtime.NumCPU(),
 		OS:       runtime.GOOS + "/" + runtime.GOARCH,
-		Go:       output(ctx, "", goCommand(), "env", "GOVERSION"),
+		Go:       output(ctx, "", gocmd, "env", "GOVERSION"),
 		Features: dispatch.Detect().String(),
 		Date:     time.Now().UTC().Format("2006-01-02"),
-	}
-	if m.CPU == "" {
-		m.CPU = "unknown"
 	}
 	if rel, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.OS += ", Linux " + strings.TrimSpace(string(rel))

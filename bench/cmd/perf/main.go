@@ -39,6 +39,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dynop/dynop/bench/internal/peer"
 	"github.com/dynop/dynop/bench/report"
 )
 
@@ -93,6 +94,10 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	gocmd, err := peer.GoCommand()
+	if err != nil {
+		log.Fatal(err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
@@ -104,13 +109,16 @@ func main() {
 			log.Fatal(err)
 		}
 	} else {
-		raw, done = runSuite(ctx, *root, selected, *count, *quick)
+		raw, done = runSuite(ctx, gocmd, *root, selected, *count, *quick)
 	}
 	var rs report.Results
 	if err := rs.Read(bytes.NewReader(raw), "bench.txt"); err != nil {
 		log.Fatal(err)
 	}
-	m := describeMachine(ctx, *root)
+	m := describeMachine(ctx, gocmd, *root)
+	if m.CPU == "" {
+		m.CPU = rs.Config("cpu") // go test's own, where /proc/cpuinfo is not
+	}
 	m.Count, m.Quick, m.Took = *count, *quick, time.Since(start)
 	if *from != "" {
 		m.Count, m.Took = 0, 0
@@ -176,10 +184,10 @@ type outcome struct {
 	took time.Duration // wall time
 }
 
-// runSuite runs each of runs with go test, showing its output as it goes,
+// runSuite runs each of runs with go test (gocmd), showing its output as it goes,
 // and returns all of the output and how each run ended. A run that fails
 // does not stop the others. env is added to go test's environment.
-func runSuite(ctx context.Context, root string, runs []run, count int, quick bool, env ...string) ([]byte, []outcome) {
+func runSuite(ctx context.Context, gocmd, root string, runs []run, count int, quick bool, env ...string) ([]byte, []outcome) {
 	var all bytes.Buffer
 	var done []outcome
 	for _, r := range runs {
@@ -193,7 +201,7 @@ func runSuite(ctx context.Context, root string, runs []run, count int, quick boo
 		}
 		args = append(args, r.pkgs...)
 		fmt.Fprintf(os.Stderr, "\n== %s: go %s (in %s)\n", r.name, strings.Join(args, " "), r.dir)
-		cmd := exec.CommandContext(ctx, goCommand(), args...)
+		cmd := exec.CommandContext(ctx, gocmd, args...)
 		cmd.Dir = filepath.Join(root, r.dir)
 		cmd.Env = append(os.Environ(), env...)
 		var buf bytes.Buffer
@@ -224,12 +232,4 @@ func lastLines(b []byte, n int) string {
 		}
 	}
 	return strings.Join(lines[max(0, len(lines)-n):], " / ")
-}
-
-// goCommand is $GO (make passes its own), else go from $PATH.
-func goCommand() string {
-	if gocmd := os.Getenv("GO"); gocmd != "" {
-		return gocmd
-	}
-	return "go"
 }

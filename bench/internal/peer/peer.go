@@ -208,7 +208,7 @@ func GoPlugin(ctx context.Context, dir string) (call func() error, stop func(), 
 // names the peer for errors, which quote go's last lines of output.
 func build(ctx context.Context, what, out, pkg string, flags ...string) error {
 	shown := "go " + strings.Join(append(append([]string{"build"}, flags...), pkg), " ")
-	goCmd, err := goCommand()
+	goCmd, err := GoCommand()
 	if err != nil {
 		return fmt.Errorf("building %s (%s): %w", what, shown, err)
 	}
@@ -249,11 +249,11 @@ func tail(output string, n int) string {
 	return head + strings.Join(lines, "\n")
 }
 
-// goCommand returns $GO if it is set (make sets it to the go command it
-// runs), else the go command of runtime.GOROOT if there is one, the
+// GoCommand returns the go command to build with: $GO if it is set (make
+// sets it to the go command it runs), else the go command of runtime.GOROOT if there is one, the
 // toolchain of this binary as it was built or $GOROOT says, else the go in
 // $PATH.
-func goCommand() (string, error) {
+func GoCommand() (string, error) {
 	if gocmd := os.Getenv("GO"); gocmd != "" {
 		path, err := exec.LookPath(gocmd)
 		if err != nil {
