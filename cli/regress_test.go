@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"os"
@@ -13,8 +13,8 @@ func TestRegressionInMixedForms(t *testing.T) {
 	withImgproc(t)
 	out := t.TempDir()
 	code, stdout, stderr := runCLI(t, "run", demo, "--out", out,
-		"--in", "../../examples/pipelines/images/rings.png",
-		"--in", "photos=../../examples/pipelines/images/")
+		"--in", "../examples/pipelines/images/rings.png",
+		"--in", "photos=../examples/pipelines/images/")
 	t.Logf("exit %d\n%s%s", code, stdout, stderr)
 	// rings.png, then the directory's six images less rings.png again.
 	if code != 0 || !strings.HasPrefix(stdout, "demo: 6 images in ") {
@@ -26,7 +26,7 @@ func TestRegressionInMixedForms(t *testing.T) {
 func TestRegressionInPathWithEquals(t *testing.T) {
 	withImgproc(t)
 	dir := t.TempDir()
-	data, err := os.ReadFile("../../examples/pipelines/images/rings.png")
+	data, err := os.ReadFile("../examples/pipelines/images/rings.png")
 	if err != nil {
 		t.Fatal(err)
 	}

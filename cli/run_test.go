@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"github.com/dynop/dynop/internal/cbuild"
 )
 
-const demo = "../../examples/pipelines/demo.yaml"
+const demo = "../examples/pipelines/demo.yaml"
 
 // withImgproc builds the imgproc plugin, the backbone of the demo
 // pipeline, and puts it on the CLI's search path for the test (make demo
@@ -45,7 +45,7 @@ func TestRunDemoPipeline(t *testing.T) {
 	// The README shows two of the results: they are what the demo makes.
 	for _, name := range []string{"mandelbrot", "hills"} {
 		got, _ := os.ReadFile(filepath.Join(out, name+".png"))
-		shown, err := os.ReadFile("../../docs/demo-" + name + ".png")
+		shown, err := os.ReadFile("../docs/demo-" + name + ".png")
 		if err != nil || !bytes.Equal(got, shown) {
 			t.Errorf("docs/demo-%s.png is not the demo's %s.png (%v): copy it from examples/pipelines/out after make demo", name, name, err)
 		}
@@ -56,7 +56,7 @@ func TestRunDemoPipeline(t *testing.T) {
 		t.Errorf("trace: %v, %d events", err, len(tr.TraceEvents))
 	}
 
-	code, stdout, stderr = runCLI(t, "run", "--json", "--no-fuse", "--in", "../../examples/pipelines/images/rings.png", "--out", out, demo)
+	code, stdout, stderr = runCLI(t, "run", "--json", "--no-fuse", "--in", "../examples/pipelines/images/rings.png", "--out", out, demo)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

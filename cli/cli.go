@@ -1,0 +1,609 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dynop/dynop"
+	_ "github.com/dynop/dynop/loader/native" // native plugin files
+	_ "github.com/dynop/dynop/loader/wasm"   // WebAssembly plugin files, sandboxed
+	_ "github.com/dynop/dynop/machine/nvml"  // NVIDIA GPUs, for plugins that require one
+	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/plugin"
+	_ "github.com/dynop/dynop/plugins/image" // image.Decode and image.Encode: pipelines read and write images
+	"github.com/dynop/dynop/sign"
+)
+
+// Main runs the command line in os.Args and returns the exit status: 0
+// on success, 1 on failure, 2 on a usage error.
+func Main() int {
+	return Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
+}
+
+// Run executes the command line args (without the program name), writing
+// to stdout and stderr, and returns the exit status: 0 on success, 1 on
+// failure, 2 on a usage error.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return run(ctx, args, stdout, stderr)
+}
+
+const usage = `Usage: dynop <command> [flags]
+
+Commands:
+  version                     print the dynop build, the plugin API version and the Go toolchain
+  list [--json] [--ops] [--sandbox] [PATH...]
+                              list every plugin found, with its state (available,
+                              unsupported, broken, untrusted, duplicate) and why;
+                              with --ops, the operators
+  inspect [--json] [--sandbox] PATH|ID|OPERATOR [PATH...]
+                              show everything about one plugin (a plugin file, or
+                              a plugin's ID) or one operator: its schema, and its
+                              CPU variants with the one this CPU runs and why
+  bench [flags] OPERATOR [PATH...]
+                              time every variant of an operator this CPU runs:
+                              --shape HxWxC  --dtype T  --batch N  --time D
+                              --arg NAME=VALUE (repeatable)
+  run [flags] PIPELINE.yaml   run a pipeline file over its inputs and write its outputs:
+                              --in PATH | --in NAME=PATH   replace an input's files
+                              --out DIR                    write every output into DIR
+                              --workers N                  goroutines that run nodes
+                              --trace FILE                 write a Chrome trace (ui.perfetto.dev)
+                              --json                       print the summary as JSON
+                              --no-fuse                    keep pointwise operators apart
+                              --plugin PATH                search a plugin file or directory first (repeatable)
+  graph [--dot] [--plugin PATH] PIPELINE.yaml
+                              print a pipeline's graph after passes, or as Graphviz DOT
+  manifest PLUGIN...          write each plugin's manifest (PLUGIN.dynop.json), read
+                              in a child process
+  keygen [--out PREFIX]       write a new ed25519 signing key pair, PREFIX.key and PREFIX.pub
+  sign --key FILE PLUGIN...   sign plugin files and their manifests (PLUGIN.dynop.sig)
+  verify [--trust DIR] [--key FILE] PLUGIN...
+                              check plugin files' signatures against a trust store
+  help                        print this help
+
+Plugins are searched in the PATH arguments (files or directories) or --plugin,
+then $DYNOP_PLUGIN_PATH (colon-separated), the directory plugins next to this
+program, and $XDG_DATA_HOME/dynop/plugins. $DYNOP_TRUST_DIR names a directory of
+trusted public keys; then unsigned plugins are untrusted unless
+$DYNOP_SIGNATURE_POLICY is warn or off. --sandbox (or $DYNOP_SANDBOX=always)
+runs plugin files only as WebAssembly, in the sandbox; --sandbox=unsigned runs
+native builds only if signed, and the others sandboxed. $DYNOP_CPU_FEATURES turns CPU features
+off (-avx512f,-avx2) and $DYNOP_VERIFY_VARIANTS=1 checks every CPU variant
+against its reference at first use.
+`
+
+// errUsage marks errors after which the usage is worth reading.
+var errUsage = errors.New("usage")
+
+// run executes the command line args and returns the exit status: 0 on
+// success, 1 on failure, 2 on a usage error.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	err := command(ctx, args, stdout, stderr)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "dynop: %v\n\n%s", err, usage)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "dynop: %v\n", err)
+		return 1
+	}
+}
+
+func command(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: no command given", errUsage)
+	}
+	cmd, args := args[0], args[1:]
+	sandbox = sandboxFlag{}
+	switch cmd {
+	case "version":
+		if err := noArgs(cmd, flag.NewFlagSet(cmd, flag.ContinueOnError), args); err != nil {
+			return err
+		}
+		return version(stdout)
+	case "list":
+		fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+		addSandboxFlag(fs)
+		asJSON := fs.Bool("json", false, "print JSON (schema dynop.list/v1, or dynop.ops/v1) instead of a table")
+		ops := fs.Bool("ops", false, "list operators instead of plugins")
+		if err := parse(cmd, fs, args); err != nil {
+			return err
+		}
+		if *ops {
+			return listOps(ctx, stdout, fs.Args(), *asJSON)
+		}
+		return list(ctx, stdout, fs.Args(), *asJSON)
+	case "inspect":
+		fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+		addSandboxFlag(fs)
+		asJSON := fs.Bool("json", false, "print JSON (schema dynop.inspect/v1)")
+		if err := parse(cmd, fs, args); err != nil {
+			return err
+		}
+		if fs.NArg() < 1 {
+			return fmt.Errorf("%w: inspect takes a plugin file, a plugin ID or an operator name", errUsage)
+		}
+		return inspect(ctx, stdout, fs.Arg(0), fs.Args()[1:], *asJSON)
+	case "run":
+		return runCommand(ctx, args, stdout, stderr)
+	case "graph":
+		return graphCommand(ctx, args, stdout)
+	case "bench":
+		return benchCommand(ctx, args, stdout)
+	case "manifest":
+		return manifestCommand(ctx, args, stdout)
+	case "keygen":
+		return keygenCommand(args, stdout)
+	case "sign":
+		return signCommand(ctx, args, stdout)
+	case "verify":
+		return verifyCommand(args, stdout)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		return fmt.Errorf("%w: unknown command %q", errUsage, cmd)
+	}
+}
+
+// parse parses flags, with errors that lead to the usage.
+func parse(cmd string, fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return fmt.Errorf("%w: help for %s", errUsage, cmd)
+		}
+		return fmt.Errorf("%w: %s: %v", errUsage, cmd, err)
+	}
+	return nil
+}
+
+// noArgs parses flags and rejects positional arguments.
+func noArgs(cmd string, fs *flag.FlagSet, args []string) error {
+	if err := parse(cmd, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: %s takes no arguments, got %q", errUsage, cmd, fs.Args())
+	}
+	return nil
+}
+
+func version(w io.Writer) error {
+	v := "(unknown)"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v = bi.Main.Version
+		var rev, dirty string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = "+dirty"
+				}
+			}
+		}
+		if rev != "" {
+			v += " " + rev[:min(12, len(rev))] + dirty
+		}
+	}
+	_, err := fmt.Fprintf(w, "dynop %s\nplugin API %s\n%s %s/%s\n", v, plugin.APIVersion, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return err
+}
+
+// listEntry is one plugin in `dynop list --json` and `dynop inspect --json`.
+type listEntry struct {
+	plugin.Info
+	Path        string      `json:"path,omitempty"`
+	State       dynop.State `json:"state"`
+	Error       string      `json:"error,omitempty"`
+	DuplicateOf string      `json:"duplicate_of,omitempty"`
+	Signer      string      `json:"signer,omitempty"`
+}
+
+func newListEntry(st dynop.PluginStatus) listEntry {
+	e := listEntry{Info: st.Info, Path: st.Path, State: st.State, DuplicateOf: st.DuplicateOf, Signer: st.Signer}
+	if !st.State.Usable() && st.Err != nil {
+		e.Error = st.Err.Error()
+	}
+	return e
+}
+
+// errBroken is returned, after the listing is printed, when plugin files
+// could not be used.
+var errBroken = errors.New("plugin files could not be used")
+
+// hostOptions returns the options the commands open a host with: the
+// plugin files and directories paths searched first, the trust store and
+// signature policy of $DYNOP_TRUST_DIR and $DYNOP_SIGNATURE_POLICY, and
+// the sandbox policy of --sandbox or $DYNOP_SANDBOX.
+func hostOptions(paths []string) (dynop.Options, error) {
+	opts := dynop.Options{Paths: paths, Logger: quietLogger(), TrustDir: os.Getenv("DYNOP_TRUST_DIR")}
+	policy, err := sandboxPolicy()
+	if err != nil {
+		return opts, err
+	}
+	opts.Sandbox.Policy = policy
+	if p := os.Getenv("DYNOP_SIGNATURE_POLICY"); p != "" {
+		policy, err := sign.ParsePolicy(p)
+		if err != nil {
+			return opts, fmt.Errorf("DYNOP_SIGNATURE_POLICY: %w", err)
+		}
+		opts.SignaturePolicy = policy
+	}
+	return opts, nil
+}
+
+// openHost opens a host with hostOptions(paths).
+func openHost(ctx context.Context, paths []string) (*dynop.Host, error) {
+	opts, err := hostOptions(paths)
+	if err != nil {
+		return nil, err
+	}
+	return dynop.Open(ctx, opts)
+}
+
+func list(ctx context.Context, w io.Writer, paths []string, asJSON bool) error {
+	h, err := openHost(ctx, paths)
+	if err != nil {
+		return err
+	}
+	defer h.Close(ctx)
+	plugins := h.Plugins()
+	if err := writeList(w, plugins, asJSON); err != nil {
+		return err
+	}
+	return brokenError(plugins, nil)
+}
+
+// brokenError returns an error listing the broken plugin files among
+// plugins, or only those given in paths if paths is not nil.
+func brokenError(plugins []dynop.PluginStatus, paths []string) error {
+	var errs []error
+	for _, st := range plugins {
+		if st.State != dynop.StateBroken || paths != nil && !slices.ContainsFunc(paths, func(p string) bool { return samePath(p, st.Path) }) {
+			continue
+		}
+		errs = append(errs, st.Err)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d %w:\n%w", len(errs), errBroken, errors.Join(errs...))
+}
+
+// samePath reports whether a and b name the same file.
+func samePath(a, b string) bool {
+	if a == b {
+		return true
+	}
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// quietLogger logs only errors: the commands report problems themselves.
+func quietLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+}
+
+// writeList prints plugins as a table, or as JSON (schema dynop.list/v2).
+func writeList(w io.Writer, plugins []dynop.PluginStatus, asJSON bool) error {
+	if asJSON {
+		out := struct {
+			Schema  string      `json:"schema"`
+			Plugins []listEntry `json:"plugins"`
+		}{Schema: "dynop.list/v2", Plugins: make([]listEntry, len(plugins))}
+		for i, st := range plugins {
+			out.Plugins[i] = newListEntry(st)
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PLUGIN\tVERSION\tSTATE\tDETAILS")
+	for _, st := range plugins {
+		var lines []string
+		if st.Path != "" {
+			lines = append(lines, "path     "+st.Path)
+		}
+		switch {
+		case st.State == dynop.StateDuplicate:
+			lines = append(lines, "using    "+st.DuplicateOf)
+		case !st.State.Usable() && st.Err != nil:
+			lines = append(lines, "why      "+strings.ReplaceAll(st.Err.Error(), "\n", "; "))
+		}
+		if st.Signer != "" {
+			lines = append(lines, "signed   by key "+st.Signer)
+		}
+		for _, d := range st.Info.Interfaces {
+			lines = append(lines, fmt.Sprintf("provides %s %s {%s}", d.Name, d.Version, d.UID))
+		}
+		for _, n := range st.Info.Needs {
+			lines = append(lines, fmt.Sprintf("needs    %s from %s, %s or newer", n.Interface.Name, n.Plugin, n.Interface.Version))
+		}
+		if len(lines) == 0 {
+			lines = append(lines, "")
+		}
+		id, version := st.Info.ID, st.Info.Version.String()
+		if id == "" {
+			id, version = "?", "?"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", id, version, st.State, lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(tw, "\t\t\t%s\n", l)
+		}
+	}
+	return tw.Flush()
+}
+
+// inspect shows one plugin: the plugin file at target, or else the
+// plugin with ID target, or else the operator called target; the plugin
+// files paths are known too.
+func inspect(ctx context.Context, w io.Writer, target string, paths []string, asJSON bool) error {
+	opts, err := hostOptions(paths)
+	if err != nil {
+		return err
+	}
+	var st dynop.PluginStatus
+	isFile := false
+	if _, err := os.Stat(target); err == nil || strings.ContainsRune(target, os.PathSeparator) {
+		if err != nil {
+			return err
+		}
+		opts.Paths, opts.NoRegistered, isFile = append([]string{target}, paths...), true, true
+	}
+	h, err := dynop.Open(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer h.Close(ctx)
+	if isFile {
+		// The file itself, by path: another file may have its ID.
+		plugins := h.Plugins()
+		i := slices.IndexFunc(plugins, func(st dynop.PluginStatus) bool { return samePath(st.Path, target) })
+		if i < 0 {
+			return fmt.Errorf("%s: not a plugin file (a directory?); give one plugin file", target)
+		}
+		if err := brokenError(plugins[i:i+1], nil); err != nil {
+			return err
+		}
+		st = plugins[i]
+	} else if st, err = h.Plugin(target); err != nil {
+		e, oerr := h.Operators().Lookup(target)
+		if oerr == nil {
+			return inspectOperator(ctx, w, h, e, asJSON)
+		}
+		return fmt.Errorf("%q is neither a plugin nor an operator: %w; %w; give a plugin file's path, a plugin ID or an operator name (dynop list and dynop list --ops show them)", target, err, oerr)
+	}
+	e := newListEntry(st)
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Schema string    `json:"schema"`
+			Plugin listEntry `json:"plugin"`
+		}{"dynop.inspect/v1", e})
+	}
+	return writeInspect(w, e)
+}
+
+// writeInspect prints one plugin as aligned "field  value" lines.
+func writeInspect(w io.Writer, e listEntry) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(tw, "%s\t%s\n", k, v)
+		}
+	}
+	row("plugin", e.ID)
+	row("version", e.Version.String())
+	row("api", e.APIVersion.String())
+	row("path", e.Path)
+	row("description", e.Description)
+	row("author", e.Author)
+	row("build", e.Build)
+	row("state", e.State.String())
+	row("why", strings.ReplaceAll(e.Error, "\n", "; "))
+	row("using", e.DuplicateOf)
+	if e.Signer != "" {
+		row("signed", "by key "+e.Signer)
+	}
+	for _, d := range e.Interfaces {
+		row("provides", fmt.Sprintf("%s %s {%s}", d.Name, d.Version, d.UID))
+	}
+	for _, n := range e.Needs {
+		row("needs", fmt.Sprintf("%s %s or newer {%s} from %s", n.Interface.Name, n.Interface.Version, n.Interface.UID, n.Plugin))
+	}
+	row("requires", requirements(e.Requirements))
+	for _, s := range e.Operators {
+		row("operator", fmt.Sprintf("%s (%s)", s.Name, devices(s.Devices)))
+	}
+	return tw.Flush()
+}
+
+func devices(ds []op.Device) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = string(d)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// listOps lists the operators of the compiled-in plugins and the plugin
+// files paths, as a table or as JSON (schema dynop.ops/v1).
+func listOps(ctx context.Context, w io.Writer, paths []string, asJSON bool) error {
+	h, err := openHost(ctx, paths)
+	if err != nil {
+		return err
+	}
+	defer h.Close(ctx)
+	list := h.Operators().List()
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			Schema    string     `json:"schema"`
+			Operators []op.Entry `json:"operators"`
+		}{"dynop.ops/v1", list}); err != nil {
+			return err
+		}
+	} else {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "OPERATOR\tDEVICES\tPLUGIN\tDOC")
+		for _, e := range list {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Schema.Name, devices(e.Schema.Devices), e.Plugin, firstSentence(e.Schema.Doc))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return brokenError(h.Plugins(), nil)
+}
+
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i >= 0 {
+		return s[:i+1]
+	}
+	return s
+}
+
+// writeOperator prints one operator's schema, as text or as JSON (schema
+// dynop.operator/v1).
+func writeOperator(w io.Writer, e op.Entry, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Schema   string   `json:"schema"`
+			Operator op.Entry `json:"operator"`
+		}{"dynop.operator/v1", e})
+	}
+	s := e.Schema
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(tw, "%s\t%s\n", k, v)
+		}
+	}
+	row("operator", s.Name)
+	row("plugin", cmp.Or(e.Plugin, "(registered directly)"))
+	row("devices", devices(s.Devices))
+	row("doc", s.Doc)
+	for i, in := range s.Inputs {
+		var parts []string
+		if len(in.DTypes) > 0 {
+			names := make([]string, len(in.DTypes))
+			for j, d := range in.DTypes {
+				names[j] = d.String()
+			}
+			parts = append(parts, strings.Join(names, "|"))
+		}
+		if len(in.Layouts) > 0 {
+			parts = append(parts, "layout "+strings.Join(in.Layouts, "|"))
+		}
+		if in.NDim > 0 {
+			parts = append(parts, fmt.Sprintf("%d dims", in.NDim))
+		}
+		if i >= s.MinInputs() {
+			parts = append(parts, "optional")
+		}
+		row(fmt.Sprintf("input %d", i), joinDoc(in.Name+" "+strings.Join(parts, ", "), in.Doc))
+	}
+	for i, out := range s.Outputs {
+		row(fmt.Sprintf("output %d", i), joinDoc(out.Name, out.Doc))
+	}
+	for _, a := range s.Args {
+		row("arg", joinDoc(argLine(a), a.Doc))
+	}
+	return tw.Flush()
+}
+
+func joinDoc(what, doc string) string {
+	what = strings.TrimSpace(what)
+	if doc == "" {
+		return what
+	}
+	return what + " — " + doc
+}
+
+// argLine describes an argument: name, type, default or required, bounds,
+// allowed values and former names.
+func argLine(a op.Arg) string {
+	line := a.Name + " " + a.Type.String()
+	switch {
+	case a.Required:
+		line += " (required)"
+	case a.Default != nil:
+		line += fmt.Sprintf(" = %v", a.Default)
+	}
+	var extra []string
+	if a.Min != nil {
+		extra = append(extra, fmt.Sprintf("min %g", *a.Min))
+	}
+	if a.Max != nil {
+		extra = append(extra, fmt.Sprintf("max %g", *a.Max))
+	}
+	if len(a.Allowed) > 0 {
+		extra = append(extra, fmt.Sprintf("one of %v", a.Allowed))
+	}
+	if len(a.Deprecated) > 0 {
+		extra = append(extra, "formerly "+strings.Join(a.Deprecated, ", "))
+	}
+	if extra != nil {
+		line += " [" + strings.Join(extra, "; ") + "]"
+	}
+	return line
+}
+
+// requirements spells out what a plugin needs of the machine, or "" for
+// nothing.
+func requirements(r plugin.Requirements) string {
+	var parts []string
+	if len(r.OS) > 0 {
+		os := "os " + strings.Join(r.OS, ", ")
+		if !r.MinOSVersion.IsZero() {
+			os += " " + r.MinOSVersion.String() + " or newer"
+		}
+		parts = append(parts, os)
+	}
+	if len(r.Arch) > 0 {
+		parts = append(parts, "arch "+strings.Join(r.Arch, ", "))
+	}
+	if len(r.CPUFeatures) > 0 {
+		parts = append(parts, "cpu "+strings.Join(r.CPUFeatures, ", "))
+	}
+	if g := r.GPU; g != nil {
+		gpu := "gpu " + cmp.Or(g.Vendor, "any vendor")
+		if !g.MinArch.IsZero() {
+			gpu += ", arch " + g.MinArch.String() + " or newer"
+		}
+		if !g.MinDriver.IsZero() {
+			gpu += ", driver " + g.MinDriver.String() + " or newer"
+		}
+		parts = append(parts, gpu)
+	}
+	return strings.Join(parts, "; ")
+}
