@@ -71,6 +71,9 @@ Commands:
   sign --key FILE PLUGIN...   sign plugin files and their manifests (PLUGIN.dynop.sig)
   verify [--trust DIR] [--key FILE] PLUGIN...
                               check plugin files' signatures against a trust store
+  new --lang LANG [--dir D] [--vendor V] [--force] NAME
+                              write a new plugin project: sources, build file, test,
+                              README; LANG is c, cpp, go, go-wasm or rust
   help                        print this help
 
 Plugins are searched in the PATH arguments (files or directories) or --plugin,
@@ -154,6 +157,8 @@ func command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return signCommand(ctx, args, stdout)
 	case "verify":
 		return verifyCommand(args, stdout)
+	case "new":
+		return newCommand(args, stdout)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -1,0 +1,7 @@
+package cli
+
+import "io"
+
+func newCommand(args []string, stdout io.Writer) error {
+	return nil
+}
