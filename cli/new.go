@@ -1,7 +1,69 @@
 package cli
 
-import "io"
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
 
+	"github.com/dynop/dynop/internal/scaffold"
+)
+
+// newCommand writes a new plugin project: dynop new --lang LANG NAME.
 func newCommand(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("new", flag.ContinueOnError)
+	lang := fs.String("lang", "", "the plugin's language: "+strings.Join(scaffold.Languages, ", "))
+	dir := fs.String("dir", "", "the project directory (default ./NAME)")
+	vendor := fs.String("vendor", "example", "the plugin ID's first part: VENDOR.plugin.NAME")
+	force := fs.Bool("force", false, "write into a directory that is not empty")
+	module := fs.String("module", "", "go and go-wasm: the Go module path (default example.com/NAME)")
+	dynopSrc := fs.String("dynop", "", "go and go-wasm: a checkout of the dynop module, for go.mod's replace (default: the tree this dynop was built from)")
+	noCheck := fs.Bool("no-check", false, "write the project even if its toolchain is not on PATH")
+	// Flags may come after NAME too: dynop new NAME --lang c.
+	var rest []string
+	for {
+		if err := parse("new", fs, args); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		rest = append(rest, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	switch {
+	case *lang == "":
+		return fmt.Errorf("%w: new needs --lang, one of %s", errUsage, strings.Join(scaffold.Languages, ", "))
+	case len(rest) != 1:
+		return fmt.Errorf("%w: new takes one plugin NAME, got %d (%q)", errUsage, len(rest), rest)
+	}
+	if err := scaffold.CheckLanguage(*lang); err != nil {
+		return err
+	}
+	if !*noCheck {
+		if err := scaffold.CheckToolchain(*lang); err != nil {
+			return fmt.Errorf("%w; or pass --no-check to write the project anyway", err)
+		}
+	}
+	p, err := scaffold.Generate(scaffold.Options{
+		Name: rest[0], Lang: *lang, Dir: *dir, Vendor: *vendor, Force: *force,
+		Module: *module, DynopSource: *dynopSrc,
+	})
+	if err != nil {
+		if errors.Is(err, scaffold.ErrNoModule) {
+			return fmt.Errorf("%w (the %s template's go.mod needs it)", err, *lang)
+		}
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s: plugin %s, operator %s", p.Dir, p.ID, p.Op)
+	if p.Interface != "" {
+		fmt.Fprintf(stdout, ", interface %s", p.Interface)
+	}
+	fmt.Fprintf(stdout, " (%d files)\n\nnext: cd %s and follow README.md:\n\n", len(p.Files), filepath.Clean(p.Dir))
+	for _, c := range p.Commands {
+		fmt.Fprintf(stdout, "  %-40s # %s\n", c.Line, c.Comment)
+	}
 	return nil
 }

@@ -1,0 +1,422 @@
+// Package scaffold writes new plugin projects: the templates behind
+// `dynop new`. A project has the plugin's sources, its build file
+// (Makefile, go build or cargo), a test, a one-operator pipeline over a
+// sample image and a README with the commands that build it, test it and
+// run it through dynop. Each template provides one interface and one
+// operator, with a scalar and a SIMD variant where the language allows.
+//
+// The templates live in templates/LANG. Every file there is a
+// text/template with the delimiters [[ and ]] (Go and C use {{ }} in
+// ordinary code) and the name of every file ends in .tmpl, which is
+// dropped, so that no template is mistaken for the module's own source;
+// NAME in a path becomes the plugin's name.
+package scaffold
+
+import (
+	"bytes"
+	"crypto/rand"
+	"embed"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io/fs"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"text/template"
+
+	"github.com/dynop/dynop/abi"
+	"github.com/dynop/dynop/plugin"
+)
+
+//go:embed all:templates
+var templates embed.FS
+
+// Errors that Generate wraps.
+var (
+	// ErrName: the plugin name or vendor breaks the naming rule.
+	ErrName = errors.New("invalid plugin name")
+	// ErrLanguage: no template for the language.
+	ErrLanguage = errors.New("unknown language")
+	// ErrNotEmpty: the project directory has files in it, and Force is
+	// not set.
+	ErrNotEmpty = errors.New("directory is not empty")
+	// ErrNoModule: a Go template needs the dynop module's source and
+	// it was not found.
+	ErrNoModule = errors.New("dynop module source not found")
+)
+
+// Languages are the languages there are templates for, in the order
+// dynop new lists them.
+var Languages = []string{"c", "cpp", "go", "go-wasm", "rust"}
+
+// NameRule is the rule plugin names and vendors follow: each becomes a
+// part of the plugin ID, a C identifier, a Go package name, a Rust crate
+// name and the operator's namespace.
+const NameRule = "a lower-case letter, then lower-case letters, digits or '_', at most 32 characters (it becomes part of the plugin ID, a C identifier, a Go package and a Rust crate name)"
+
+// Options says what project to write.
+type Options struct {
+	// Name is the plugin's name: the plugin ID is Vendor.plugin.Name and
+	// its operator Name.Brighten. See NameRule.
+	Name string
+	// Lang is one of Languages.
+	Lang string
+	// Dir is the project directory; "" means ./Name.
+	Dir string
+	// Vendor is the first part of the plugin ID; "" means "example".
+	Vendor string
+	// Force writes into a directory that is not empty, replacing the
+	// files the template has.
+	Force bool
+	// Module is the Go module path of the go and go-wasm templates; ""
+	// means example.com/Name.
+	Module string
+	// DynopSource is the directory of the dynop module's source, which
+	// the Go templates' go.mod points at with a replace directive (the
+	// module is not published); "" means the tree this program was built
+	// from, if it is still there.
+	DynopSource string
+}
+
+// Project is what Generate wrote.
+type Project struct {
+	// Dir is the project directory.
+	Dir string
+	// Files are the paths written, relative to Dir, sorted.
+	Files []string
+	// ID is the plugin ID, Op its operator and Interface its interface
+	// (empty for go-wasm: Go WebAssembly modules cannot provide one).
+	ID, Op, Interface string
+	// Commands build the project, test it and run its pipeline through
+	// dynop, in the project directory, as its README gives them.
+	Commands []Command
+}
+
+// A Command is a shell command line and what it does.
+type Command struct {
+	Line, Comment string
+}
+
+// Commands returns the three commands that build, test and run a
+// project of lang for the plugin name.
+func Commands(lang, name string) []Command {
+	switch lang {
+	case "c", "cpp":
+		return []Command{
+			{"make", "build/lib" + name + ".so and its manifest"},
+			{"make test", "every SIMD variant agrees with the scalar reference"},
+			{"dynop run --plugin build/lib" + name + ".so pipeline.yaml", "writes out/sample.png"},
+		}
+	case "go":
+		return []Command{
+			{"go build -o bin/dynop ./cmd/dynop", "dynop with this plugin compiled in"},
+			{"go test ./...", "every variant agrees with the scalar reference"},
+			{"bin/dynop run pipeline.yaml", "writes out/sample.png"},
+		}
+	case "go-wasm":
+		return []Command{
+			{"make", "build/" + name + ".wasm and its manifest"},
+			{"go test ./...", "the kernel, on this machine"},
+			{"dynop run --plugin build/" + name + ".wasm pipeline.yaml", "writes out/sample.png"},
+		}
+	case "rust":
+		return []Command{
+			{"cargo build --release", "target/release/lib" + name + ".so"},
+			{"cargo test", "every SIMD variant agrees with the scalar reference"},
+			{"dynop run --plugin target/release/lib" + name + ".so pipeline.yaml", "writes out/sample.png"},
+		}
+	}
+	return nil
+}
+
+// CheckName reports whether name follows NameRule; what says what it is
+// ("plugin name", "vendor"). The error wraps ErrName and states the rule.
+func CheckName(what, name string) error {
+	ok := name != "" && len(name) <= 32 && name[0] >= 'a' && name[0] <= 'z'
+	for _, c := range []byte(name) {
+		ok = ok && (c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_')
+	}
+	if !ok {
+		return fmt.Errorf("%w: %s %q: want %s", ErrName, what, name, NameRule)
+	}
+	return nil
+}
+
+// CheckLanguage reports whether there is a template for lang; the error
+// wraps ErrLanguage and lists the languages there are.
+func CheckLanguage(lang string) error {
+	if !slices.Contains(Languages, lang) {
+		return fmt.Errorf("%w %q: want one of %s", ErrLanguage, lang, strings.Join(Languages, ", "))
+	}
+	return nil
+}
+
+// Generate writes the project opts describe. It refuses a directory
+// that has files in it unless opts.Force is set, and writes nothing if
+// any option is wrong.
+func Generate(opts Options) (*Project, error) {
+	if err := CheckLanguage(opts.Lang); err != nil {
+		return nil, err
+	}
+	if err := CheckName("plugin name", opts.Name); err != nil {
+		return nil, err
+	}
+	if opts.Vendor == "" {
+		opts.Vendor = "example"
+	}
+	if err := CheckName("vendor", opts.Vendor); err != nil {
+		return nil, err
+	}
+	if opts.Dir == "" {
+		opts.Dir = opts.Name
+	}
+	d, err := newData(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := plugin.ValidateID(d.ID); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrName, err)
+	}
+	if err := checkEmpty(opts.Dir, opts.Force); err != nil {
+		return nil, err
+	}
+	files, err := render(opts.Lang, d)
+	if err != nil {
+		return nil, err
+	}
+	p := &Project{Dir: opts.Dir, ID: d.ID, Op: d.Op, Interface: d.Interface, Commands: d.Commands}
+	if opts.Lang == "go-wasm" {
+		p.Interface = ""
+	}
+	for name, content := range files {
+		dst := filepath.Join(opts.Dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return nil, err
+		}
+		mode := os.FileMode(0o644)
+		if strings.HasSuffix(name, ".sh") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(dst, content, mode); err != nil {
+			return nil, err
+		}
+		p.Files = append(p.Files, name)
+	}
+	slices.Sort(p.Files)
+	return p, nil
+}
+
+// checkEmpty refuses a directory with entries in it unless force is set;
+// a directory that does not exist is fine.
+func checkEmpty(dir string, force bool) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case len(entries) > 0 && !force:
+		names := make([]string, 0, 3)
+		for _, e := range entries[:min(3, len(entries))] {
+			names = append(names, e.Name())
+		}
+		more := ""
+		if len(entries) > 3 {
+			more = fmt.Sprintf(" and %d more", len(entries)-3)
+		}
+		return fmt.Errorf("%w: %s has %s%s; choose another --dir, or pass --force to write the template's files over it", ErrNotEmpty, dir, strings.Join(names, ", "), more)
+	}
+	return nil
+}
+
+// data is what the templates see.
+type data struct {
+	Name, Vendor string
+	Upper        string // NAME in upper case, for C macros
+	Camel        string // Name in CamelCase, for Rust and C++ types
+	Lang         string
+	ID           string // vendor.plugin.name
+	Op           string // name.Brighten
+	Interface    string // vendor.name.Brightness
+	UID          string // the interface's UID, 8-4-4-4-12
+	UIDArgs      string // the UID as DYNOP_UID's arguments
+	UIDBytes     string // the UID as 16 comma-separated byte literals
+	Module       string // Go module path
+	DynopSource  string // replace target of the Go templates
+	GoVersion    string // the go directive of the Go templates
+	Commands     []Command
+	APIMajor     int
+	APIMinor     int
+	APIPatch     int
+}
+
+func newData(opts Options) (*data, error) {
+	uid := make([]byte, 16)
+	rand.Read(uid)
+	uid[6] = uid[6]&0x0f | 0x40 // version 4
+	uid[8] = uid[8]&0x3f | 0x80 // RFC 4122 variant
+	hex := fmt.Sprintf("%X", uid)
+	d := &data{
+		Name: opts.Name, Vendor: opts.Vendor, Lang: opts.Lang,
+		Upper:     strings.ToUpper(opts.Name),
+		Camel:     camel(opts.Name),
+		ID:        opts.Vendor + ".plugin." + opts.Name,
+		Op:        opts.Name + ".Brighten",
+		Interface: opts.Vendor + "." + opts.Name + ".Brightness",
+		UID:       hex[0:8] + "-" + hex[8:12] + "-" + hex[12:16] + "-" + hex[16:20] + "-" + hex[20:32],
+		UIDArgs: fmt.Sprintf("0x%s, 0x%s, 0x%s, 0x%02X, 0x%02X, 0x%02X, 0x%02X, 0x%02X, 0x%02X, 0x%02X, 0x%02X",
+			hex[0:8], hex[8:12], hex[12:16], uid[8], uid[9], uid[10], uid[11], uid[12], uid[13], uid[14], uid[15]),
+		Module:    opts.Module,
+		Commands:  Commands(opts.Lang, opts.Name),
+		GoVersion: goVersion(),
+		APIMajor:  int(plugin.APIVersion.Major),
+		APIMinor:  int(plugin.APIVersion.Minor),
+		APIPatch:  int(plugin.APIVersion.Patch),
+	}
+	bs := make([]string, 16)
+	for i, b := range uid {
+		bs[i] = fmt.Sprintf("0x%02X", b)
+	}
+	d.UIDBytes = strings.Join(bs, ", ")
+	if d.Module == "" {
+		d.Module = "example.com/" + opts.Name
+	}
+	if opts.Lang == "go" || opts.Lang == "go-wasm" {
+		src, err := dynopSource(opts.DynopSource)
+		if err != nil {
+			return nil, err
+		}
+		d.DynopSource = filepath.ToSlash(src)
+	}
+	return d, nil
+}
+
+// camel turns snake_case into CamelCase.
+func camel(s string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(s, "_") {
+		if part != "" {
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String()
+}
+
+// goVersion is the go directive for the Go templates: the language
+// version of the toolchain that built this program, as major.minor.
+func goVersion() string {
+	v := strings.TrimPrefix(runtime.Version(), "go")
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 || strings.ContainsAny(parts[1], " -") {
+		return "1.26"
+	}
+	return parts[0] + "." + parts[1]
+}
+
+// dynopSource finds the dynop module's source directory: dir if set,
+// else the tree this package was compiled from.
+func dynopSource(dir string) (string, error) {
+	from := "--dynop"
+	if dir == "" {
+		_, file, _, ok := runtime.Caller(0)
+		if !ok || !filepath.IsAbs(file) {
+			return "", fmt.Errorf("%w: this dynop was built with -trimpath and cannot tell where its source is; pass --dynop DIR, a checkout of github.com/dynop/dynop", ErrNoModule)
+		}
+		dir, from = filepath.Join(filepath.Dir(file), "..", ".."), "the tree this dynop was built from"
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	mod, err := os.ReadFile(filepath.Join(abs, "go.mod"))
+	if err != nil || !bytes.HasPrefix(mod, []byte("module github.com/dynop/dynop\n")) {
+		return "", fmt.Errorf("%w: %s (%s) has no go.mod of module github.com/dynop/dynop; pass --dynop DIR, a checkout of github.com/dynop/dynop", ErrNoModule, abs, from)
+	}
+	return abs, nil
+}
+
+// render executes the templates of lang and the shared ones, and adds
+// the dynop headers (C, C++, Rust) and the sample image, by path.
+func render(lang string, d *data) (map[string][]byte, error) {
+	out := make(map[string][]byte)
+	for _, root := range []string{"templates/common", "templates/" + lang} {
+		err := fs.WalkDir(templates, root, func(p string, e fs.DirEntry, err error) error {
+			if err != nil || e.IsDir() {
+				return err
+			}
+			src, err := templates.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			t, err := template.New(p).Delims("[[", "]]").Option("missingkey=error").Parse(string(src))
+			if err != nil {
+				return err
+			}
+			var b bytes.Buffer
+			if err := t.Execute(&b, d); err != nil {
+				return err
+			}
+			name := strings.TrimSuffix(strings.TrimPrefix(p, root+"/"), ".tmpl")
+			name = strings.ReplaceAll(name, "NAME", d.Name)
+			out[name] = b.Bytes()
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("scaffold: template %s: %w", lang, err)
+		}
+	}
+	if lang == "c" || lang == "cpp" || lang == "rust" {
+		h, err := abi.Include.ReadFile("include/dynop/dynop.h")
+		if err != nil {
+			return nil, err
+		}
+		out["include/dynop/dynop.h"] = h
+	}
+	img, err := sampleImage()
+	if err != nil {
+		return nil, err
+	}
+	out["images/sample.png"] = img
+	return out, nil
+}
+
+// sampleImage draws the project's sample input: 96×64 RGB, a gradient
+// with a ring, so that brightening it visibly changes it.
+func sampleImage() ([]byte, error) {
+	const w, h = 96, 64
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			r := math.Hypot(float64(x-w/2), float64(y-h/2))
+			ring := uint8(0)
+			if r > 18 && r < 24 {
+				ring = 90
+			}
+			img.SetNRGBA(x, y, color.NRGBA{uint8(x * 255 / w), uint8(y * 255 / h), 128 + ring, 255})
+		}
+	}
+	var b bytes.Buffer
+	err := png.Encode(&b, img)
+	return b.Bytes(), err
+}
+
+// TemplateFiles lists the template files of lang, as they are named in
+// a project (without .tmpl, NAME unreplaced), for tests and docs.
+func TemplateFiles(lang string) ([]string, error) {
+	var names []string
+	root := "templates/" + lang
+	err := fs.WalkDir(templates, root, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			names = append(names, strings.TrimSuffix(path.Clean(strings.TrimPrefix(p, root+"/")), ".tmpl"))
+		}
+		return err
+	})
+	return names, err
+}
