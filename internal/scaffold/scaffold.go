@@ -5,7 +5,8 @@
 // run it through dynop. Each template provides one interface and one
 // operator, with a scalar and a SIMD variant where the language allows.
 //
-// The templates live in templates/LANG. Every file there is a
+// The templates live in templates/LANG, with templates/common for every
+// language and templates/gomod for go and go-wasm. Every file there is a
 // text/template with the delimiters [[ and ]] (Go and C use {{ }} in
 // ordinary code) and the name of every file ends in .tmpl, which is
 // dropped, so that no template is mistaken for the module's own source;
@@ -250,6 +251,10 @@ type data struct {
 	UIDBytes     string // the UID as 16 comma-separated byte literals
 	Module       string // Go module path
 	DynopSource  string // replace target of the Go templates
+	// DynopRequires is a require block of dynop's own requirements, as
+	// indirect ones, so that the Go templates build without go mod tidy.
+	DynopRequires string
+	dynopSum      []byte // dynop's go.sum, for the Go templates
 	GoVersion    string // the go directive of the Go templates
 	Commands     []Command
 	APIMajor     int
@@ -294,8 +299,44 @@ func newData(opts Options) (*data, error) {
 			return nil, err
 		}
 		d.DynopSource = filepath.ToSlash(src)
+		mod, err := os.ReadFile(filepath.Join(src, "go.mod"))
+		if err != nil {
+			return nil, err
+		}
+		d.DynopRequires = indirectRequires(mod)
+		if d.dynopSum, err = os.ReadFile(filepath.Join(src, "go.sum")); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrNoModule, err)
+		}
 	}
 	return d, nil
+}
+
+// indirectRequires returns the requirements of the go.mod text mod as a
+// require block of indirect ones ("" if it has none).
+func indirectRequires(mod []byte) string {
+	var reqs []string
+	block := false
+	for _, line := range strings.Split(string(mod), "\n") {
+		line = strings.TrimSpace(line)
+		if i := strings.Index(line, "//"); i >= 0 {
+			line = strings.TrimSpace(line[:i])
+		}
+		switch {
+		case line == "require (":
+			block = true
+		case block && line == ")":
+			block = false
+		case block && line != "":
+			reqs = append(reqs, line)
+		case strings.HasPrefix(line, "require "):
+			reqs = append(reqs, strings.TrimSpace(strings.TrimPrefix(line, "require ")))
+		}
+	}
+	if len(reqs) == 0 {
+		return ""
+	}
+	slices.Sort(reqs)
+	return "\n// What dynop requires, for builds without go mod tidy.\nrequire (\n\t" + strings.Join(reqs, " // indirect\n\t") + " // indirect\n)\n"
 }
 
 // camel turns snake_case into CamelCase.
@@ -310,14 +351,15 @@ func camel(s string) string {
 }
 
 // goVersion is the go directive for the Go templates: the language
-// version of the toolchain that built this program, as major.minor.
+// version of the toolchain that built this program, as major.minor.0 (the
+// form go mod tidy writes).
 func goVersion() string {
 	v := strings.TrimPrefix(runtime.Version(), "go")
 	parts := strings.SplitN(v, ".", 3)
 	if len(parts) < 2 || strings.ContainsAny(parts[1], " -") {
-		return "1.26"
+		return "1.26.0"
 	}
-	return parts[0] + "." + parts[1]
+	return parts[0] + "." + parts[1] + ".0"
 }
 
 // dynopSource finds the dynop module's source directory: dir if set,
@@ -346,7 +388,11 @@ func dynopSource(dir string) (string, error) {
 // the dynop headers (C, C++, Rust) and the sample image, by path.
 func render(lang string, d *data) (map[string][]byte, error) {
 	out := make(map[string][]byte)
-	for _, root := range []string{"templates/common", "templates/" + lang} {
+	roots := []string{"templates/common", "templates/" + lang}
+	if d.dynopSum != nil {
+		roots = append(roots, "templates/gomod") // go.mod of the Go templates
+	}
+	for _, root := range roots {
 		err := fs.WalkDir(templates, root, func(p string, e fs.DirEntry, err error) error {
 			if err != nil || e.IsDir() {
 				return err
@@ -378,6 +424,9 @@ func render(lang string, d *data) (map[string][]byte, error) {
 			return nil, err
 		}
 		out["include/dynop/dynop.h"] = h
+	}
+	if d.dynopSum != nil {
+		out["go.sum"] = d.dynopSum
 	}
 	img, err := sampleImage()
 	if err != nil {
