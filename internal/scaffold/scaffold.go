@@ -255,11 +255,11 @@ type data struct {
 	// indirect ones, so that the Go templates build without go mod tidy.
 	DynopRequires string
 	dynopSum      []byte // dynop's go.sum, for the Go templates
-	GoVersion    string // the go directive of the Go templates
-	Commands     []Command
-	APIMajor     int
-	APIMinor     int
-	APIPatch     int
+	GoVersion     string // the go directive of the Go templates
+	Commands      []Command
+	APIMajor      int
+	APIMinor      int
+	APIPatch      int
 }
 
 func newData(opts Options) (*data, error) {
