@@ -31,6 +31,7 @@ examples: plugins
 	$(GO) run ./examples/lifecycle
 	$(GO) run ./examples/native $(PLUGINS)
 	$(GO) run ./examples/operators plugins/imgproc/libdynop_imgproc.so
+	$(GO) run ./examples/embedding $(PLUGINS)
 
 ## test: vet, every test with the race detector (cgo pointer checks on),
 ## then the cgo packages again with the strict pointer checks of cgocheck2.
