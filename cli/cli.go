@@ -14,7 +14,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/dynop/dynop"
 	_ "github.com/dynop/dynop/loader/native" // native plugin files
@@ -43,14 +42,18 @@ const usage = `Usage: dynop <command> [flags]
 
 Commands:
   version                     print the dynop build, the plugin API version and the Go toolchain
-  list [--json] [--ops] [--sandbox] [PATH...]
+  list [--json] [--ops] [--sandbox] [--color=WHEN] [PATH...]
                               list every plugin found, with its state (available,
                               unsupported, broken, untrusted, duplicate) and why;
                               with --ops, the operators
-  inspect [--json] [--sandbox] PATH|ID|OPERATOR [PATH...]
+  inspect [--json] [--sandbox] [--color=WHEN] PATH|ID|OPERATOR [PATH...]
                               show everything about one plugin (a plugin file, or
                               a plugin's ID) or one operator: its schema, and its
                               CPU variants with the one this CPU runs and why
+  doctor [--json] [--color=WHEN]
+                              check the environment: search path, cache, trust
+                              store, signature and sandbox policies, CPU features,
+                              GPU; say what to fix (exit status 1 if a check fails)
   bench [flags] OPERATOR [PATH...]
                               time every variant of an operator this CPU runs:
                               --shape HxWxC  --dtype T  --batch N  --time D
@@ -85,6 +88,10 @@ runs plugin files only as WebAssembly, in the sandbox; --sandbox=unsigned runs
 native builds only if signed, and the others sandboxed. $DYNOP_CPU_FEATURES turns CPU features
 off (-avx512f,-avx2) and $DYNOP_VERIFY_VARIANTS=1 checks every CPU variant
 against its reference at first use.
+
+--color=WHEN colours the states and headers of list, inspect and doctor: auto
+(the default) on a terminal unless $NO_COLOR is set or $TERM is dumb, always or
+never. --json output follows the schemas of docs/cli-json.md.
 `
 
 // errUsage marks errors after which the usage is worth reading.
@@ -123,26 +130,33 @@ func command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case "list":
 		fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 		addSandboxFlag(fs)
-		asJSON := fs.Bool("json", false, "print JSON (schema dynop.list/v1, or dynop.ops/v1) instead of a table")
+		asJSON := fs.Bool("json", false, "print JSON (schema dynop.list/v2, or dynop.ops/v1 with --ops; see docs/cli-json.md) instead of a table")
 		ops := fs.Bool("ops", false, "list operators instead of plugins")
-		if err := parse(cmd, fs, args); err != nil {
+		color := addColorFlag(fs)
+		paths, err := parseInterleaved(cmd, fs, args)
+		if err != nil {
 			return err
 		}
+		pal := newPalette(stdout, *color)
 		if *ops {
-			return listOps(ctx, stdout, fs.Args(), *asJSON)
+			return listOps(ctx, stdout, paths, *asJSON, pal)
 		}
-		return list(ctx, stdout, fs.Args(), *asJSON)
+		return list(ctx, stdout, paths, *asJSON, pal)
 	case "inspect":
 		fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 		addSandboxFlag(fs)
-		asJSON := fs.Bool("json", false, "print JSON (schema dynop.inspect/v1)")
-		if err := parse(cmd, fs, args); err != nil {
+		asJSON := fs.Bool("json", false, "print JSON (schema dynop.inspect/v1, or dynop.operator/v1 for an operator; see docs/cli-json.md)")
+		color := addColorFlag(fs)
+		pos, err := parseInterleaved(cmd, fs, args)
+		if err != nil {
 			return err
 		}
-		if fs.NArg() < 1 {
+		if len(pos) < 1 {
 			return fmt.Errorf("%w: inspect takes a plugin file, a plugin ID or an operator name", errUsage)
 		}
-		return inspect(ctx, stdout, fs.Arg(0), fs.Args()[1:], *asJSON)
+		return inspect(ctx, stdout, pos[0], pos[1:], *asJSON, newPalette(stdout, *color))
+	case "doctor":
+		return doctorCommand(ctx, args, stdout)
 	case "run":
 		return runCommand(ctx, args, stdout, stderr)
 	case "graph":
@@ -265,14 +279,14 @@ func openHost(ctx context.Context, paths []string) (*dynop.Host, error) {
 	return dynop.Open(ctx, opts)
 }
 
-func list(ctx context.Context, w io.Writer, paths []string, asJSON bool) error {
+func list(ctx context.Context, w io.Writer, paths []string, asJSON bool, pal palette) error {
 	h, err := openHost(ctx, paths)
 	if err != nil {
 		return err
 	}
 	defer h.Close(ctx)
 	plugins := h.Plugins()
-	if err := writeList(w, plugins, asJSON); err != nil {
+	if err := writePlugins(w, plugins, asJSON, pal); err != nil {
 		return err
 	}
 	return brokenError(plugins, nil)
@@ -312,8 +326,15 @@ func quietLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 }
 
-// writeList prints plugins as a table, or as JSON (schema dynop.list/v2).
+// writeList prints plugins as a table, coloured as --color=auto would, or
+// as JSON (schema dynop.list/v2).
 func writeList(w io.Writer, plugins []dynop.PluginStatus, asJSON bool) error {
+	return writePlugins(w, plugins, asJSON, newPalette(w, colorAuto))
+}
+
+// writePlugins prints plugins as a table painted with pal, or as JSON
+// (schema dynop.list/v2).
+func writePlugins(w io.Writer, plugins []dynop.PluginStatus, asJSON bool, pal palette) error {
 	if asJSON {
 		out := struct {
 			Schema  string      `json:"schema"`
@@ -327,8 +348,8 @@ func writeList(w io.Writer, plugins []dynop.PluginStatus, asJSON bool) error {
 		return enc.Encode(out)
 	}
 
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PLUGIN\tVERSION\tSTATE\tDETAILS")
+	var t table
+	t.add(headerCells("PLUGIN", "VERSION", "STATE", "DETAILS")...)
 	for _, st := range plugins {
 		var lines []string
 		if st.Path != "" {
@@ -356,18 +377,18 @@ func writeList(w io.Writer, plugins []dynop.PluginStatus, asJSON bool) error {
 		if id == "" {
 			id, version = "?", "?"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", id, version, st.State, lines[0])
+		t.add(cell{text: id}, cell{text: version}, cell{text: st.State.String(), style: stateStyle(st.State)}, cell{text: lines[0]})
 		for _, l := range lines[1:] {
-			fmt.Fprintf(tw, "\t\t\t%s\n", l)
+			t.addText("", "", "", l)
 		}
 	}
-	return tw.Flush()
+	return t.write(w, pal)
 }
 
 // inspect shows one plugin: the plugin file at target, or else the
 // plugin with ID target, or else the operator called target; the plugin
 // files paths are known too.
-func inspect(ctx context.Context, w io.Writer, target string, paths []string, asJSON bool) error {
+func inspect(ctx context.Context, w io.Writer, target string, paths []string, asJSON bool, pal palette) error {
 	opts, err := hostOptions(paths)
 	if err != nil {
 		return err
@@ -399,7 +420,7 @@ func inspect(ctx context.Context, w io.Writer, target string, paths []string, as
 	} else if st, err = h.Plugin(target); err != nil {
 		e, oerr := h.Operators().Lookup(target)
 		if oerr == nil {
-			return inspectOperator(ctx, w, h, e, asJSON)
+			return inspectOperator(ctx, w, h, e, asJSON, pal)
 		}
 		return fmt.Errorf("%q is neither a plugin nor an operator: %w; %w; give a plugin file's path, a plugin ID or an operator name (dynop list and dynop list --ops show them)", target, err, oerr)
 	}
@@ -412,17 +433,14 @@ func inspect(ctx context.Context, w io.Writer, target string, paths []string, as
 			Plugin listEntry `json:"plugin"`
 		}{"dynop.inspect/v1", e})
 	}
-	return writeInspect(w, e)
+	return writeInspect(w, e, pal)
 }
 
-// writeInspect prints one plugin as aligned "field  value" lines.
-func writeInspect(w io.Writer, e listEntry) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	row := func(k, v string) {
-		if v != "" {
-			fmt.Fprintf(tw, "%s\t%s\n", k, v)
-		}
-	}
+// writeInspect prints one plugin as aligned "field  value" lines painted
+// with pal.
+func writeInspect(w io.Writer, e listEntry, pal palette) error {
+	var t fieldTable
+	row := t.row
 	row("plugin", e.ID)
 	row("version", e.Version.String())
 	row("api", e.APIVersion.String())
@@ -430,7 +448,7 @@ func writeInspect(w io.Writer, e listEntry) error {
 	row("description", e.Description)
 	row("author", e.Author)
 	row("build", e.Build)
-	row("state", e.State.String())
+	t.styledRow("state", e.State.String(), stateStyle(e.State))
 	row("why", strings.ReplaceAll(e.Error, "\n", "; "))
 	row("using", e.DuplicateOf)
 	if e.Signer != "" {
@@ -446,7 +464,7 @@ func writeInspect(w io.Writer, e listEntry) error {
 	for _, s := range e.Operators {
 		row("operator", fmt.Sprintf("%s (%s)", s.Name, devices(s.Devices)))
 	}
-	return tw.Flush()
+	return t.write(w, pal)
 }
 
 func devices(ds []op.Device) string {
@@ -458,8 +476,9 @@ func devices(ds []op.Device) string {
 }
 
 // listOps lists the operators of the compiled-in plugins and the plugin
-// files paths, as a table or as JSON (schema dynop.ops/v1).
-func listOps(ctx context.Context, w io.Writer, paths []string, asJSON bool) error {
+// files paths, as a table painted with pal or as JSON (schema
+// dynop.ops/v1).
+func listOps(ctx context.Context, w io.Writer, paths []string, asJSON bool, pal palette) error {
 	h, err := openHost(ctx, paths)
 	if err != nil {
 		return err
@@ -476,12 +495,12 @@ func listOps(ctx context.Context, w io.Writer, paths []string, asJSON bool) erro
 			return err
 		}
 	} else {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "OPERATOR\tDEVICES\tPLUGIN\tDOC")
+		var t table
+		t.add(headerCells("OPERATOR", "DEVICES", "PLUGIN", "DOC")...)
 		for _, e := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Schema.Name, devices(e.Schema.Devices), e.Plugin, firstSentence(e.Schema.Doc))
+			t.addText(e.Schema.Name, devices(e.Schema.Devices), e.Plugin, firstSentence(e.Schema.Doc))
 		}
-		if err := tw.Flush(); err != nil {
+		if err := t.write(w, pal); err != nil {
 			return err
 		}
 	}
@@ -495,9 +514,9 @@ func firstSentence(s string) string {
 	return s
 }
 
-// writeOperator prints one operator's schema, as text or as JSON (schema
-// dynop.operator/v1).
-func writeOperator(w io.Writer, e op.Entry, asJSON bool) error {
+// writeOperator prints one operator's schema, as text painted with pal or
+// as JSON (schema dynop.operator/v1).
+func writeOperator(w io.Writer, e op.Entry, asJSON bool, pal palette) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -507,12 +526,8 @@ func writeOperator(w io.Writer, e op.Entry, asJSON bool) error {
 		}{"dynop.operator/v1", e})
 	}
 	s := e.Schema
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	row := func(k, v string) {
-		if v != "" {
-			fmt.Fprintf(tw, "%s\t%s\n", k, v)
-		}
-	}
+	var t fieldTable
+	row := t.row
 	row("operator", s.Name)
 	row("plugin", cmp.Or(e.Plugin, "(registered directly)"))
 	row("devices", devices(s.Devices))
@@ -543,7 +558,7 @@ func writeOperator(w io.Writer, e op.Entry, asJSON bool) error {
 	for _, a := range s.Args {
 		row("arg", joinDoc(argLine(a), a.Doc))
 	}
-	return tw.Flush()
+	return t.write(w, pal)
 }
 
 func joinDoc(what, doc string) string {

@@ -22,12 +22,14 @@
 // Usage:
 //
 //	dynop version                    print the dynop build, the plugin API version and the Go toolchain
-//	dynop list [--json] [--ops] [PATH...]
+//	dynop list [--json] [--ops] [--color=WHEN] [PATH...]
 //	                                 list every plugin found with its state and why,
 //	                                 or with --ops the operators they provide
-//	dynop inspect [--json] PATH|ID|OPERATOR [PATH...]
+//	dynop inspect [--json] [--color=WHEN] PATH|ID|OPERATOR [PATH...]
 //	                                 show one plugin (a plugin file, or a plugin's ID)
 //	                                 or one operator's schema and CPU variants
+//	dynop doctor [--json] [--color=WHEN]
+//	                                 check the environment and say what to fix
 //	dynop bench [--shape S] [--dtype T] [--batch N] [--time D] [--arg K=V] OPERATOR [PATH...]
 //	                                 time each variant of an operator this CPU runs
 //	dynop run [flags] PIPELINE.yaml  run a pipeline file (see package pipeline)
@@ -55,56 +57,38 @@
 //
 // list and inspect exit with status 1 if a plugin file is broken, after
 // printing what they could; run and graph only if a file given with
-// --plugin is.
+// --plugin is; doctor if one of its checks fails.
 //
-// # JSON output of list
+// # Colour
 //
-// `dynop list --json` prints one object, stable within a schema version:
+// list, inspect and doctor print aligned columns, and colour the plugin
+// states (available green; starting, started and stopping cyan; unsupported
+// yellow; broken and untrusted red; duplicate dim), the check statuses and
+// the headers only when --color=auto (the default) finds standard output
+// is a terminal, $NO_COLOR is unset or empty (https://no-color.org) and
+// $TERM is not "dumb"; --color=always and --color=never decide regardless.
+// Columns are measured on the plain text, so colour never misaligns them.
 //
-//	{
-//	  "schema": "dynop.list/v2",
-//	  "plugins": [
-//	    {
-//	      "id": "dynop.plugin.greeter",          // vendor.plugin.name[.backend]; omitted for a file broken before its ID was known
-//	      "version": "1.0.0",                     // plugin version
-//	      "api_version": "0.1.0",                 // plugin API it was built for
-//	      "description": "…", "author": "…", "build": "…",   // omitted when empty
-//	      "interfaces": [{"uid": "C6A1D7F2-…", "name": "dynop.example.Greeter", "version": "1.0.0"}],
-//	      "needs": [{"plugin": "dynop.plugin.text", "interface": {"uid": "…", "name": "…", "version": "1.1.0"}}],
-//	      "requirements": {"os": […], "arch": […], "cpu_features": […], "gpu": {…}},  // empty fields omitted
-//	      "path": "/…/libdynop_stats.so",        // the plugin file; omitted for compiled-in plugins
-//	      "state": "available",                   // available, starting, started, stopping,
-//	                                              // broken, unsupported, untrusted or duplicate
-//	      "error": "…",                           // why it is not usable; omitted otherwise
-//	      "duplicate_of": "/…",                   // for a duplicate: the file used instead ("compiled in")
-//	      "signer": "3f2a…"                       // the key id whose signature verified
-//	    }
-//	  ]
-//	}
+// # Doctor
 //
-// Plugins with operators list their schemas under "operators" (the form of
-// op.Schema), and the host adds dynop.Operators to their interfaces.
+// dynop doctor checks the environment a host opens in, one line per check
+// with its status (ok, warn or fail), details below, and for every check
+// that is not ok a "fix:" line saying what to do: each search path entry
+// and its plugin files, whether a host opens, the registry and
+// WebAssembly caches, the trust store, the signature policy, the CPU
+// features ($DYNOP_CPU_FEATURES, $DYNOP_VERIFY_VARIANTS), the GPUs and the
+// sandbox policy. New checks go into doctorChecks.
 //
-// `dynop inspect --json` prints {"schema": "dynop.inspect/v1", "plugin": {…}}
-// with one plugin object as above.
+// # JSON output
 //
-// # JSON output of operators
-//
-// `dynop list --ops --json` prints {"schema": "dynop.ops/v1", "operators":
-// [ENTRY…]} and `dynop inspect --json OPERATOR` prints {"schema":
-// "dynop.operator/v1", "operator": ENTRY}, where ENTRY is
-//
-//	{
-//	  "schema": {
-//	    "name": "image.Resize", "doc": "…",
-//	    "inputs": [{"name": "images", "doc": "…", "dtypes": ["uint8"], "layouts": ["HWC"], "ndim": 3}],
-//	    "optional_inputs": 0,                  // the last N inputs may be left out
-//	    "outputs": [{"name": "resized", "doc": "…"}],
-//	    "args": [{"name": "width", "doc": "…", "type": "int",   // int float bool string dtype, or []T
-//	              "required": true, "default": …, "min": 1, "max": 65536,
-//	              "allowed": […], "deprecated": ["old_name"]}],  // empty fields omitted
-//	    "devices": ["cpu"]
-//	  },
-//	  "plugin": "dynop.plugin.image"          // omitted for operators registered directly
-//	}
+// With --json, list, inspect, run and doctor print one JSON object whose
+// "schema" field names its schema: dynop.list/v2 (list), dynop.inspect/v1
+// (inspect of a plugin), dynop.ops/v1 (list --ops), dynop.operator/v1
+// (inspect of an operator), dynop.run/v1 (run) and dynop.doctor/v1
+// (doctor). docs/cli-json.md in the repository documents every field of
+// each. Within a schema version fields are only added; removing a field
+// or changing its type or meaning makes a new version. Readers should
+// check "schema" and ignore fields they do not know. A test decodes the
+// real output of each command and fails on a field docs/cli-json.md does
+// not list.
 package cli

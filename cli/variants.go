@@ -48,8 +48,9 @@ func nonNil(s []string) []string {
 }
 
 // inspectOperator prints an operator's schema, then its variants on the
-// CPU: which one runs and why. Learning the variants starts the plugin.
-func inspectOperator(ctx context.Context, w io.Writer, h *dynop.Host, e op.Entry, asJSON bool) error {
+// CPU: which one runs and why, as text painted with pal or as JSON
+// (schema dynop.operator/v1). Learning the variants starts the plugin.
+func inspectOperator(ctx context.Context, w io.Writer, h *dynop.Host, e op.Entry, asJSON bool, pal palette) error {
 	ch, verr := h.Operators().Variants(ctx, e.Schema.Name)
 	var variants []variantEntry
 	for _, s := range ch.Variants {
@@ -71,27 +72,31 @@ func inspectOperator(ctx context.Context, w io.Writer, h *dynop.Host, e op.Entry
 		}
 		return verr
 	}
-	if err := writeOperator(w, e, false); err != nil {
+	if err := writeOperator(w, e, false, pal); err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "cpu\t%s\n", h.CPU())
+	var t fieldTable
+	t.row("cpu", h.CPU().String())
 	switch {
 	case verr != nil:
-		fmt.Fprintf(tw, "variants\tunknown: %v\n", verr)
+		t.styledRow("variants", fmt.Sprintf("unknown: %v", verr), styleRed)
 	case len(variants) == 0:
-		fmt.Fprintf(tw, "variants\tnone: one implementation, for every CPU\n")
+		t.row("variants", "none: one implementation, for every CPU")
 	default:
-		fmt.Fprintf(tw, "variants\tbest first; the last is the reference\n")
+		t.row("variants", "best first; the last is the reference")
 		for _, v := range variants {
-			mark := " "
-			if v.Chosen {
-				mark = "*"
+			mark, st := " ", stylePlain
+			switch {
+			case v.Chosen:
+				mark, st = "*", styleGreen
+			case !v.Runnable:
+				st = styleDim
 			}
-			fmt.Fprintf(tw, "  %s %s\tneeds %s\t%s\n", mark, v.Name, strings.Join(cmpOr(v.Needs, "nothing"), ","), v.Why)
+			t.add(cell{text: fmt.Sprintf("  %s %s", mark, v.Name), style: st},
+				cell{text: "needs " + strings.Join(cmpOr(v.Needs, "nothing"), ",")}, cell{text: v.Why, style: st})
 		}
 	}
-	if err := tw.Flush(); err != nil {
+	if err := t.write(w, pal); err != nil {
 		return err
 	}
 	return verr
