@@ -19,6 +19,7 @@ import (
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/discover"
 	"github.com/dynop/dynop/dispatch"
+	"github.com/dynop/dynop/internal/scaffold"
 	"github.com/dynop/dynop/machine"
 	"github.com/dynop/dynop/sign"
 )
@@ -63,8 +64,7 @@ type checkResult struct {
 type doctorCheck func(ctx context.Context, d *doctor) []checkResult
 
 // doctorChecks are the checks dynop doctor runs, in the order it reports
-// them. To add one (such as a check of the toolchains `dynop new`
-// projects build with), write a doctorCheck, append it here and document
+// them. To add one, write a doctorCheck, append it here and document
 // the name of its results in docs/cli-json.md; a check should report a
 // missing optional tool as ok or warn, never fail, and give a fix for
 // every result that is not ok.
@@ -78,6 +78,7 @@ var doctorChecks = []doctorCheck{
 	checkVerifyVariants,
 	checkGPU,
 	checkSandbox,
+	checkToolchains,
 }
 
 // doctor is what the checks share: the plugins of a host opened as the
@@ -675,5 +676,34 @@ func checkSandbox(_ context.Context, _ *doctor) []checkResult {
 		dynop.SandboxAlways:       "plugin files run only as WebAssembly, in the sandbox",
 	}[p]
 	r.Summary = fmt.Sprintf("%s (%s): %s", p, from, what)
+	return []checkResult{r}
+}
+
+// checkToolchains says which `dynop new` templates this machine can
+// build. A missing toolchain is a warning: dynop itself does not need it.
+func checkToolchains(_ context.Context, _ *doctor) []checkResult {
+	r := checkResult{Name: "toolchains", Status: statusOK}
+	var can []string
+	var missing []error
+	for _, lang := range scaffold.Languages {
+		if err := scaffold.CheckToolchain(lang); err != nil {
+			missing = append(missing, err)
+			continue
+		}
+		can = append(can, lang)
+	}
+	switch {
+	case len(can) == 0:
+		r.Summary = "dynop new: no template's toolchain is on PATH"
+	default:
+		r.Summary = "dynop new can build " + strings.Join(can, ", ")
+	}
+	if len(missing) > 0 {
+		r.Status = statusWarn
+		for _, err := range missing {
+			r.Details = append(r.Details, strings.TrimPrefix(err.Error(), scaffold.ErrToolchain.Error()+": "))
+		}
+		r.Fix = "install what the details name for the languages you write plugins in (dynop new --lang LANG); the others need nothing"
+	}
 	return []checkResult{r}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dynop/dynop/dispatch"
+	"github.com/dynop/dynop/internal/scaffold"
 	"github.com/dynop/dynop/sign"
 )
 
@@ -62,13 +63,30 @@ func findCheck(t *testing.T, checks []checkResult, name, about string) checkResu
 	return checkResult{}
 }
 
+// fakeToolchains puts do-nothing programs named like every command the
+// dynop new templates build with first on PATH, so that the toolchains
+// check is ok whatever this machine has.
+func fakeToolchains(t *testing.T) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, lang := range scaffold.Languages {
+		for _, tool := range scaffold.Tools(lang) {
+			if err := os.WriteFile(filepath.Join(dir, tool.Command), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
 func TestDoctorHealthy(t *testing.T) {
 	healthyEnv(t)
+	fakeToolchains(t)
 	code, out, errOut := runCLI(t, "doctor")
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
 	}
-	for _, name := range []string{"search path", "plugins", "cache", "trust store", "signature policy", "cpu features", "verify variants", "gpu", "sandbox"} {
+	for _, name := range []string{"search path", "plugins", "cache", "trust store", "signature policy", "cpu features", "verify variants", "gpu", "sandbox", "toolchains"} {
 		if !regexp.MustCompile(`(?m)^ok +` + name + ` {2,}\S`).MatchString(out) {
 			t.Errorf("no ok line for %s:\n%s", name, out)
 		}
@@ -92,6 +110,28 @@ func TestDoctorHealthy(t *testing.T) {
 	}
 	if _, out, _ := runCLI(t, "doctor", "--color=always"); !strings.Contains(out, "\x1b[32mok\x1b[0m") {
 		t.Errorf("doctor --color=always: ok is not green:\n%q", out)
+	}
+}
+
+// Without compilers on PATH, the toolchains check warns, naming for each
+// language the package that installs what is missing; dynop itself still
+// works, so the exit status is 0.
+func TestDoctorToolchains(t *testing.T) {
+	healthyEnv(t)
+	t.Setenv("PATH", t.TempDir())
+	code, checks, _ := doctorJSON(t)
+	if code != 0 {
+		t.Errorf("exit %d, want 0: a missing toolchain is a warning", code)
+	}
+	c := findCheck(t, checks, "toolchains", "no template")
+	if c.Status != statusWarn || !strings.Contains(c.Fix, "dynop new --lang") {
+		t.Errorf("toolchains: %+v", c)
+	}
+	details := strings.Join(c.Details, "\n")
+	for _, want := range []string{"the c template", "apt-get install gcc make", "the rust template", "apt-get install cargo rustc", "the go template"} {
+		if !strings.Contains(details, want) {
+			t.Errorf("toolchains details lack %q:\n%s", want, details)
+		}
 	}
 }
 

@@ -25,7 +25,6 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -454,18 +453,4 @@ func sampleImage() ([]byte, error) {
 	var b bytes.Buffer
 	err := png.Encode(&b, img)
 	return b.Bytes(), err
-}
-
-// TemplateFiles lists the template files of lang, as they are named in
-// a project (without .tmpl, NAME unreplaced), for tests and docs.
-func TemplateFiles(lang string) ([]string, error) {
-	var names []string
-	root := "templates/" + lang
-	err := fs.WalkDir(templates, root, func(p string, e fs.DirEntry, err error) error {
-		if err == nil && !e.IsDir() {
-			names = append(names, strings.TrimSuffix(path.Clean(strings.TrimPrefix(p, root+"/")), ".tmpl"))
-		}
-		return err
-	})
-	return names, err
 }
