@@ -247,8 +247,9 @@ typedef struct dynop_tensor {
     uint64_t byte_offset;
 } dynop_tensor;
 
-/* The most dimensions an operator's output may have: setup writes shapes
- * into arrays of this many elements. */
+/* The most dimensions a tensor crossing the boundary has: the host passes
+ * no input with more (it fails the call instead), and setup writes output
+ * shapes into arrays of this many elements. */
 #define DYNOP_MAX_NDIM 16
 
 /* A generic function pointer; cast it to the type its name says. */
