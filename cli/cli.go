@@ -66,6 +66,7 @@ Commands:
                               --json                       print the summary as JSON
                               --no-fuse                    keep pointwise operators apart
                               --plugin PATH                search a plugin file or directory first (repeatable)
+                              --sandbox[=POLICY]           run plugin files sandboxed (below; graph and bench take it too)
   graph [--dot] [--plugin PATH] PIPELINE.yaml
                               print a pipeline's graph after passes, or as Graphviz DOT
   manifest PLUGIN...          write each plugin's manifest (PLUGIN.dynop.json), read
@@ -186,7 +187,13 @@ func parse(cmd string, fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return fmt.Errorf("%w: help for %s", errUsage, cmd)
+			var flags strings.Builder
+			fs.SetOutput(&flags)
+			fs.PrintDefaults()
+			if flags.Len() == 0 {
+				return fmt.Errorf("%w: %s takes no flags", errUsage, cmd)
+			}
+			return fmt.Errorf("%w: the flags of %s:\n%s", errUsage, cmd, strings.TrimRight(flags.String(), "\n"))
 		}
 		return fmt.Errorf("%w: %s: %v", errUsage, cmd, err)
 	}

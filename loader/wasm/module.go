@@ -468,7 +468,7 @@ func (in *instance) alloc(ctx context.Context, n, align uint32) (uint32, error) 
 	}
 	p := uint32(in.stack[0])
 	if p == 0 {
-		return 0, fmt.Errorf("%w: %s could not allocate %d bytes (memory %d of %d MiB)", ErrMemoryLimit, exports[exAlloc].name, n, in.mem.Size()>>20, uint64(in.e.cfg.memPages)*pageSize>>20)
+		return 0, fmt.Errorf("%w: %s could not allocate %d bytes (memory %.1f of %d MiB)", ErrMemoryLimit, exports[exAlloc].name, n, float64(in.mem.Size())/(1<<20), uint64(in.e.cfg.memPages)*pageSize>>20)
 	}
 	if _, ok := in.mem.Read(p, n); !ok || p%max(align, 1) != 0 {
 		err := fmt.Errorf("%w: %s(%d, %d) returned offset %#x, outside the module's memory (%d bytes) or misaligned", ErrABI, exports[exAlloc].name, n, align, p, in.mem.Size())

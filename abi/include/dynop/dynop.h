@@ -494,6 +494,7 @@ typedef struct dynop_arg {
  *
  *   create   makes an instance from the arguments; *instance is passed to
  *            the others (it may be NULL if the operator keeps no state).
+ *            create and setup are required: the host refuses a NULL one.
  *   setup    fills in each outputs[i]: dtype, ndim (at most
  *            DYNOP_MAX_NDIM) and shape (an array of DYNOP_MAX_NDIM the
  *            host provides). data and strides are NULL during setup.
