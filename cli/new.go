@@ -21,17 +21,9 @@ func newCommand(args []string, stdout io.Writer) error {
 	module := fs.String("module", "", "go and go-wasm: the Go module path (default example.com/NAME)")
 	dynopSrc := fs.String("dynop", "", "go and go-wasm: a checkout of the dynop module, for go.mod's replace (default: the tree this dynop was built from)")
 	noCheck := fs.Bool("no-check", false, "write the project even if its toolchain is not on PATH")
-	// Flags may come after NAME too: dynop new NAME --lang c.
-	var rest []string
-	for {
-		if err := parse("new", fs, args); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		rest = append(rest, fs.Arg(0))
-		args = fs.Args()[1:]
+	rest, err := parseInterleaved("new", fs, args) // dynop new NAME --lang c works too
+	if err != nil {
+		return err
 	}
 	switch {
 	case *lang == "":

@@ -211,11 +211,7 @@ func Generate(opts Options) (*Project, error) {
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return nil, err
 		}
-		mode := os.FileMode(0o644)
-		if strings.HasSuffix(name, ".sh") {
-			mode = 0o755
-		}
-		if err := os.WriteFile(dst, content, mode); err != nil {
+		if err := os.WriteFile(dst, content, 0o644); err != nil {
 			return nil, err
 		}
 		p.Files = append(p.Files, name)
