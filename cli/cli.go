@@ -86,7 +86,8 @@ program, and $XDG_DATA_HOME/dynop/plugins. $DYNOP_TRUST_DIR names a directory of
 trusted public keys; then unsigned plugins are untrusted unless
 $DYNOP_SIGNATURE_POLICY is warn or off. --sandbox (or $DYNOP_SANDBOX=always)
 runs plugin files only as WebAssembly, in the sandbox; --sandbox=unsigned runs
-native builds only if signed, and the others sandboxed. $DYNOP_CPU_FEATURES turns CPU features
+native builds only if signed, and the others sandboxed. $DYNOP_SANDBOX_GRANT
+grants WebAssembly plugins what they ask for beyond computing (clock,random,env,stdio). $DYNOP_CPU_FEATURES turns CPU features
 off (-avx512f,-avx2) and $DYNOP_VERIFY_VARIANTS=1 checks every CPU variant
 against its reference at first use.
 
@@ -267,6 +268,12 @@ func hostOptions(paths []string) (dynop.Options, error) {
 		return opts, err
 	}
 	opts.Sandbox.Policy = policy
+	if g := os.Getenv("DYNOP_SANDBOX_GRANT"); g != "" {
+		opts.Sandbox.Grant = strings.Split(g, ",")
+		if err := opts.Sandbox.Validate(); err != nil {
+			return opts, fmt.Errorf("DYNOP_SANDBOX_GRANT: %w", err)
+		}
+	}
 	if p := os.Getenv("DYNOP_SIGNATURE_POLICY"); p != "" {
 		policy, err := sign.ParsePolicy(p)
 		if err != nil {

@@ -676,6 +676,17 @@ func checkSandbox(_ context.Context, _ *doctor) []checkResult {
 		dynop.SandboxAlways:       "plugin files run only as WebAssembly, in the sandbox",
 	}[p]
 	r.Summary = fmt.Sprintf("%s (%s): %s", p, from, what)
+	if g := os.Getenv("DYNOP_SANDBOX_GRANT"); g != "" {
+		sb := dynop.Sandbox{Grant: strings.Split(g, ",")}
+		if err := sb.Validate(); err != nil {
+			r.Status, r.Summary = statusFail, fmt.Sprintf("invalid, so no host opens: DYNOP_SANDBOX_GRANT=%s: %v", g, err)
+			r.Fix = "set DYNOP_SANDBOX_GRANT to a comma-separated list of clock, random, env and stdio, or unset it (none granted)"
+			return []checkResult{r}
+		}
+		r.Details = append(r.Details, "WebAssembly plugins may have what they ask of "+g+" (DYNOP_SANDBOX_GRANT)")
+	} else {
+		r.Details = append(r.Details, "WebAssembly plugins that ask for the clock, randomness, the environment or stdio are unsupported: DYNOP_SANDBOX_GRANT=clock,... grants them")
+	}
 	return []checkResult{r}
 }
 

@@ -18,7 +18,7 @@ import (
 // directories at a temporary home).
 func healthyEnv(t *testing.T) {
 	t.Helper()
-	for _, v := range []string{"DYNOP_PLUGIN_PATH", "DYNOP_TRUST_DIR", "DYNOP_SIGNATURE_POLICY", "DYNOP_SANDBOX",
+	for _, v := range []string{"DYNOP_PLUGIN_PATH", "DYNOP_TRUST_DIR", "DYNOP_SIGNATURE_POLICY", "DYNOP_SANDBOX", "DYNOP_SANDBOX_GRANT",
 		dispatch.EnvFeatures, dispatch.EnvVerify} {
 		t.Setenv(v, "")
 	}
@@ -215,6 +215,7 @@ func TestDoctorInvalidSettings(t *testing.T) {
 	}{
 		{"DYNOP_SIGNATURE_POLICY", "strict", "signature policy", []string{"off", "warn", "require"}},
 		{"DYNOP_SANDBOX", "maybe", "sandbox", []string{"prefer-native", "unsigned", "always"}},
+		{"DYNOP_SANDBOX_GRANT", "clock,network", "sandbox", []string{"clock", "random", "env", "stdio"}},
 		{dispatch.EnvVerify, "perhaps", "verify variants", []string{"1", "0"}},
 	} {
 		t.Run(tc.env, func(t *testing.T) {

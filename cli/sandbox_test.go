@@ -70,3 +70,24 @@ func TestSandboxFlag(t *testing.T) {
 		t.Errorf("DYNOP_SANDBOX=sometimes: exit %d, %s", code, errOut)
 	}
 }
+
+// TestSandboxGrant: a WebAssembly plugin that asks for the clock is
+// unsupported until $DYNOP_SANDBOX_GRANT grants it; an unknown capability
+// is an error that names the variable.
+func TestSandboxGrant(t *testing.T) {
+	wasm := cbuild.GoWasm(t, "loader/wasm/testdata/goclock")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("DYNOP_SANDBOX_GRANT", "")
+	_, out, _ := runCLI(t, "inspect", wasm)
+	if !strings.Contains(out, "unsupported") || !strings.Contains(out, "asks for clock") || !strings.Contains(out, "DYNOP_SANDBOX_GRANT") {
+		t.Errorf("without a grant: want unsupported, naming the clock and DYNOP_SANDBOX_GRANT:\n%s", out)
+	}
+	t.Setenv("DYNOP_SANDBOX_GRANT", "clock,random")
+	if code, out, errOut := runCLI(t, "inspect", wasm); code != 0 || !strings.Contains(out, "available") {
+		t.Errorf("with clock granted: exit %d:\n%s%s", code, out, errOut)
+	}
+	t.Setenv("DYNOP_SANDBOX_GRANT", "clock,network")
+	if code, _, errOut := runCLI(t, "list"); code != 1 || !strings.Contains(errOut, "DYNOP_SANDBOX_GRANT") || !strings.Contains(errOut, "network") {
+		t.Errorf("an unknown capability: exit %d: %s", code, errOut)
+	}
+}

@@ -231,7 +231,7 @@ func (p *Plugin) checkGrants() error {
 	if missing == nil {
 		return nil
 	}
-	return fmt.Errorf("wasm: %s: %w: %w: plugin %q asks for %s, which this host does not grant (dynop.Options.Sandbox.Grant)", p.path, dynop.ErrUnsupported, ErrCapability, p.info.ID, strings.Join(missing, ", "))
+	return fmt.Errorf("wasm: %s: %w: %w: plugin %q asks for %s, which this host does not grant (dynop.Options.Sandbox.Grant; $DYNOP_SANDBOX_GRANT for the dynop command)", p.path, dynop.ErrUnsupported, ErrCapability, p.info.ID, strings.Join(missing, ", "))
 }
 
 // Plugin is a WebAssembly plugin: a [plugin.Plugin] whose Register
