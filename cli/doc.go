@@ -42,6 +42,9 @@
 //	dynop sign --key FILE PLUGIN...  write PLUGIN.dynop.sig (and the manifest if missing)
 //	dynop verify [--trust DIR] [--key FILE] PLUGIN...
 //	                                 check signatures against a trust store
+//	dynop new --lang LANG [--dir D] [--vendor V] [--force] NAME
+//	                                 write a plugin project (LANG c, cpp, go, go-wasm
+//	                                 or rust): sources, build file, test, pipeline, README
 //	dynop help                       print this help
 //
 // The host knows the Go plugins compiled into the program (cmd/dynop has
@@ -53,7 +56,10 @@
 // registry cache or a scanner child process (this executable, started
 // again). $DYNOP_TRUST_DIR names a directory of trusted public keys, which
 // makes the signature policy require unless $DYNOP_SIGNATURE_POLICY says
-// warn or off.
+// warn or off. $DYNOP_SANDBOX chooses between native and WebAssembly
+// builds (as --sandbox does), and $DYNOP_SANDBOX_GRANT lists what
+// WebAssembly plugins may have beyond computing (clock, random, env,
+// stdio).
 //
 // list and inspect exit with status 1 if a plugin file is broken, after
 // printing what they could; run and graph only if a file given with
