@@ -110,20 +110,28 @@ func pluginFile(lang, dir, name string) string {
 
 var (
 	dynopOnce sync.Once
+	dynopDir  string // holds the dynop buildDynop built; TestMain removes it
 	dynopPath string
 	dynopErr  error
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if dynopDir != "" {
+		os.RemoveAll(dynopDir)
+	}
+	os.Exit(code)
+}
 
 // buildDynop builds cmd/dynop once for the test binary's run.
 func buildDynop(t *testing.T) string {
 	t.Helper()
 	dynopOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "dynop-scaffold-test")
-		if err != nil {
-			dynopErr = err
+		dynopDir, dynopErr = os.MkdirTemp("", "dynop-scaffold-test")
+		if dynopErr != nil {
 			return
 		}
-		dynopPath = filepath.Join(dir, "dynop")
+		dynopPath = filepath.Join(dynopDir, "dynop")
 		cmd := exec.Command(cbuild.GoCommand(t), "build", "-o", dynopPath, "./cmd/dynop")
 		cmd.Dir = cbuild.Root()
 		if out, err := cmd.CombinedOutput(); err != nil {

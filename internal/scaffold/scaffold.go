@@ -247,14 +247,12 @@ func checkEmpty(dir string, force bool) error {
 type data struct {
 	Name, Vendor string
 	Upper        string // NAME in upper case, for C macros
-	Camel        string // Name in CamelCase, for Rust and C++ types
 	Lang         string
 	ID           string // vendor.plugin.name
 	Op           string // name.Brighten
 	Interface    string // vendor.name.Brightness
 	UID          string // the interface's UID, 8-4-4-4-12
 	UIDArgs      string // the UID as DYNOP_UID's arguments
-	UIDBytes     string // the UID as 16 comma-separated byte literals
 	Module       string // Go module path
 	DynopSource  string // replace target of the Go templates
 	// DynopRequires is a require block of dynop's own requirements, as
@@ -277,7 +275,6 @@ func newData(opts Options) (*data, error) {
 	d := &data{
 		Name: opts.Name, Vendor: opts.Vendor, Lang: opts.Lang,
 		Upper:     strings.ToUpper(opts.Name),
-		Camel:     camel(opts.Name),
 		ID:        opts.Vendor + ".plugin." + opts.Name,
 		Op:        opts.Name + ".Brighten",
 		Interface: opts.Vendor + "." + opts.Name + ".Brightness",
@@ -291,11 +288,6 @@ func newData(opts Options) (*data, error) {
 		APIMinor:  int(plugin.APIVersion.Minor),
 		APIPatch:  int(plugin.APIVersion.Patch),
 	}
-	bs := make([]string, 16)
-	for i, b := range uid {
-		bs[i] = fmt.Sprintf("0x%02X", b)
-	}
-	d.UIDBytes = strings.Join(bs, ", ")
 	if d.Module == "" {
 		d.Module = "example.com/" + opts.Name
 	}
@@ -343,17 +335,6 @@ func indirectRequires(mod []byte) string {
 	}
 	slices.Sort(reqs)
 	return "\n// What dynop requires, for builds without go mod tidy.\nrequire (\n\t" + strings.Join(reqs, " // indirect\n\t") + " // indirect\n)\n"
-}
-
-// camel turns snake_case into CamelCase.
-func camel(s string) string {
-	var b strings.Builder
-	for _, part := range strings.Split(s, "_") {
-		if part != "" {
-			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
-		}
-	}
-	return b.String()
 }
 
 // goVersion is the go directive for the Go templates: the language
