@@ -42,6 +42,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -604,11 +605,22 @@ func (h *Host) notFound(id string) error {
 }
 
 // Close stops every started plugin, dependents before the plugins they
-// depend on, and releases every reference still held. References the host
-// program never released are reported in the error, wrapping [ErrLeaked];
-// so are errors from stopping plugins. A plugin that refuses to unload is
-// stopped anyway. After Close, every method but Plugins and Plugin returns
-// an error wrapping [ErrClosed].
+// depend on, and releases every reference that plugins hold. References
+// the host program never released are reported in the error, wrapping
+// [ErrLeaked]; so are errors from stopping plugins. A plugin that refuses
+// to unload is stopped anyway.
+//
+// Close never pulls a plugin's code from under a reference that may still
+// be used: calls through an interface go straight to the plugin (for a
+// native plugin, into its mapped library), so a plugin whose interface the
+// program still references stays started — with every plugin it depends
+// on — until the program releases those references; the last Release stops
+// it as it would on an open host. Operator instances and pass runs go
+// through the host, which refuses them once their plugin stops, so Close
+// revokes the references they hold and stops their plugins.
+//
+// After Close, every method but Plugins, Plugin and the Release of a
+// leaked reference returns an error wrapping [ErrClosed].
 func (h *Host) Close(ctx context.Context) error {
 	h.mu.Lock()
 	if h.closed {
@@ -621,7 +633,7 @@ func (h *Host) Close(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	for {
-		next, busy := h.nextToClose()
+		next, busy := h.nextToClose(h.keptByLeaks())
 		if busy != nil {
 			done, st := busy.done, busy.state
 			h.mu.Unlock()
@@ -658,17 +670,17 @@ func (h *Host) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// nextToClose picks the next plugin Close stops: a started one that no
-// other plugin references, the most recently started first; failing that,
-// any started one. If a plugin is in transition it returns the channel to
-// wait for instead. h.mu is held.
-func (h *Host) nextToClose() (next, busy *record) {
+// nextToClose picks the next plugin Close stops, among the started ones
+// not in kept: one that no other plugin references, the most recently
+// started first; failing that, any. If a plugin is in transition it
+// returns the record to wait for instead. h.mu is held.
+func (h *Host) nextToClose(kept map[*record]bool) (next, busy *record) {
 	for _, rec := range h.sorted {
 		switch rec.state {
 		case StateStarting, StateStopping:
 			return nil, rec
 		case StateStarted:
-			if next == nil || closeBefore(rec, next) {
+			if !kept[rec] && (next == nil || closeBefore(rec, next)) {
 				next = rec
 			}
 		}
@@ -685,31 +697,83 @@ func closeBefore(a, b *record) bool {
 	return a.seq > b.seq
 }
 
-// dropLeaks releases every reference the host program still holds and
-// returns an error naming them, or nil. It stops nothing. h.mu is held.
+// revocable reports whether the host may drop a reference to e that the
+// program still holds: true for the tables of operators and passes, whose
+// calls the host gates and refuses once the plugin stops.
+func revocable(e *entry) bool {
+	return e.desc.UID == OperatorsInterface.UID || e.desc.UID == PassesInterface.UID
+}
+
+// keptByLeaks returns the plugins that the program's remaining references
+// keep started: those it references, and, transitively, the plugins they
+// hold references to. h.mu is held.
+func (h *Host) keptByLeaks() map[*record]bool {
+	if h.appRefs.head == nil {
+		return nil
+	}
+	kept := make(map[*record]bool)
+	var walk func(*record)
+	walk = func(rec *record) {
+		if kept[rec] {
+			return
+		}
+		kept[rec] = true
+		for s := rec.held.head; s != nil; s = s.next {
+			walk(s.entry.rec)
+		}
+	}
+	for s := h.appRefs.head; s != nil; s = s.next {
+		walk(s.entry.rec)
+	}
+	return kept
+}
+
+// dropLeaks returns an error naming every reference the host program
+// still holds, or nil, and releases those that are revocable (operator
+// instances, passes); the others stay, and keep their plugins started. It
+// stops nothing. h.mu is held.
 func (h *Host) dropLeaks() error {
 	if h.appRefs.head == nil {
 		return nil
 	}
 	counts := make(map[*entry]int)
 	var order []*entry
-	for s := h.appRefs.head; s != nil; s = s.next {
+	for s := h.appRefs.head; s != nil; {
+		next := s.next
 		if counts[s.entry] == 0 {
 			order = append(order, s.entry)
 		}
 		counts[s.entry]++
-	}
-	for h.appRefs.head != nil {
-		h.unref(h.appRefs.head)
+		if revocable(s.entry) {
+			h.unref(s)
+		}
+		s = next
 	}
 	slices.SortFunc(order, func(a, b *entry) int {
 		return cmp.Or(strings.Compare(a.rec.id, b.rec.id), strings.Compare(a.desc.Name, b.desc.Name))
 	})
 	parts := make([]string, len(order))
+	var kept []string
 	for i, e := range order {
 		parts[i] = fmt.Sprintf("plugin %q interface %s (%d reference(s))", e.rec.id, e.desc, counts[e])
+		if !revocable(e) && !slices.Contains(kept, e.rec.id) {
+			kept = append(kept, e.rec.id)
+		}
 	}
-	return fmt.Errorf("dynop: close: %w: %s", ErrLeaked, strings.Join(parts, "; "))
+	msg := strings.Join(parts, "; ")
+	if kept != nil {
+		msg += fmt.Sprintf("; kept started until released: %s", quoteAll(kept))
+	}
+	return fmt.Errorf("dynop: close: %w: %s", ErrLeaked, msg)
+}
+
+// quoteAll returns ids quoted and separated by commas.
+func quoteAll(ids []string) string {
+	q := make([]string, len(ids))
+	for i, id := range ids {
+		q[i] = strconv.Quote(id)
+	}
+	return strings.Join(q, ", ")
 }
 
 // revokeRefsTo drops every reference that plugins hold to rec. Only Close

@@ -111,15 +111,23 @@ func ExampleHost_OnUnload() {
 	// dropping caches of dynop.plugin.text
 }
 
-// Close reports references the program never released.
+// Close reports references the program never released, and keeps their
+// plugins started until they are: a call through a leaked interface never
+// reaches a stopped plugin.
 func ExampleHost_Close() {
 	ctx := context.Background()
 	h, _ := dynop.Open(ctx, dynop.Options{})
-	dynop.Acquire(ctx, h, text.ID, text.Interface) // never released
+	t, ref, _ := dynop.Acquire(ctx, h, text.ID, text.Interface) // not released before Close
 	err := h.Close(ctx)
 	fmt.Println(errors.Is(err, dynop.ErrLeaked))
 	fmt.Println(err)
+	fmt.Println(t.Upper("still started"))
+	ref.Release() // stops the plugin
+	st, _ := h.Plugin(text.ID)
+	fmt.Println(st.State)
 	// Output:
 	// true
-	// dynop: close: interfaces still referenced at close (leaked): plugin "dynop.plugin.text" interface dynop.example.Text v1.1.0 {5B1E0C3A-2F64-4B7E-9D1A-8C3F2E6A4B10} (1 reference(s))
+	// dynop: close: interfaces still referenced at close (leaked): plugin "dynop.plugin.text" interface dynop.example.Text v1.1.0 {5B1E0C3A-2F64-4B7E-9D1A-8C3F2E6A4B10} (1 reference(s)); kept started until released: "dynop.plugin.text"
+	// STILL STARTED
+	// available
 }

@@ -380,33 +380,59 @@ func TestCallsAfterClose(t *testing.T) {
 	h := open(t, newFake(nil, "a"))
 	_, ref := acquire(t, h, "a")
 	release(t, ref)
-	_, ref = acquire(t, h, "a")
-	if err := h.Close(ctx); !errors.Is(err, dynop.ErrLeaked) {
-		t.Fatalf("Close = %v, want the leaked reference reported", err)
-	}
+	c, ref := acquire(t, h, "a")
+	wantErr(t, h.Close(ctx), dynop.ErrLeaked, `kept started until released: "test.plugin.a"`)
 	_, _, err := h.Acquire(ctx, "test.plugin.a", counterDef.UID, counterDef.Version)
 	wantErr(t, err, dynop.ErrClosed, `"test.plugin.a"`)
-	wantErr(t, ref.Release(), dynop.ErrClosed)
 	_, err = h.OnUnload("", func(string) {})
 	wantErr(t, err, dynop.ErrClosed)
 	wantErr(t, h.Close(ctx), dynop.ErrClosed)
+	// The leaked reference keeps its plugin started after Close, so a call
+	// through it still reaches a started plugin; its Release stops it.
+	c.Calls()
+	wantState(t, h, "a", dynop.StateStarted, 1)
+	release(t, ref)
+	wantErr(t, ref.Release(), dynop.ErrClosed)
 	if st, _ := h.Plugin("test.plugin.a"); st.State != dynop.StateAvailable || st.Stops != 2 {
-		t.Errorf("after Close: %+v", st)
+		t.Errorf("after the last release: %+v", st)
 	}
 }
 
 func TestCloseStopsDependentsFirstAndReportsLeaks(t *testing.T) {
 	ev := &events{}
-	h := open(t, newFake(ev, "app", "lib"), newFake(ev, "lib", "base"), newFake(ev, "base"), newFake(ev, "solo"))
-	acquire(t, h, "base") // leaked, started first
-	acquire(t, h, "app")
-	acquire(t, h, "app")
-	acquire(t, h, "solo")
+	lazy := newFake(ev, "lazy", "low") // refuses to unload until the host closes
+	lazy.canUnload = func() bool { return false }
+	h := open(t, newFake(ev, "app", "lib"), newFake(ev, "lib", "base"), newFake(ev, "base"), newFake(ev, "solo"),
+		lazy, newFake(ev, "low"))
+	_, base := acquire(t, h, "base") // leaked, started first
+	_, app1 := acquire(t, h, "app")
+	_, app2 := acquire(t, h, "app")
+	_, solo := acquire(t, h, "solo")
+	_, ref := acquire(t, h, "lazy")
+	release(t, ref)
+	wantState(t, h, "lazy", dynop.StateStarted, 0)
 	ev.take()
+
+	// Close stops what no leaked reference holds, dependents first, and
+	// keeps the rest started.
 	err := h.Close(context.Background())
 	wantErr(t, err, dynop.ErrLeaked,
 		`plugin "test.plugin.app" interface test.Counter v1.2.0 {0F5E6D7C-8B9A-4A3B-9C2D-1E0F2A3B4C5D} (2 reference(s))`,
-		`plugin "test.plugin.base" interface test.Counter v1.2.0`, `plugin "test.plugin.solo"`)
+		`plugin "test.plugin.base" interface test.Counter v1.2.0`, `plugin "test.plugin.solo"`,
+		`kept started until released: "test.plugin.app", "test.plugin.base", "test.plugin.solo"`)
+	wantEvents(t, ev, "deregister lazy", "unload lazy", "deregister low", "unload low")
+	wantState(t, h, "lazy", dynop.StateAvailable, 0)
+	wantState(t, h, "low", dynop.StateAvailable, 0)
+	wantState(t, h, "app", dynop.StateStarted, 2)
+	wantState(t, h, "lib", dynop.StateStarted, 1)
+	wantState(t, h, "base", dynop.StateStarted, 2)
+	wantState(t, h, "solo", dynop.StateStarted, 1)
+
+	// The leaked references' releases stop the rest, dependents first.
+	release(t, app1)
+	release(t, app2)
+	release(t, base)
+	release(t, solo)
 	got := ev.take()
 	pos := func(e string) int {
 		for i, g := range got {
@@ -418,12 +444,12 @@ func TestCloseStopsDependentsFirstAndReportsLeaks(t *testing.T) {
 		return -1
 	}
 	if !(pos("unload app") < pos("deregister lib") && pos("unload lib") < pos("deregister base")) {
-		t.Errorf("close order %q: want app, then lib, then base", got)
+		t.Errorf("stop order %q: want app, then lib, then base", got)
 	}
 	pos("unload solo")
 	for _, st := range h.Plugins() {
 		if st.State != dynop.StateAvailable || st.Refs != 0 || st.Starts != st.Stops {
-			t.Errorf("%s after Close: %+v", st.Info.ID, st)
+			t.Errorf("%s after the last release: %+v", st.Info.ID, st)
 		}
 	}
 }

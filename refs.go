@@ -137,7 +137,7 @@ func (h *Host) releaseToken(t uint64) error {
 		closed := h.closed
 		h.mu.Unlock()
 		if closed {
-			return fmt.Errorf("dynop: release: %w (Close released every reference)", ErrClosed)
+			return fmt.Errorf("dynop: release: %w (Close revokes the references of operator instances and passes; or it was released before)", ErrClosed)
 		}
 		return fmt.Errorf("dynop: release: %w", ErrReleased)
 	}
