@@ -118,6 +118,8 @@ func TestSchemaValidate(t *testing.T) {
 		{"dup port", func(s *op.Schema) { s.Outputs[0].Name = "in" }, []string{`output name "in" used twice`}},
 		{"bad layout", func(s *op.Schema) { s.Inputs[0].Layouts = []string{"HWW"} }, []string{`"HWW"`}},
 		{"layout vs ndim", func(s *op.Schema) { s.Inputs[0].NDim = 2; s.Inputs[0].Layouts = []string{"HWC"} }, []string{"3 dimensions, ndim is 2"}},
+		{"ndim above the ABI's", func(s *op.Schema) { s.Inputs[0].NDim = 1000; s.Inputs[0].Layouts = nil }, []string{`input "in": ndim 1000 is not between 0 (any) and 16 (DYNOP_MAX_NDIM)`}},
+		{"negative ndim", func(s *op.Schema) { s.Inputs[0].NDim = -1; s.Inputs[0].Layouts = nil }, []string{"ndim -1 is not between"}},
 		{"arg name", func(s *op.Schema) { s.Args[0].Name = "Factor" }, []string{`"Factor"`, "snake_case"}},
 		{"dup arg", func(s *op.Schema) { s.Args[1].Name = "factor" }, []string{`argument name "factor" used twice`}},
 		{"deprecated clash", func(s *op.Schema) { s.Args[1].Deprecated = []string{"scale"} }, []string{`"scale" used twice`}},

@@ -338,8 +338,8 @@ func (s *Schema) Validate() error {
 				add("input %q: layout %q has %d dimensions, ndim is %d", in.Name, l, len(l), in.NDim)
 			}
 		}
-		if in.NDim < 0 {
-			add("input %q: ndim %d is negative", in.Name, in.NDim)
+		if in.NDim < 0 || in.NDim > tensor.MaxNDim {
+			add("input %q: ndim %d is not between 0 (any) and %d (DYNOP_MAX_NDIM)", in.Name, in.NDim, tensor.MaxNDim)
 		}
 	}
 	for _, out := range s.Outputs {

@@ -108,13 +108,21 @@ const idRule = `want vendor.plugin.name or vendor.plugin.name.backend: 3 or 4 do
 // [ErrInvalid] and quotes the rule.
 func ValidateID(id string) error {
 	if problem := idProblem(id); problem != "" {
-		return fmt.Errorf("%w: plugin id %q %s: %s", ErrInvalid, id, problem, idRule)
+		return fmt.Errorf("%w: plugin id %q %s: %s", ErrInvalid, clip(id), problem, idRule)
 	}
 	return nil
 }
 
+// MaxIDLen is the longest plugin ID, in bytes. IDs name plugins in
+// manifests, file names, logs and terminals; a longer one is a mistake or
+// an attack, not a name.
+const MaxIDLen = 128
+
 // idProblem says what is wrong with id, or "" if nothing is.
 func idProblem(id string) string {
+	if len(id) > MaxIDLen {
+		return fmt.Sprintf("is %d bytes long, more than %d", len(id), MaxIDLen)
+	}
 	parts := strings.Split(id, ".")
 	if len(parts) < 3 || len(parts) > 4 {
 		return fmt.Sprintf("has %d part(s)", len(parts))
@@ -128,6 +136,15 @@ func idProblem(id string) string {
 		}
 	}
 	return ""
+}
+
+// clip returns s, or its first 40 bytes and an ellipsis if it is longer
+// than MaxIDLen: an error quotes a name, not 10 KB of it.
+func clip(s string) string {
+	if len(s) <= MaxIDLen {
+		return s
+	}
+	return strings.ToValidUTF8(s[:40], "") + "…"
 }
 
 func validIDPart(p string) bool {
@@ -151,7 +168,7 @@ func validIDPart(p string) bool {
 func (info Info) Validate() error {
 	var errs []error
 	add := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%w: plugin %q: "+format, append([]any{ErrInvalid, info.ID}, args...)...))
+		errs = append(errs, fmt.Errorf("%w: plugin %q: "+format, append([]any{ErrInvalid, clip(info.ID)}, args...)...))
 	}
 	if err := ValidateID(info.ID); err != nil {
 		errs = append(errs, err)
@@ -192,7 +209,7 @@ func (info Info) Validate() error {
 		if n.Plugin == info.ID {
 			add("needs interface %q from itself", n.Interface.Name)
 		} else if problem := idProblem(n.Plugin); problem != "" {
-			add("needs plugin id %q, which %s: %s", n.Plugin, problem, idRule)
+			add("needs plugin id %q, which %s: %s", clip(n.Plugin), problem, idRule)
 		}
 		if err := n.Interface.Validate(); err != nil {
 			add("needs %v", err)

@@ -37,6 +37,17 @@ func TestValidateID(t *testing.T) {
 			}
 		}
 	}
+	// A valid ID but for its length: refused, and quoted cut short.
+	ok := "acme.plugin." + strings.Repeat("b", MaxIDLen-len("acme.plugin."))
+	if err := ValidateID(ok); err != nil {
+		t.Errorf("ValidateID of %d bytes = %v", len(ok), err)
+	}
+	long := "acme.plugin." + strings.Repeat("b", 10000)
+	err := ValidateID(long)
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "is 10012 bytes long, more than 128") ||
+		!strings.Contains(err.Error(), `"acme.plugin.bbbbbbbbbbbbbbbbbbbbbbbbbbbb…"`) || len(err.Error()) > 500 {
+		t.Errorf("ValidateID of 10 KB = %v", err)
+	}
 }
 
 var (

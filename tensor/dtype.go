@@ -119,6 +119,14 @@ func (d DType) Size() int {
 	return (int(d.Bits)*int(d.Lanes) + 7) / 8
 }
 
+// Known reports whether d is a type this package names: a DLPack type
+// code it knows, with bits that code has and at least one lane. Data of
+// another type cannot be sized, read or converted, so loaders refuse it
+// where it enters.
+func (d DType) Known() bool {
+	return int(d.Code) < len(codeNames) && d.Lanes > 0 && namedBits(d.Code, d.Bits)
+}
+
 // String returns the type's name: the code's name and the bits, as in
 // "uint8", "float32", "bfloat16" and "complex64", or just "bool" for
 // booleans; vectors append their lanes, as in "float32x4". A type without

@@ -63,6 +63,11 @@ const (
 	maxNew = 1 << 40
 )
 
+// MaxNDim is the most dimensions a tensor crossing the plugin ABI may
+// have: DYNOP_MAX_NDIM of dynop.h. Schemas may not ask for more, and an
+// output a plugin describes with more is refused.
+const MaxNDim = 16
+
 // Tensor describes an n-dimensional array of elements of one DType. Its
 // element at index [i0, i1, ...] starts at byte
 // Base + ByteOffset + (i0*Strides[0] + i1*Strides[1] + ...) * DType.Size.

@@ -515,3 +515,16 @@ func TestCopyFromStridedViews(t *testing.T) {
 		}
 	}
 }
+
+func TestDTypeKnown(t *testing.T) {
+	for _, d := range []tensor.DType{tensor.Int8, tensor.Uint64, tensor.Float16, tensor.Boolean, {Code: tensor.Float, Bits: 32, Lanes: 4}, {Code: tensor.Bfloat, Bits: 16, Lanes: 1}} {
+		if !d.Known() {
+			t.Errorf("%s is not Known", d)
+		}
+	}
+	for _, d := range []tensor.DType{{Code: 99, Bits: 8, Lanes: 1}, {Code: tensor.Float, Bits: 12, Lanes: 1}, {Code: tensor.Int, Bits: 8, Lanes: 0}, {}} {
+		if d.Known() {
+			t.Errorf("%s is Known", d)
+		}
+	}
+}

@@ -217,7 +217,7 @@ func dynopGoRemoveInterface(h C.uintptr_t, uid *C.dynop_uid, buf *C.char, n C.si
 func dynopGoAcquire(h C.uintptr_t, id *C.char, uid *C.dynop_uid, min *C.dynop_version, out *unsafe.Pointer, ref *C.dynop_ref, buf *C.char, n C.size_t) (rc C.dynop_result) {
 	defer catch("acquire", &rc, buf, n)
 	s := sessionOf(h)
-	pluginID, want, minVersion := C.GoString(id), uidOf(uid), versionOf(*min)
+	pluginID, want, minVersion := goString(id), uidOf(uid), versionOf(*min)
 	impl, r, err := s.host.Acquire(s.ctx(), pluginID, want, minVersion)
 	if err != nil {
 		return s.fail(err, buf, n)
@@ -273,14 +273,14 @@ func dynopGoRelease(h C.uintptr_t, token C.dynop_ref, buf *C.char, n C.size_t) (
 func dynopGoLog(h C.uintptr_t, level C.dynop_log_level, msg *C.char) {
 	defer func() { recover() }() // a log line is not worth a crash
 	s := sessionOf(h)
-	s.host.Logger().Log(context.Background(), slog.Level(level), C.GoString(msg), "native", true)
+	s.host.Logger().Log(context.Background(), slog.Level(level), goString(msg), "native", true)
 }
 
 //export dynopGoSetError
 func dynopGoSetError(h C.uintptr_t, msg *C.char) {
 	defer func() { recover() }()
 	s := sessionOf(h)
-	m := C.GoString(msg)
+	m := goString(msg)
 	s.mu.Lock()
 	s.message = m
 	s.mu.Unlock()
@@ -299,7 +299,7 @@ func dynopGoSelectVariant(h C.uintptr_t, name *C.char, variants *C.dynop_variant
 	}()
 	defer catch("select_variant", &rc, buf, n)
 	s := sessionOf(h)
-	fn := C.GoString(name)
+	fn := goString(name)
 	r := reader{path: s.p.path}
 	_, desc, err := readVariantList(&r, "select_variant "+fn, unsafe.Pointer(variants), count)
 	if err != nil {

@@ -38,6 +38,9 @@ func TestTensorLayoutMatchesGo(t *testing.T) {
 	if got := tensorLayout(); got != want {
 		t.Errorf("dynop_tensor size and offsets %v, tensor.DLTensor %v", got, want)
 	}
+	if cMaxNDim() != tensor.MaxNDim {
+		t.Errorf("DYNOP_MAX_NDIM is %d, tensor.MaxNDim %d", cMaxNDim(), tensor.MaxNDim)
+	}
 }
 
 // TestGlobalSymbols: a library is loaded RTLD_LOCAL unless the plugin

@@ -75,6 +75,7 @@ package native
 #cgo CFLAGS: -I${SRCDIR}/../../abi/include
 #cgo LDFLAGS: -ldl
 #include <stdlib.h>
+#include <string.h>
 #include "loader.h"
 */
 import "C"
@@ -526,7 +527,15 @@ func (lib *library) readInfo() (plugin.Info, uint32, error) {
 	ci := C.dynop_loader_get_info(getInfo)
 	r := reader{path: lib.path}
 	info, flags := r.info(ci)
-	return info, flags, r.err
+	if r.err != nil {
+		return plugin.Info{}, 0, r.err
+	}
+	// Nothing marshals, lists or starts an info before it is whole: the
+	// scanner child reports this error instead of a manifest.
+	if err := info.Validate(); err != nil {
+		return plugin.Info{}, 0, fmt.Errorf("native: %s: invalid info: %w", lib.path, err)
+	}
+	return info, flags, nil
 }
 
 // reader converts the C plugin info, stopping at the first ABI violation.
@@ -561,6 +570,8 @@ func (r *reader) check(what string, p unsafe.Pointer, typ *C.dynop_uid, major ui
 		r.fail("%s has layout version %s, older than any this host reads (major %d)", what, h.Version, major)
 	case uintptr(h.Size) < minSize:
 		r.fail("%s says it is %d bytes, but its version %s needs at least %d", what, h.Size, h.Version, minSize)
+	case h.Size > maxStructSize:
+		r.fail("%s says it is %d bytes, more than the %d any ABI struct may be: the size is broken", what, h.Size, maxStructSize)
 	default:
 		return true
 	}
@@ -577,12 +588,12 @@ func (r *reader) info(ci *C.dynop_plugin_info) (plugin.Info, uint32) {
 		return plugin.Info{}, 0
 	}
 	info := plugin.Info{
-		ID:          C.GoString(ci.id),
+		ID:          r.str("plugin info: id", ci.id),
 		Version:     versionOf(ci.plugin_version),
 		APIVersion:  versionOf(ci.api_version),
-		Description: goString(ci.description),
-		Author:      goString(ci.author),
-		Build:       goString(ci.build),
+		Description: r.str("plugin info: description", ci.description),
+		Author:      r.str("plugin info: author", ci.author),
+		Build:       r.str("plugin info: build", ci.build),
 	}
 	if info.APIVersion.IsZero() {
 		r.fail("plugin %q: api_version is 0.0.0; set it to DYNOP_API_VERSION", info.ID)
@@ -602,18 +613,18 @@ func (r *reader) info(ci *C.dynop_plugin_info) (plugin.Info, uint32) {
 			break
 		}
 		if desc, ok := r.desc(what+".iface", n.iface); ok {
-			info.Needs = append(info.Needs, plugin.Need{Plugin: C.GoString(n.plugin), Interface: desc})
+			info.Needs = append(info.Needs, plugin.Need{Plugin: r.str(what+".plugin", n.plugin), Interface: desc})
 		}
 	}
 	if rq := ci.requirements; rq != nil && r.check("requirements", unsafe.Pointer(rq), &C.dynop_loader_requirements_type,
 		C.DYNOP_REQUIREMENTS_VERSION_MAJOR, uintptr(C.dynop_loader_min_requirements)) {
 		info.Requirements = plugin.Requirements{
-			OS:           splitList(rq.os),
+			OS:           r.list("requirements.os", rq.os),
 			MinOSVersion: versionOf(rq.min_os_version),
-			Arch:         splitList(rq.arch),
-			CPUFeatures:  splitList(rq.cpu_features),
+			Arch:         r.list("requirements.arch", rq.arch),
+			CPUFeatures:  r.list("requirements.cpu_features", rq.cpu_features),
 		}
-		gpu := plugin.GPURequirements{Vendor: goString(rq.gpu_vendor), MinArch: versionOf(rq.gpu_min_arch), MinDriver: versionOf(rq.gpu_min_driver)}
+		gpu := plugin.GPURequirements{Vendor: r.str("requirements.gpu_vendor", rq.gpu_vendor), MinArch: versionOf(rq.gpu_min_arch), MinDriver: versionOf(rq.gpu_min_driver)}
 		if gpu != (plugin.GPURequirements{}) {
 			info.Requirements.GPU = &gpu
 		}
@@ -631,7 +642,7 @@ func (r *reader) desc(what string, d *C.dynop_interface_desc) (iface.Desc, bool)
 		r.fail("%s: name is NULL", what)
 		return iface.Desc{}, false
 	}
-	return iface.Desc{UID: uidOf(&d.uid), Name: C.GoString(d.name), Version: versionOf(d.version)}, true
+	return iface.Desc{UID: uidOf(&d.uid), Name: r.str(what+": name", d.name), Version: versionOf(d.version)}, true
 }
 
 // maxCount bounds the counts in a plugin's info: more interfaces or needs
@@ -655,18 +666,62 @@ func cArray[T any](p **T, n C.uint32_t, r *reader, what string) []*T {
 	return unsafe.Slice(p, int(n))
 }
 
-func goString(s *C.char) string {
+// maxStructSize bounds the size in an ABI struct's header. The structs
+// are a few hundred bytes and grow by members at the end; a larger size is
+// a broken header, and as an array's stride it would send the reader far
+// outside the plugin's data.
+const maxStructSize = 4 << 10
+
+// maxString bounds the length of a string the host reads from a plugin:
+// names, docs, descriptions and messages. A longer one is an ABI
+// violation in an info (most likely a missing NUL), and is cut short in a
+// message.
+const maxString = 64 << 10
+
+// cString returns the NUL-terminated C string at s, at most max bytes of
+// it, and whether its end was found within them.
+func cString(s *C.char, max int) (string, bool) {
 	if s == nil {
+		return "", true
+	}
+	n := int(C.strnlen(s, C.size_t(max)))
+	return C.GoStringN(s, C.int(n)), n < max
+}
+
+// goString returns the C string at s ("" for NULL), cut short after
+// maxString bytes: for messages, which a plugin may get wrong without
+// harm.
+func goString(s *C.char) string {
+	str, _ := cString(s, maxString)
+	return str
+}
+
+// str returns the C string at s ("" for NULL); one of maxString bytes or
+// more fails the read.
+func (r *reader) str(what string, s *C.char) string {
+	str, ok := cString(s, maxString)
+	if !ok {
+		r.fail("%s is longer than %d bytes, or not NUL-terminated", what, maxString)
 		return ""
 	}
-	return C.GoString(s)
+	return str
+}
+
+// list splits the comma-separated C list at s, as [splitList] does, read
+// as [reader.str] reads strings.
+func (r *reader) list(what string, s *C.char) []string {
+	return splitItems(r.str(what, s))
 }
 
 // splitList splits a comma-separated C list into its trimmed, non-empty
 // items.
-func splitList(s *C.char) []string {
+func splitList(s *C.char) []string { return splitItems(goString(s)) }
+
+// splitItems splits a comma-separated list into its trimmed, non-empty
+// items.
+func splitItems(s string) []string {
 	var out []string
-	for item := range strings.SplitSeq(goString(s), ",") {
+	for item := range strings.SplitSeq(s, ",") {
 		if item = strings.TrimSpace(item); item != "" {
 			out = append(out, item)
 		}

@@ -38,19 +38,22 @@ func (r *reader) operators(ci *C.dynop_plugin_info) []op.Schema {
 			r.fail("%s: name is NULL", what)
 			break
 		}
-		what = fmt.Sprintf("operator %q", C.GoString(cs.name))
+		name := r.str(what+": name", cs.name)
+		what = fmt.Sprintf("operator %q", name)
 		s := op.Schema{
-			Name:           C.GoString(cs.name),
-			Doc:            goString(cs.doc),
+			Name:           name,
+			Doc:            r.str(what+": doc", cs.doc),
 			OptionalInputs: int(cs.optional_inputs),
 		}
-		for _, d := range splitList(cs.devices) {
+		for _, d := range r.list(what+": devices", cs.devices) {
 			s.Devices = append(s.Devices, op.Device(d))
 		}
 		for j, p := range structArray(r, what+" inputs", unsafe.Pointer(cs.inputs), cs.input_count, &C.dynop_loader_input_type, C.DYNOP_OP_INPUT_VERSION_MAJOR, C.dynop_loader_min_input) {
 			ci := (*C.dynop_op_input)(p)
-			in := op.Input{Name: goString(ci.name), Doc: goString(ci.doc), Layouts: splitList(ci.layouts), NDim: int(ci.ndim)}
-			for _, name := range splitList(ci.dtypes) {
+			inWhat := fmt.Sprintf("%s input %d", what, j)
+			in := op.Input{Name: r.str(inWhat+": name", ci.name), Doc: r.str(inWhat+": doc", ci.doc),
+				Layouts: r.list(inWhat+": layouts", ci.layouts), NDim: int(ci.ndim)}
+			for _, name := range r.list(inWhat+": dtypes", ci.dtypes) {
 				dt, err := tensor.ParseDType(name)
 				if err != nil {
 					r.fail("%s input %d: %v", what, j, err)
@@ -61,10 +64,11 @@ func (r *reader) operators(ci *C.dynop_plugin_info) []op.Schema {
 		}
 		for _, p := range structArray(r, what+" outputs", unsafe.Pointer(cs.outputs), cs.output_count, &C.dynop_loader_output_type, C.DYNOP_OP_OUTPUT_VERSION_MAJOR, C.dynop_loader_min_output) {
 			co := (*C.dynop_op_output)(p)
-			s.Outputs = append(s.Outputs, op.Output{Name: goString(co.name), Doc: goString(co.doc), Layout: goString(co.layout)})
+			s.Outputs = append(s.Outputs, op.Output{Name: r.str(what+" output: name", co.name), Doc: r.str(what+" output: doc", co.doc),
+				Layout: r.str(what+" output: layout", co.layout)})
 		}
 		for j, p := range structArray(r, what+" args", unsafe.Pointer(cs.args), cs.arg_count, &C.dynop_loader_arg_type, C.DYNOP_OP_ARG_VERSION_MAJOR, C.dynop_loader_min_arg) {
-			if a, err := readArg((*C.dynop_op_arg)(p)); err != nil {
+			if a, err := r.arg(fmt.Sprintf("%s arg %d", what, j), (*C.dynop_op_arg)(p)); err != nil {
 				r.fail("%s arg %d: %v", what, j, err)
 			} else {
 				s.Args = append(s.Args, a)
@@ -75,14 +79,14 @@ func (r *reader) operators(ci *C.dynop_plugin_info) []op.Schema {
 	return out
 }
 
-// readArg converts one C argument description.
-func readArg(ca *C.dynop_op_arg) (op.Arg, error) {
+// arg converts one C argument description.
+func (r *reader) arg(what string, ca *C.dynop_op_arg) (op.Arg, error) {
 	a := op.Arg{
-		Name:       goString(ca.name),
-		Doc:        goString(ca.doc),
+		Name:       r.str(what+": name", ca.name),
+		Doc:        r.str(what+": doc", ca.doc),
 		Type:       op.Type(ca._type),
 		Required:   ca.flags&C.DYNOP_ARG_REQUIRED != 0,
-		Deprecated: splitList(ca.deprecated),
+		Deprecated: r.list(what+": deprecated", ca.deprecated),
 	}
 	if ca.flags&C.DYNOP_ARG_HAS_MIN != 0 {
 		a.Min = op.Bounds(float64(ca.min))
@@ -91,14 +95,17 @@ func readArg(ca *C.dynop_op_arg) (op.Arg, error) {
 		a.Max = op.Bounds(float64(ca.max))
 	}
 	if ca.default_value != nil {
-		if err := decodeJSON(C.GoString(ca.default_value), &a.Default); err != nil {
+		if err := decodeJSON(r.str(what+": default_value", ca.default_value), &a.Default); err != nil {
 			return a, fmt.Errorf("argument %q: default_value is not JSON: %v", a.Name, err)
 		}
 	}
 	if ca.allowed != nil {
-		if err := decodeJSON(C.GoString(ca.allowed), &a.Allowed); err != nil {
+		if err := decodeJSON(r.str(what+": allowed", ca.allowed), &a.Allowed); err != nil {
 			return a, fmt.Errorf("argument %q: allowed is not a JSON array: %v", a.Name, err)
 		}
+	}
+	if r.err != nil {
+		return a, r.err
 	}
 	return a, a.Normalize()
 }
@@ -252,7 +259,7 @@ func readVariantList(r *reader, what string, p unsafe.Pointer, n C.uint32_t) ([]
 		if cv.name == nil || cv.fn == nil {
 			return nil, nil, fmt.Errorf("%s[%d]: name or fn is NULL", what, i)
 		}
-		desc[i] = dispatch.Variant{Name: C.GoString(cv.name), Needs: dispatch.Features(cv.features)}
+		desc[i] = dispatch.Variant{Name: goString(cv.name), Needs: dispatch.Features(cv.features)}
 		out[i] = cVariant{Variant: op.Variant{Name: desc[i].Name, Needs: desc[i].Needs}, fn: unsafe.Pointer(cv.fn)}
 	}
 	if err := dispatch.Check(desc); err != nil {
@@ -453,7 +460,7 @@ type nativeImpl struct {
 }
 
 const (
-	maxNDim     = C.DYNOP_MAX_NDIM
+	maxNDim     = tensor.MaxNDim
 	argPointers = C.DYNOP_LOADER_ARG_POINTERS
 )
 
@@ -637,8 +644,11 @@ func (im *nativeImpl) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
 			ct := &ts[k]
 			dt := tensor.DType{Code: tensor.Code(ct.dtype.code), Bits: uint8(ct.dtype.bits), Lanes: uint16(ct.dtype.lanes)}
 			nd := int(ct.ndim)
-			if nd < 0 || nd > maxNDim || dt.Size() == 0 {
-				return nil, fmt.Errorf("native: plugin %q: setup (sample %d): %w: output %d has ndim %d and dtype %s", id, j, ErrABI, i, nd, dt)
+			if nd < 0 || nd > maxNDim {
+				return nil, fmt.Errorf("native: plugin %q: setup (sample %d): %w: output %d has ndim %d, not 0 to DYNOP_MAX_NDIM (%d)", id, j, ErrABI, i, nd, maxNDim)
+			}
+			if !dt.Known() {
+				return nil, fmt.Errorf("native: plugin %q: setup (sample %d): %w: output %d has dtype %s, which is not a DLPack type this host knows", id, j, ErrABI, i, dt)
 			}
 			if j == 0 {
 				d.DType = dt
@@ -703,3 +713,7 @@ func tensorLayout() [8]uintptr {
 	return [8]uintptr{C.sizeof_dynop_tensor, unsafe.Offsetof(t.data), unsafe.Offsetof(t.device), unsafe.Offsetof(t.ndim),
 		unsafe.Offsetof(t.dtype), unsafe.Offsetof(t.shape), unsafe.Offsetof(t.strides), unsafe.Offsetof(t.byte_offset)}
 }
+
+// cMaxNDim returns DYNOP_MAX_NDIM as the C compiler sees it, so that a
+// test keeps tensor.MaxNDim in step.
+func cMaxNDim() int { return C.DYNOP_MAX_NDIM }

@@ -11,6 +11,7 @@ import (
 	"github.com/dynop/dynop/internal/cbuild"
 	"github.com/dynop/dynop/loader/native"
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/plugin"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -194,13 +195,27 @@ func TestNativeOperatorBadPlugins(t *testing.T) {
 		{"-DTWICE", true, []string{`register_operator "test.Nop" (cpu)`, "registered already"}},
 		{"-DBAD_DEFAULT", false, []string{`operator "test.Args" arg 0`, "default_value is not JSON"}},
 		{"-DBAD_STRIDE", false, []string{"outputs[1] says it is", "elements of one array have one size"}},
+		// The audit's hostile infos (issue 21, items 6 and 8): each is
+		// refused where it enters, in the scanner child, naming the field.
+		{"-DHUGE_STRIDE", false, []string{"outputs[0] says it is 1073741824 bytes, more than the 4096 any ABI struct may be"}},
+		{"-DUNTERMINATED", false, []string{"plugin info: description is longer than 65536 bytes, or not NUL-terminated"}},
+		{"-DBAD_ARG_TYPE", false, []string{"invalid info", `operator "test.Args"`, `argument "f": unknown type 99`}},
+		{"-DBIG_NDIM", false, []string{"invalid info", `input "in": ndim 1000 is not between 0 (any) and 16 (DYNOP_MAX_NDIM)`}},
+		{"-DLONG_ID", false, []string{"invalid info", "is 10016 bytes long, more than 128", `plugin id "dynop.plugin.opsoooooooooooooooooooooooo…"`}},
 	} {
 		t.Run(c.define, func(t *testing.T) {
 			h := openHost(t, []string{opsPlugin(t, c.define)})
 			if !c.start {
 				broken := broken(h)
-				if len(broken) != 1 || !errors.Is(broken[0].Err, native.ErrABI) {
-					t.Fatalf("broken %v, want one ErrABI", broken)
+				sentinel := native.ErrABI
+				if strings.Contains(strings.Join(c.expect, " "), "invalid info") {
+					sentinel = plugin.ErrInvalid
+				}
+				if len(broken) != 1 || !errors.Is(broken[0].Err, sentinel) {
+					t.Fatalf("broken %v, want one wrapping %v", broken, sentinel)
+				}
+				if len(broken[0].Err.Error()) > 2000 {
+					t.Errorf("the error is %d bytes long; it should quote the plugin, not all of it", len(broken[0].Err.Error()))
 				}
 				for _, f := range c.expect {
 					if !strings.Contains(broken[0].Err.Error(), f) {
@@ -232,8 +247,22 @@ func TestNativeOperatorBadPlugins(t *testing.T) {
 		defer in.Close()
 		x, _ := tensor.New(tensor.Uint8, 2)
 		_, err = in.Setup([]*tensor.Batch{mustBatch(t, x)})
-		if !errors.Is(err, native.ErrABI) || !strings.Contains(err.Error(), "output 0 has ndim 99") {
+		if !errors.Is(err, native.ErrABI) || !strings.Contains(err.Error(), "output 0 has ndim 99, not 0 to DYNOP_MAX_NDIM (16)") {
 			t.Errorf("setup with 99 dimensions: %v", err)
+		}
+	})
+	// An output of dtype code 99 was allocated and run (issue 21, item 8).
+	t.Run("-DBAD_DTYPE", func(t *testing.T) {
+		h := openHost(t, []string{opsPlugin(t, "-DBAD_DTYPE")})
+		in, err := h.NewOperator(ctx, "test.Nop", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer in.Close()
+		x, _ := tensor.New(tensor.Uint8, 2)
+		_, err = in.Setup([]*tensor.Batch{mustBatch(t, x)})
+		if !errors.Is(err, native.ErrABI) || !strings.Contains(err.Error(), "output 0 has dtype dtype(code=99,bits=8,lanes=1), which is not a DLPack type this host knows") {
+			t.Errorf("setup with dtype code 99: %v", err)
 		}
 	})
 }

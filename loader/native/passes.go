@@ -42,7 +42,7 @@ func (r *reader) passes(ci *C.dynop_plugin_info) []graph.PassDesc {
 			r.fail("%s: name is NULL", what)
 			break
 		}
-		name := C.GoString(cd.name)
+		name := r.str(what+": name", cd.name)
 		kind, ok := passKinds[cd.kind]
 		if !ok {
 			r.fail("%s (pass %q): kind is %d, not DYNOP_PASS_POPULATE (1), DYNOP_PASS_PARTITION (2) or DYNOP_PASS_GLOBAL (3)",
@@ -52,9 +52,9 @@ func (r *reader) passes(ci *C.dynop_plugin_info) []graph.PassDesc {
 		out = append(out, graph.PassDesc{
 			Name:     name,
 			Kind:     kind,
-			Match:    goString(cd.match),
+			Match:    r.str(what+": match", cd.match),
 			Priority: int(cd.priority),
-			Doc:      goString(cd.doc),
+			Doc:      r.str(what+": doc", cd.doc),
 		})
 	}
 	return out
@@ -81,7 +81,7 @@ func (s *session) registerPass(cp *C.dynop_pass) error {
 	if cp.name == nil {
 		return fmt.Errorf("native: plugin %q: register_pass: %w: name is NULL", s.p.info.ID, ErrABI)
 	}
-	name := C.GoString(cp.name)
+	name := goString(cp.name)
 	desc, declared := s.p.info.Pass(name)
 	if declared && cp.run == nil {
 		return fmt.Errorf("native: plugin %q: register_pass %q: %w: run is NULL", s.p.info.ID, name, ErrABI)
@@ -331,7 +331,7 @@ func (r *passRun) node(what string, i uint32) (*graph.Node, error) {
 func dynopGoPassSetOperator(h C.uintptr_t, node C.uint32_t, name, args *C.char, buf *C.char, n C.size_t) (rc C.dynop_result) {
 	defer catch("set_operator", &rc, buf, n)
 	r := runOf(h)
-	if err := r.setOperator(uint32(node), C.GoString(name), args); err != nil {
+	if err := r.setOperator(uint32(node), goString(name), args); err != nil {
 		return r.fail(err, buf, n)
 	}
 	return C.DYNOP_OK
@@ -346,7 +346,7 @@ func (r *passRun) setOperator(i uint32, name string, cargs *C.char) error {
 	args := n.Args
 	if cargs != nil {
 		var v any
-		text := C.GoString(cargs)
+		text := goString(cargs)
 		if err := decodeJSON(text, &v); err != nil {
 			return callErrorf(ErrorInvalidArgument, "%s: args_json is not JSON: %v", what, err)
 		}
@@ -370,7 +370,7 @@ func (r *passRun) setOperator(i uint32, name string, cargs *C.char) error {
 func dynopGoPassGroup(h C.uintptr_t, name *C.char, nodes *C.uint32_t, count C.uint32_t, buf *C.char, n C.size_t) (rc C.dynop_result) {
 	defer catch("group", &rc, buf, n)
 	r := runOf(h)
-	if err := r.group(C.GoString(name), nodes, uint32(count)); err != nil {
+	if err := r.group(goString(name), nodes, uint32(count)); err != nil {
 		return r.fail(err, buf, n)
 	}
 	return C.DYNOP_OK

@@ -12,6 +12,13 @@
  * test.Nop twice), BAD_DEFAULT (a default that is not JSON), BAD_STRIDE
  * (elements of one array with different sizes), BAD_SETUP (setup gives an
  * output 99 dimensions), SLOW (test.Nop's run takes 300 ms).
+ *
+ * The audit's hostile infos: HUGE_STRIDE (an output array whose first
+ * element says it is 1 GiB, so the second would be read 1 GiB away),
+ * BAD_ARG_TYPE (an argument of type 99), BIG_NDIM (an input of ndim 1000),
+ * LONG_ID (a plugin id of 10,000 bytes), BAD_DTYPE (setup gives an output
+ * the dtype code 99), UNTERMINATED (a description of 70,000 bytes with no
+ * NUL in them).
  */
 #ifdef SLOW
 #define _POSIX_C_SOURCE 200809L
@@ -40,6 +47,9 @@ static dynop_result same_shape(void *inst, const dynop_tensor *in, uint32_t nin,
     int32_t i;
     (void)inst, (void)nin, (void)nout;
     out->dtype = in->dtype;
+#ifdef BAD_DTYPE
+    out->dtype.code = 99;
+#endif
 #ifdef BAD_SETUP
     out->ndim = 99;
 #else
@@ -142,15 +152,31 @@ DYNOP_EXPORT int dynop_test_destroyed(void) { return destroyed; }
 
 /* ---- schemas ---- */
 
+#ifdef BIG_NDIM
+#define INPUT_NDIM 1000
+#else
+#define INPUT_NDIM 0
+#endif
 static const dynop_op_input any_input[] = {
-    {DYNOP_OP_INPUT_HEADER, "in", "Anything.", NULL, NULL, 0},
+    {DYNOP_OP_INPUT_HEADER, "in", "Anything.", NULL, NULL, INPUT_NDIM},
 };
 static const dynop_op_output one_output[] = {
+#ifdef HUGE_STRIDE
+    {{DYNOP_OP_OUTPUT_TYPE, DYNOP_OP_OUTPUT_VERSION, 1u << 30}, "out", "The result.", NULL},
+#else
     {DYNOP_OP_OUTPUT_HEADER, "out", "The result.", NULL},
-#ifdef BAD_STRIDE
+#endif
+#if defined(BAD_STRIDE) || defined(HUGE_STRIDE)
     {{DYNOP_OP_OUTPUT_TYPE, DYNOP_OP_OUTPUT_VERSION, (uint32_t)sizeof(dynop_op_output) + 8}, "x", "y", NULL},
 #endif
 };
+#ifdef BAD_ARG_TYPE
+#define F_TYPE 99 /* and no default, which would tell the type is wrong */
+#define F_DEFAULT NULL
+#else
+#define F_TYPE DYNOP_ARG_FLOAT
+#define F_DEFAULT "0.5"
+#endif
 static const dynop_op_arg echo_args[] = {
     {DYNOP_OP_ARG_HEADER, "i", "An int.", DYNOP_ARG_INT, DYNOP_ARG_HAS_MIN | DYNOP_ARG_HAS_MAX, 0, 100,
 #ifdef BAD_DEFAULT
@@ -159,7 +185,7 @@ static const dynop_op_arg echo_args[] = {
      "7",
 #endif
      NULL, "old_i"},
-    {DYNOP_OP_ARG_HEADER, "f", "A float.", DYNOP_ARG_FLOAT, 0, 0, 0, "0.5", NULL, NULL},
+    {DYNOP_OP_ARG_HEADER, "f", "A float.", F_TYPE, 0, 0, 0, F_DEFAULT, NULL, NULL},
     {DYNOP_OP_ARG_HEADER, "b", "A bool.", DYNOP_ARG_BOOL, 0, 0, 0, "false", NULL, NULL},
     {DYNOP_OP_ARG_HEADER, "s", "A string.", DYNOP_ARG_STRING, 0, 0, 0, "\"linear\"", "[\"linear\", \"cubic\"]", NULL},
     {DYNOP_OP_ARG_HEADER, "d", "A dtype.", DYNOP_ARG_DTYPE, 0, 0, 0, "\"uint8\"", NULL, NULL},
@@ -167,7 +193,7 @@ static const dynop_op_arg echo_args[] = {
     {DYNOP_OP_ARG_HEADER, "sl", "Strings.", DYNOP_ARG_STRING_LIST, 0, 0, 0, NULL, NULL, NULL},
 };
 
-#ifdef BAD_STRIDE
+#if defined(BAD_STRIDE) || defined(HUGE_STRIDE)
 #define OUTPUTS 2
 #else
 #define OUTPUTS 1
@@ -191,12 +217,29 @@ static const dynop_operator args_op = DYNOP_OPERATOR("test.Args", "cpu", NULL, a
 static const dynop_operator undeclared_op = DYNOP_OPERATOR("test.Ghost", "cpu", NULL, nop_create, same_shape, nop_run, NULL);
 #endif
 
-static const dynop_plugin_info info = {
+static dynop_plugin_info info = {
     DYNOP_PLUGIN_INFO_HEADER, DYNOP_API_VERSION, "dynop.plugin.ops", DYNOP_V(1, 0, 0), "Operator fixture.", NULL, NULL, 0,
     0, NULL, 0, NULL, NULL, 3, schemas, 0, NULL,
 };
 
-static const dynop_plugin_info *get_info(void) { return &info; }
+#ifdef UNTERMINATED
+static char endless[70000];
+#endif
+#ifdef LONG_ID
+static char long_id[16 + 10000 + 1] = "dynop.plugin.ops";
+#endif
+
+static const dynop_plugin_info *get_info(void) {
+#ifdef LONG_ID
+    memset(long_id + 16, 'o', 10000); /* a valid id but for its length */
+    info.id = long_id;
+#endif
+#ifdef UNTERMINATED
+    memset(endless, 'x', sizeof endless); /* no NUL; what follows is whatever the linker put there */
+    info.description = endless;
+#endif
+    return &info;
+}
 
 static dynop_result reg(const dynop_host *host, const dynop_operator *op) {
     dynop_result rc = host->register_operator(host, op);
