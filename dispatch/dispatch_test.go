@@ -1,6 +1,7 @@
 package dispatch_test
 
 import (
+	"errors"
 	"runtime"
 	"slices"
 	"testing"
@@ -213,7 +214,10 @@ func TestCheck(t *testing.T) {
 		{[]dispatch.Variant{{"a", 0}, {"a", 0}}, []string{`"a" used twice`}},
 		{[]dispatch.Variant{{"a", 1 << 63}}, []string{"unknown feature bits 0x8000000000000000"}},
 	} {
-		testutil.WantErr(t, dispatch.Check(c.vs), dispatch.ErrNoVariant, c.wants...)
+		testutil.WantErr(t, dispatch.Check(c.vs), dispatch.ErrVariantList, c.wants...)
+		if errors.Is(dispatch.Check(c.vs), dispatch.ErrNoVariant) {
+			t.Errorf("Check(%v) says no variant runs here; the list is malformed", c.vs)
+		}
 	}
 }
 

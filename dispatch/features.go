@@ -40,8 +40,8 @@ import (
 var (
 	// ErrUnknownFeature: a feature name dispatch does not know.
 	ErrUnknownFeature = errors.New("unknown CPU feature")
-	// ErrNoVariant: no variant of a function can run here, or the list is
-	// malformed.
+	// ErrNoVariant: no variant of a function can run here (a malformed
+	// list is [ErrVariantList]).
 	ErrNoVariant = errors.New("no runnable variant")
 )
 

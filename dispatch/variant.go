@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -84,21 +85,26 @@ func (c Choice) Chosen() (s Status, ok bool) {
 	return c.Variants[c.Index], true
 }
 
+// ErrVariantList: a list of variants is malformed — empty, a name that is
+// not valid or is used twice, a feature bit dispatch does not know. It is
+// the author's mistake, not this machine's lack ([ErrNoVariant]).
+var ErrVariantList = errors.New("malformed list of variants")
+
 // Check verifies that vs is a usable list of variants: at least one, each
 // with a valid, unique name (a letter, then letters, digits and '_') and
-// only features dispatch knows. Errors wrap [ErrNoVariant].
+// only features dispatch knows. Errors wrap [ErrVariantList].
 func Check(vs []Variant) error {
 	if len(vs) == 0 {
-		return fmt.Errorf("%w: the list of variants is empty", ErrNoVariant)
+		return fmt.Errorf("%w: it is empty", ErrVariantList)
 	}
 	for i, v := range vs {
 		switch {
 		case !validName(v.Name):
-			return fmt.Errorf("%w: variant %d: name %q: want a letter, then letters, digits and '_'", ErrNoVariant, i, v.Name)
+			return fmt.Errorf("%w: variant %d: name %q: want a letter, then letters, digits and '_'", ErrVariantList, i, v.Name)
 		case indexOf(vs[:i], v.Name) >= 0:
-			return fmt.Errorf("%w: variant name %q used twice", ErrNoVariant, v.Name)
+			return fmt.Errorf("%w: variant name %q used twice", ErrVariantList, v.Name)
 		case v.Needs.Unknown() != 0:
-			return fmt.Errorf("%w: variant %q needs unknown feature bits %#x", ErrNoVariant, v.Name, uint64(v.Needs.Unknown()))
+			return fmt.Errorf("%w: variant %q needs unknown feature bits %#x", ErrVariantList, v.Name, uint64(v.Needs.Unknown()))
 		}
 	}
 	return nil

@@ -385,6 +385,7 @@ var sentinels = map[string]error{
 	"pipeline.ErrNothing":        pipeline.ErrNothing,
 	"dispatch.ErrUnknownFeature": dispatch.ErrUnknownFeature,
 	"dispatch.ErrNoVariant":      dispatch.ErrNoVariant,
+	"dispatch.ErrVariantList":    dispatch.ErrVariantList,
 	"tensor.ErrInvalid":          tensor.ErrInvalid,
 	"image.ErrDecode":            image.ErrDecode,
 	"image.ErrEncode":            image.ErrEncode,

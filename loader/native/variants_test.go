@@ -3,6 +3,7 @@ package native_test
 import (
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dynop/dynop"
@@ -226,6 +227,13 @@ func TestNativeVariantListErrors(t *testing.T) {
 		h := openVariants(t, variantsPlugin(t, c.define), avx512Machine, "", false)
 		_, err := h.NewOperator(ctx, "test.AddOne", nil)
 		testutil.WantErr(t, err, native.ErrABI, `register_operator "test.AddOne"`, c.want)
+		// A malformed list is the plugin's mistake, not this CPU's lack.
+		if strings.Contains(err.Error(), "no runnable variant") {
+			t.Errorf("%s: %v: says no variant runs here; the list is malformed", c.define, err)
+		}
+		if c.define != "-DNULL_FN" && c.define != "-DRUN_TOO" && !strings.Contains(err.Error(), "variants: malformed list of variants: ") {
+			t.Errorf("%s: %v: does not say the list is malformed", c.define, err)
+		}
 	}
 }
 
