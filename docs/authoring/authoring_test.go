@@ -751,6 +751,7 @@ var sentinels = map[string]error{
 	"dynop.ErrUnsupported":       dynop.ErrUnsupported,
 	"dynop.ErrVersion":           dynop.ErrVersion,
 	"native.ErrABI":              native.ErrABI,
+	"native.ErrBounds":           native.ErrBounds,
 	"native.ErrLoad":             native.ErrLoad,
 	"op.ErrArgument":             op.ErrArgument,
 	"sign.ErrUnknownKey":         sign.ErrUnknownKey,

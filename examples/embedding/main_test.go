@@ -363,6 +363,7 @@ var sentinels = map[string]error{
 	"sign.ErrUnknownKey":         sign.ErrUnknownKey,
 	"sign.ErrKey":                sign.ErrKey,
 	"native.ErrABI":              native.ErrABI,
+	"native.ErrBounds":           native.ErrBounds,
 	"native.ErrLoad":             native.ErrLoad,
 	"wasm.ErrABI":                wasm.ErrABI,
 	"wasm.ErrTrap":               wasm.ErrTrap,

@@ -297,7 +297,7 @@ func (o *nativeOp) create(vals *op.Values) (op.Impl, error) {
 	defer o.sess.leave()
 	mem := newCMem(o.schema, vals)
 	defer mem.free()
-	impl := &nativeImpl{op: o}
+	impl := &nativeImpl{op: o, checked: checkBounds()}
 	impl.buf = (*C.char)(C.calloc(errBufSize+4, 1))
 	impl.failed = (*C.uint32_t)(unsafe.Add(unsafe.Pointer(impl.buf), errBufSize))
 	if impl.buf == nil || mem.failed {
@@ -453,6 +453,7 @@ type nativeImpl struct {
 	ptrs       []unsafe.Pointer
 	pin        runtime.Pinner
 	closed     atomic.Bool
+	checked    bool // runs check the bounds of outputs (CheckBoundsEnv)
 
 	// The batches mem describes (after a Run), which the next Run with
 	// the same batches need not describe again: batches are immutable.
@@ -673,6 +674,9 @@ func (im *nativeImpl) Run(ctx context.Context, outputs, inputs []*tensor.Batch) 
 		return err
 	}
 	defer im.leave()
+	if im.checked {
+		return im.runChecked(outputs, inputs)
+	}
 	samples, nin, nout := op.Samples(inputs), len(inputs), len(outputs)
 	ts := unsafe.Slice((*C.dynop_tensor)(im.mem), samples*(nin+nout))
 	if !slices.Equal(inputs, im.laidIn) || !slices.Equal(outputs, im.laidOut) || len(im.laidIn)+len(im.laidOut) == 0 {

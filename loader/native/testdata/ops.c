@@ -18,7 +18,9 @@
  * BAD_ARG_TYPE (an argument of type 99), BIG_NDIM (an input of ndim 1000),
  * LONG_ID (a plugin id of 10,000 bytes), BAD_DTYPE (setup gives an output
  * the dtype code 99), UNTERMINATED (a description of 70,000 bytes with no
- * NUL in them).
+ * NUL in them). OVERRUN and UNDERRUN make test.Nop's run write past the
+ * end or before the start of its output (only for the bounds-checking mode's
+ * tests: without it, the write lands in the Go heap).
  */
 #ifdef SLOW
 #define _POSIX_C_SOURCE 200809L
@@ -60,9 +62,21 @@ static dynop_result same_shape(void *inst, const dynop_tensor *in, uint32_t nin,
 }
 
 static dynop_result nop_run(void *inst, const dynop_tensor *out, uint32_t nout, const dynop_tensor *in, uint32_t nin) {
+#if defined(OVERRUN) || defined(UNDERRUN)
+    unsigned char *d = (unsigned char *)out->data + out->byte_offset;
+    int64_t n = out->dtype.bits / 8 * out->dtype.lanes;
+    int32_t i;
+    for (i = 0; i < out->ndim; i++) n *= out->shape[i];
+#endif
 #ifdef SLOW
     struct timespec ts = {0, 300 * 1000 * 1000};
     nanosleep(&ts, NULL);
+#endif
+#ifdef OVERRUN
+    d[n + 2] = 0; /* three bytes past the end */
+#endif
+#ifdef UNDERRUN
+    d[-1] = 0; /* one byte before the start */
 #endif
     (void)inst, (void)out, (void)nout, (void)in, (void)nin;
     return DYNOP_OK;
