@@ -3,6 +3,7 @@ package wasm
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -130,22 +131,6 @@ func configOf(opts *dynop.Options) (config, error) {
 	return c, nil
 }
 
-// caches holds one wazero compilation cache per directory, shared by
-// every runtime of the process.
-var caches sync.Map // string → wazero.CompilationCache
-
-func compilationCache(dir string) (wazero.CompilationCache, error) {
-	if c, ok := caches.Load(dir); ok {
-		return c.(wazero.CompilationCache), nil
-	}
-	c, err := wazero.NewCompilationCacheWithDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("wasm: compilation cache %s: %w", dir, err)
-	}
-	actual, _ := caches.LoadOrStore(dir, c)
-	return actual.(wazero.CompilationCache), nil
-}
-
 // engine is a wazero runtime with the host modules instantiated and one
 // compiled plugin module: what a started plugin runs its instances on.
 type engine struct {
@@ -160,6 +145,7 @@ type engine struct {
 	// CompileTime is how long compiling (or loading it from the cache)
 	// took.
 	compileTime time.Duration
+	cache       wazero.CompilationCache // the compile's, closed with rt; nil without one
 }
 
 // newEngine compiles code, checking its imports and exports, for a
@@ -168,20 +154,30 @@ func newEngine(ctx context.Context, name string, code []byte, cfg config, caps [
 	// The memory limit is the allocator's (limitedMemory), which sees
 	// the grows it refuses.
 	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(cfg.timeout > 0)
-	if cfg.cacheDir != "" {
-		cache, err := compilationCache(cfg.cacheDir)
-		if err != nil {
-			return nil, err
-		}
-		rc = rc.WithCompilationCache(cache)
-	}
-	e := &engine{name: name, cfg: cfg, rt: wazero.NewRuntimeWithConfig(ctx, rc), caps: make(map[string]bool)}
+	e := &engine{name: name, cfg: cfg, caps: make(map[string]bool)}
 	for _, c := range caps {
 		e.caps[c] = true
 	}
+	var mc *moduleCache
+	var prepared time.Duration // preparing the cache
+	if cfg.cacheDir != "" {
+		// The cache is keyed by the digest of the very bytes compiled
+		// (cache.go): an entry made for other bytes does not verify.
+		start := time.Now()
+		var cerr error
+		if mc, cerr = openModuleCache(cfg.log, cfg.cacheDir, sha256.Sum256(code)); cerr != nil {
+			cfg.log.Warn("wasm: compiling without the compilation cache", "plugin", name, "err", cerr.Error())
+		} else {
+			rc = rc.WithCompilationCache(mc.wz)
+			e.cache = mc.wz
+			defer func() { mc.finish(e.compiled != nil) }()
+		}
+		prepared = time.Since(start)
+	}
+	e.rt = wazero.NewRuntimeWithConfig(ctx, rc)
 	defer func() {
 		if err != nil {
-			e.rt.Close(ctx)
+			e.close(ctx)
 		}
 	}()
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, e.rt); err != nil {
@@ -192,10 +188,19 @@ func newEngine(ctx context.Context, name string, code []byte, cfg config, caps [
 	}
 	start := time.Now()
 	e.compiled, err = e.rt.CompileModule(ctx, code)
+	if err != nil && mc != nil && mc.placed != "" {
+		// wazero could not use an entry that verified (only dynop
+		// writes those): compile from scratch; the new entry replaces it.
+		cfg.log.Warn("wasm: compilation cache: wazero could not use an entry; compiling the module again", "file", mc.entry, "err", err.Error())
+		mc.remove()
+		os.Remove(mc.placed)
+		mc.placed = ""
+		e.compiled, err = e.rt.CompileModule(ctx, code)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("wasm: %s: %w: %v", name, dynop.ErrFormat, err)
 	}
-	e.compileTime = time.Since(start)
+	e.compileTime = prepared + time.Since(start)
 	if err := checkImports(name, e.compiled, e.rt.Module(wasiModule)); err != nil {
 		return nil, err
 	}
@@ -210,7 +215,11 @@ func newEngine(ctx context.Context, name string, code []byte, cfg config, caps [
 
 // close closes the runtime and every instance on it.
 func (e *engine) close(ctx context.Context) error {
-	return e.rt.Close(context.WithoutCancel(ctx))
+	err := e.rt.Close(context.WithoutCancel(ctx))
+	if e.cache != nil {
+		err = errors.Join(err, e.cache.Close(context.WithoutCancel(ctx)))
+	}
+	return err
 }
 
 // checkImports reports imports the host does not provide, naming each.

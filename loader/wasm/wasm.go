@@ -52,6 +52,18 @@
 // (default $XDG_CACHE_HOME/dynop/wasm), so the second start skips
 // compilation: [Plugin.CompileTime] says how long the last start took to
 // compile or load it.
+//
+// A cached module is native code, so the cache is authenticated: each
+// entry carries an HMAC-SHA256, keyed with a secret kept outside the
+// cache directory ($XDG_CONFIG_HOME/dynop/wasm-cache.key, mode 0600, made
+// on first use), over the SHA-256 of the module compiled and the code.
+// An entry that does not verify is logged, removed and compiled again, so
+// whoever can write the cache directory cannot swap one module's code for
+// another's. wazero reads compiled code only from a private directory
+// that dynop fills, per compile, with an entry that verified; wazero's own
+// directories from earlier versions are removed unread. Without a usable
+// key file (logged once) a process caches for itself only, in memory.
+// docs/WASM.md has the details.
 package wasm
 
 import (
