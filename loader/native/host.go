@@ -27,6 +27,7 @@ import (
 type session struct {
 	p    *Plugin
 	host plugin.Host
+	who  *C.dynop_loader_ident // the library's, for reports of crashes in its code
 
 	mu      sync.Mutex
 	step    string          // the entry point running: "register", "deregister" or ""

@@ -1,9 +1,12 @@
 /* loader.c — dlopen wrappers, entry-point trampolines and the host table's
  * C functions, which forward to the Go functions exported in host.go. */
+#define _GNU_SOURCE /* on_exit */
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "loader.h"
 #include "_cgo_export.h"
@@ -39,6 +42,206 @@ const size_t dynop_loader_min_pass = END_OF(dynop_pass, run);
 const size_t dynop_loader_operator_variants_end = END_OF(dynop_operator, variants);
 const size_t dynop_loader_min_variant = END_OF(dynop_variant, fn);
 
+/* ---- Whom to blame: the plugin call in flight on each thread ----
+ *
+ * Every trampoline into plugin code records, for its thread, which plugin
+ * (and file) it calls and what (register, an operator's run and sample, a
+ * pass); calls back into the host clear the record while Go runs. A fatal
+ * signal in plugin code then prints that record before Go's handler prints
+ * its dump, and an exit() from plugin code says who called it. */
+
+dynop_loader_ident *dynop_loader_new_ident(const char *file) {
+    dynop_loader_ident *w = (dynop_loader_ident *)calloc(1, sizeof *w);
+    if (w == NULL) return NULL;
+    w->file = strdup(file);
+    return w;
+}
+
+void dynop_loader_set_plugin(dynop_loader_ident *w, const char *plugin) {
+    char *p = strdup(plugin);
+    if (w == NULL) {
+        free(p);
+        return;
+    }
+    free(w->plugin);
+    w->plugin = p;
+}
+
+void dynop_loader_free_ident(dynop_loader_ident *w) {
+    if (w == NULL) return;
+    free(w->file);
+    free(w->plugin);
+    free(w);
+}
+
+typedef struct inflight {
+    const dynop_loader_ident *who;
+    const char *call; /* "register", "run", ... */
+    const char *name; /* the operator or pass, or NULL */
+    int64_t sample;   /* -1: none */
+} inflight;
+
+static _Thread_local const inflight *volatile current;
+
+#define ENTER_PLUGIN(w, c, n)                                 \
+    inflight here_ = {(w), (c), (n), -1};                      \
+    const inflight *saved_ = current;                          \
+    current = (w) != NULL ? &here_ : saved_
+#define LEAVE_PLUGIN() current = saved_
+
+/* IN_GO evaluates a call into Go with the thread's record cleared: a
+ * fault that Go turns into a panic there is Go's, not the plugin's. */
+#define IN_GO(call)                           \
+    ({                                        \
+        const inflight *go_saved_ = current;  \
+        current = NULL;                       \
+        __typeof__(call) go_r_ = (call);      \
+        current = go_saved_;                  \
+        go_r_;                                \
+    })
+#define IN_GO_VOID(call)                      \
+    do {                                      \
+        const inflight *go_saved_ = current;  \
+        current = NULL;                       \
+        call;                                 \
+        current = go_saved_;                  \
+    } while (0)
+
+/* A message built without malloc or stdio, for signal handlers. */
+typedef struct msgbuf {
+    char b[1024];
+    size_t n;
+} msgbuf;
+
+static void put(msgbuf *m, const char *s) {
+    size_t k = 0;
+    if (s == NULL) s = "(null)";
+    while (s[k] != 0 && k < 300 && m->n < sizeof m->b - 1) m->b[m->n++] = s[k++];
+}
+
+static void put_int(msgbuf *m, int64_t v) {
+    char d[24];
+    int k = 0;
+    uint64_t u = v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v;
+    if (v < 0) put(m, "-");
+    do {
+        d[k++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    while (k > 0 && m->n < sizeof m->b - 1) m->b[m->n++] = d[--k];
+}
+
+static void put_call(msgbuf *m, const inflight *f) {
+    put(m, "native plugin \"");
+    put(m, f->who->plugin != NULL ? f->who->plugin : "(not yet known)");
+    put(m, "\" (");
+    put(m, f->who->file);
+    put(m, "), during ");
+    if (f->name != NULL) {
+        put(m, f->name[0] == 0 ? "(unnamed)" : f->name);
+        put(m, " ");
+    }
+    put(m, f->call);
+    if (f->sample >= 0) {
+        put(m, ", sample ");
+        put_int(m, f->sample);
+    }
+}
+
+static void emit(msgbuf *m) {
+    ssize_t rc;
+    m->b[m->n++] = '\n';
+    rc = write(2, m->b, m->n);
+    (void)rc;
+}
+
+static const char *signal_name(int sig) {
+    switch (sig) {
+    case SIGSEGV: return "SIGSEGV (segmentation fault)";
+    case SIGBUS: return "SIGBUS (bus error)";
+    case SIGILL: return "SIGILL (illegal instruction)";
+    case SIGFPE: return "SIGFPE (arithmetic exception)";
+    case SIGABRT: return "SIGABRT (abort)";
+    case SIGSYS: return "SIGSYS (bad system call)";
+    }
+    return "a fatal signal";
+}
+
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS};
+#define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
+static struct sigaction previous[NFATAL];
+
+static void on_fatal(int sig, siginfo_t *info, void *uc) {
+    const inflight *f = current;
+    size_t i;
+    if (f != NULL) {
+        msgbuf m;
+        m.n = 0;
+        current = NULL; /* once: the handlers below may fault again */
+        put(&m, "dynop: ");
+        put(&m, signal_name(sig));
+        put(&m, " in ");
+        put_call(&m, f);
+        put(&m, "; the host process ends (what follows is the Go runtime's report)");
+        emit(&m);
+    }
+    /* Chain to the handler before ours: Go's, which turns a fault in Go
+     * code into a panic and reports any other. */
+    for (i = 0; i < NFATAL; i++) {
+        const struct sigaction *p = &previous[i];
+        if (fatal_signals[i] != sig) continue;
+        if (p->sa_flags & SA_SIGINFO) {
+            if (p->sa_sigaction != NULL) p->sa_sigaction(sig, info, uc);
+            return;
+        }
+        if (p->sa_handler == SIG_IGN) return;
+        if (p->sa_handler == SIG_DFL) {
+            /* The default action, once this handler returns: a fault
+             * faults again, a raised signal is raised again. */
+            signal(sig, SIG_DFL);
+            if (info == NULL || info->si_code <= 0) raise(sig);
+            return;
+        }
+        p->sa_handler(sig);
+        return;
+    }
+}
+
+static void on_plugin_exit(int status, void *arg) {
+    const inflight *f = current;
+    msgbuf m;
+    (void)arg;
+    if (f == NULL) return;
+    current = NULL;
+    m.n = 0;
+    put(&m, "dynop: exit(");
+    put_int(&m, status);
+    put(&m, ") called by ");
+    put_call(&m, f);
+    put(&m, ": the host process ends with it");
+    if (status == 0) put(&m, ", with status " DYNOP_LOADER_EXIT_STATUS_TEXT " instead of 0: nothing the host was doing finished");
+    emit(&m);
+    if (status == 0) {
+        fflush(NULL);
+        _exit(DYNOP_LOADER_EXIT_STATUS);
+    }
+}
+
+void dynop_loader_install_handlers(void) {
+    size_t i;
+    for (i = 0; i < NFATAL; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_fatal;
+        sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(fatal_signals[i], NULL, &previous[i]) != 0) continue;
+        sa.sa_mask = previous[i].sa_mask;
+        sigaction(fatal_signals[i], &sa, NULL);
+    }
+    on_exit(on_plugin_exit, NULL);
+}
+
 /* dlerror's state is per thread, and a goroutine may change threads
  * between two cgo calls: each wrapper reads dlerror in the same call. */
 static void copy_dlerror(char *err, size_t errcap, const char *what) {
@@ -46,14 +249,21 @@ static void copy_dlerror(char *err, size_t errcap, const char *what) {
     snprintf(err, errcap, "%s", e ? e : what);
 }
 
-void *dynop_loader_dlopen(const char *path, int global, int now, char *err, size_t errcap) {
-    void *lib = dlopen(path, (now ? RTLD_NOW : RTLD_LAZY) | (global ? RTLD_GLOBAL : RTLD_LOCAL));
+void *dynop_loader_dlopen(const dynop_loader_ident *who, const char *path, int global, int now, char *err,
+                          size_t errcap) {
+    void *lib;
+    ENTER_PLUGIN(who, "loading (its constructors)", NULL);
+    lib = dlopen(path, (now ? RTLD_NOW : RTLD_LAZY) | (global ? RTLD_GLOBAL : RTLD_LOCAL));
+    LEAVE_PLUGIN();
     if (lib == NULL) copy_dlerror(err, errcap, "dlopen failed");
     return lib;
 }
 
-int dynop_loader_dlclose(void *lib, char *err, size_t errcap) {
-    int rc = dlclose(lib);
+int dynop_loader_dlclose(const dynop_loader_ident *who, void *lib, char *err, size_t errcap) {
+    int rc;
+    ENTER_PLUGIN(who, "unloading (its destructors)", NULL);
+    rc = dlclose(lib);
+    LEAVE_PLUGIN();
     if (rc != 0) copy_dlerror(err, errcap, "dlclose failed");
     return rc;
 }
@@ -70,14 +280,22 @@ int dynop_loader_symbol_visible(const char *name) {
     return dlsym(RTLD_DEFAULT, name) != NULL;
 }
 
-dynop_function dynop_loader_get_function(void *entry, const char *name) {
+dynop_function dynop_loader_get_function(const dynop_loader_ident *who, void *entry, const char *name) {
     dynop_function (*get)(const char *);
+    dynop_function f;
+    ENTER_PLUGIN(who, "dynop_plugin_get_function", NULL);
     *(void **)(&get) = entry; /* POSIX: dlsym results convert this way */
-    return get(name);
+    f = get(name);
+    LEAVE_PLUGIN();
+    return f;
 }
 
-const dynop_plugin_info *dynop_loader_get_info(dynop_function f) {
-    return ((dynop_get_info_function)f)();
+const dynop_plugin_info *dynop_loader_get_info(const dynop_loader_ident *who, dynop_function f) {
+    const dynop_plugin_info *info;
+    ENTER_PLUGIN(who, "get_info", NULL);
+    info = ((dynop_get_info_function)f)();
+    LEAVE_PLUGIN();
+    return info;
 }
 
 /* While a thread runs an operator function or a pass, set_error writes
@@ -102,10 +320,12 @@ static error_sink enter_sink(char *buf, size_t cap) {
 
 static void leave_sink(error_sink saved) { sink = saved; }
 
-dynop_result dynop_loader_call_step(dynop_function f, const dynop_host *h) {
+dynop_result dynop_loader_call_step(dynop_function f, const dynop_host *h, const char *step) {
     dynop_result rc;
     error_sink saved = enter_sink(NULL, 0);
+    ENTER_PLUGIN(((const dynop_loader_host *)h)->who, step, NULL);
     rc = ((dynop_register_function)f)(h);
+    LEAVE_PLUGIN();
     leave_sink(saved);
     return rc;
 }
@@ -136,14 +356,14 @@ static dynop_result host_add_interface(const dynop_host *h, const void *iface) {
     last_error[0] = 0;
     if (h == NULL) return invalid("add_interface: host is NULL");
     if (iface == NULL) return invalid("add_interface: iface is NULL");
-    return done(dynopGoAddInterface(session_of(h), (void *)iface, last_error, sizeof last_error));
+    return done(IN_GO(dynopGoAddInterface(session_of(h), (void *)iface, last_error, sizeof last_error)));
 }
 
 static dynop_result host_remove_interface(const dynop_host *h, const dynop_uid *uid) {
     last_error[0] = 0;
     if (h == NULL) return invalid("remove_interface: host is NULL");
     if (uid == NULL) return invalid("remove_interface: uid is NULL");
-    return done(dynopGoRemoveInterface(session_of(h), (dynop_uid *)uid, last_error, sizeof last_error));
+    return done(IN_GO(dynopGoRemoveInterface(session_of(h), (dynop_uid *)uid, last_error, sizeof last_error)));
 }
 
 static dynop_result host_acquire(const dynop_host *h, const char *plugin_id, const dynop_uid *uid,
@@ -155,19 +375,19 @@ static dynop_result host_acquire(const dynop_host *h, const char *plugin_id, con
     if (iface == NULL || ref == NULL) return invalid("acquire: iface or ref is NULL");
     *iface = NULL;
     *ref = 0;
-    return done(dynopGoAcquire(session_of(h), (char *)plugin_id, (dynop_uid *)uid, &min_version,
-                               (void **)iface, ref, last_error, sizeof last_error));
+    return done(IN_GO(dynopGoAcquire(session_of(h), (char *)plugin_id, (dynop_uid *)uid, &min_version,
+                               (void **)iface, ref, last_error, sizeof last_error)));
 }
 
 static dynop_result host_release(const dynop_host *h, dynop_ref ref) {
     last_error[0] = 0;
     if (h == NULL) return invalid("release: host is NULL");
-    return done(dynopGoRelease(session_of(h), ref, last_error, sizeof last_error));
+    return done(IN_GO(dynopGoRelease(session_of(h), ref, last_error, sizeof last_error)));
 }
 
 static void host_log(const dynop_host *h, dynop_log_level level, const char *message) {
     if (h == NULL) return;
-    dynopGoLog(session_of(h), level, (char *)(message ? message : "(null)"));
+    IN_GO_VOID(dynopGoLog(session_of(h), level, (char *)(message ? message : "(null)")));
 }
 
 static void host_set_error(const dynop_host *h, const char *message) {
@@ -176,21 +396,21 @@ static void host_set_error(const dynop_host *h, const char *message) {
         return;
     }
     if (h == NULL) return;
-    dynopGoSetError(session_of(h), (char *)(message ? message : ""));
+    IN_GO_VOID(dynopGoSetError(session_of(h), (char *)(message ? message : "")));
 }
 
 static dynop_result host_register_operator(const dynop_host *h, const dynop_operator *op) {
     last_error[0] = 0;
     if (h == NULL) return invalid("register_operator: host is NULL");
     if (op == NULL) return invalid("register_operator: op is NULL");
-    return done(dynopGoRegisterOperator(session_of(h), (dynop_operator *)op, last_error, sizeof last_error));
+    return done(IN_GO(dynopGoRegisterOperator(session_of(h), (dynop_operator *)op, last_error, sizeof last_error)));
 }
 
 static dynop_result host_register_pass(const dynop_host *h, const dynop_pass *pass) {
     last_error[0] = 0;
     if (h == NULL) return invalid("register_pass: host is NULL");
     if (pass == NULL) return invalid("register_pass: pass is NULL");
-    return done(dynopGoRegisterPass(session_of(h), (dynop_pass *)pass, last_error, sizeof last_error));
+    return done(IN_GO(dynopGoRegisterPass(session_of(h), (dynop_pass *)pass, last_error, sizeof last_error)));
 }
 
 static dynop_cpu_features host_cpu_features(const dynop_host *h) {
@@ -204,8 +424,8 @@ static int32_t host_select_variant(const dynop_host *h, const char *name, const 
         invalid("select_variant: host, name or variants is NULL, or count is 0");
         return -1;
     }
-    return dynopGoSelectVariant(session_of(h), (char *)name, (dynop_variant *)variants, count, last_error,
-                                sizeof last_error);
+    return IN_GO(dynopGoSelectVariant(session_of(h), (char *)name, (dynop_variant *)variants, count, last_error,
+                                      sizeof last_error));
 }
 
 static const char *host_last_error(const dynop_host *h) {
@@ -213,7 +433,7 @@ static const char *host_last_error(const dynop_host *h) {
     return last_error;
 }
 
-dynop_loader_host *dynop_loader_new_host(uintptr_t session, dynop_cpu_features cpu) {
+dynop_loader_host *dynop_loader_new_host(uintptr_t session, dynop_cpu_features cpu, const dynop_loader_ident *who) {
     static const dynop_header header = DYNOP_HOST_HEADER;
     static const dynop_version api = DYNOP_API_VERSION;
     dynop_loader_host *h = (dynop_loader_host *)calloc(1, sizeof *h);
@@ -233,6 +453,7 @@ dynop_loader_host *dynop_loader_new_host(uintptr_t session, dynop_cpu_features c
     h->pub.select_variant = host_select_variant;
     h->session = session;
     h->cpu = cpu;
+    h->who = who;
     return h;
 }
 
@@ -242,12 +463,14 @@ void dynop_loader_free_host(dynop_loader_host *h) { free(h); }
  * so a batch costs one cgo call, with the message the plugin gives with
  * set_error going to err. */
 
-dynop_result dynop_loader_op_create(const dynop_operator *op, const dynop_arg *args, uint32_t n,
-                                    void **instance, char *err, size_t errcap) {
+dynop_result dynop_loader_op_create(const dynop_loader_ident *who, const dynop_operator *op, const dynop_arg *args,
+                                    uint32_t n, void **instance, char *err, size_t errcap) {
     dynop_result rc;
     error_sink saved = enter_sink(err, errcap);
+    ENTER_PLUGIN(who, "create", op->name);
     *instance = NULL;
     rc = op->create(op->user_data, args, n, instance);
+    LEAVE_PLUGIN();
     leave_sink(saved);
     return rc;
 }
@@ -261,10 +484,10 @@ dynop_result dynop_loader_op_create(const dynop_operator *op, const dynop_arg *a
  * arguments, which C may use for the call, instead of pinning them. The
  * other pointers, all to C memory, come as integers: cgo checks every
  * pointer argument, and these need no check. */
-dynop_result dynop_loader_op_call(int setup, uintptr_t op_, uintptr_t run_, uintptr_t instance, uint32_t samples,
-                                  uintptr_t in_, uint32_t nin, uintptr_t out_, uint32_t nout, int fill,
-                                  void *p0, void *p1, void *p2, void *p3, void *p4, void *p5, void *p6, void *p7,
-                                  uintptr_t failed_, uintptr_t err_, size_t errcap) {
+dynop_result dynop_loader_op_call(uintptr_t who_, int setup, uintptr_t op_, uintptr_t run_, uintptr_t instance,
+                                  uint32_t samples, uintptr_t in_, uint32_t nin, uintptr_t out_, uint32_t nout,
+                                  int fill, void *p0, void *p1, void *p2, void *p3, void *p4, void *p5, void *p6,
+                                  void *p7, uint32_t first, uintptr_t failed_, uintptr_t err_, size_t errcap) {
     const dynop_operator *op = (const dynop_operator *)op_;
     dynop_op_run_function run = (dynop_op_run_function)run_;
     dynop_tensor *in = (dynop_tensor *)in_, *out = (dynop_tensor *)out_;
@@ -282,12 +505,17 @@ dynop_result dynop_loader_op_call(int setup, uintptr_t op_, uintptr_t run_, uint
         }
     }
     saved = enter_sink(err, errcap);
-    for (j = 0; j < samples && rc == DYNOP_OK; j++) {
-        if (setup) {
-            rc = op->setup((void *)instance, in + (size_t)j * nin, nin, out + (size_t)j * nout, nout);
-        } else {
-            rc = run((void *)instance, out + (size_t)j * nout, nout, in + (size_t)j * nin, nin);
+    {
+        ENTER_PLUGIN((const dynop_loader_ident *)who_, setup ? "setup" : "run", op->name);
+        for (j = 0; j < samples && rc == DYNOP_OK; j++) {
+            here_.sample = (int64_t)first + j;
+            if (setup) {
+                rc = op->setup((void *)instance, in + (size_t)j * nin, nin, out + (size_t)j * nout, nout);
+            } else {
+                rc = run((void *)instance, out + (size_t)j * nout, nout, in + (size_t)j * nin, nin);
+            }
         }
+        LEAVE_PLUGIN();
     }
     leave_sink(saved);
     *failed = j - 1;
@@ -300,8 +528,10 @@ dynop_result dynop_loader_op_call(int setup, uintptr_t op_, uintptr_t run_, uint
     return rc;
 }
 
-void dynop_loader_op_destroy(const dynop_operator *op, void *instance) {
+void dynop_loader_op_destroy(const dynop_loader_ident *who, const dynop_operator *op, void *instance) {
+    ENTER_PLUGIN(who, "destroy", op->name);
     if (op->destroy != NULL) op->destroy(instance);
+    LEAVE_PLUGIN();
 }
 
 /* The graph builder's functions, for passes. They work like the host
@@ -312,8 +542,8 @@ static dynop_result builder_set_operator(const dynop_graph_builder *b, uint32_t 
     last_error[0] = 0;
     if (b == NULL) return invalid("set_operator: builder is NULL");
     if (op == NULL) return invalid("set_operator: op is NULL");
-    return done(dynopGoPassSetOperator((uintptr_t)b->context, node, (char *)op, (char *)args_json, last_error,
-                                       sizeof last_error));
+    return done(IN_GO(dynopGoPassSetOperator((uintptr_t)b->context, node, (char *)op, (char *)args_json, last_error,
+                                       sizeof last_error)));
 }
 
 static dynop_result builder_group(const dynop_graph_builder *b, const char *name, const uint32_t *nodes,
@@ -322,12 +552,12 @@ static dynop_result builder_group(const dynop_graph_builder *b, const char *name
     if (b == NULL) return invalid("group: builder is NULL");
     if (name == NULL) return invalid("group: name is NULL");
     if (nodes == NULL && count > 0) return invalid("group: nodes is NULL but count is not 0");
-    return done(dynopGoPassGroup((uintptr_t)b->context, (char *)name, (uint32_t *)nodes, count, last_error,
-                                 sizeof last_error));
+    return done(IN_GO(dynopGoPassGroup((uintptr_t)b->context, (char *)name, (uint32_t *)nodes, count, last_error,
+                                 sizeof last_error)));
 }
 
-dynop_result dynop_loader_pass_run(const dynop_pass *pass, dynop_graph_builder *b, uintptr_t context,
-                                   char *err, size_t errcap) {
+dynop_result dynop_loader_pass_run(const dynop_loader_ident *who, const dynop_pass *pass, dynop_graph_builder *b,
+                                   uintptr_t context, char *err, size_t errcap) {
     static const dynop_header header = DYNOP_GRAPH_BUILDER_HEADER;
     dynop_result rc;
     error_sink saved;
@@ -336,7 +566,11 @@ dynop_result dynop_loader_pass_run(const dynop_pass *pass, dynop_graph_builder *
     b->set_operator = builder_set_operator;
     b->group = builder_group;
     saved = enter_sink(err, errcap);
-    rc = pass->run(pass->user, b);
+    {
+        ENTER_PLUGIN(who, "pass run", pass->name);
+        rc = pass->run(pass->user, b);
+        LEAVE_PLUGIN();
+    }
     leave_sink(saved);
     return rc;
 }

@@ -177,10 +177,11 @@ var (
 // library is a dlopen'ed plugin library and, while it is started, its
 // host table and session.
 type library struct {
-	path    string         // the plugin file, for messages
-	memfd   *os.File       // the sealed copy loaded, if loaded from one
-	handle  unsafe.Pointer // from dlopen
-	getFunc unsafe.Pointer // dynop_plugin_get_function
+	path    string                // the plugin file, for messages
+	who     *C.dynop_loader_ident // the file and plugin ID, for reports of crashes in its code
+	memfd   *os.File              // the sealed copy loaded, if loaded from one
+	handle  unsafe.Pointer        // from dlopen
+	getFunc unsafe.Pointer        // dynop_plugin_get_function
 
 	host    *C.dynop_loader_host
 	sess    *session
@@ -300,13 +301,17 @@ func (p *Plugin) Register(ctx context.Context, h plugin.Host) (err error) {
 		return err
 	}
 	s := newSession(p, h)
+	s.who = lib.who
 	lib.sess, lib.session = s, cgo.NewHandle(s)
-	lib.host = C.dynop_loader_new_host(C.uintptr_t(lib.session), C.dynop_cpu_features(h.CPU().Available()))
+	cid := C.CString(p.info.ID)
+	C.dynop_loader_set_plugin(lib.who, cid)
+	C.free(unsafe.Pointer(cid))
+	lib.host = C.dynop_loader_new_host(C.uintptr_t(lib.session), C.dynop_cpu_features(h.CPU().Available()), lib.who)
 	if lib.host == nil {
 		return fmt.Errorf("native: plugin %q: out of memory for its host table", p.info.ID)
 	}
 	s.begin(ctx, "register")
-	if err := s.end("register", C.dynop_loader_call_step(register, &lib.host.pub)); err != nil {
+	if err := s.end("register", C.dynop_loader_call_step(register, &lib.host.pub, epRegister.cname)); err != nil {
 		return err
 	}
 	if err := s.publishOperators(); err != nil {
@@ -369,12 +374,12 @@ func (p *Plugin) Deregister(ctx context.Context) error {
 func (lib *library) deregister(ctx context.Context) error {
 	s := lib.sess
 	s.stop()
-	deregister := C.dynop_loader_get_function(lib.getFunc, epDeregister.cname)
+	deregister := C.dynop_loader_get_function(lib.who, lib.getFunc, epDeregister.cname)
 	if deregister == nil {
 		return nil // deregister is optional
 	}
 	s.begin(ctx, "deregister")
-	return s.end("deregister", C.dynop_loader_call_step(deregister, &lib.host.pub))
+	return s.end("deregister", C.dynop_loader_call_step(deregister, &lib.host.pub, epDeregister.cname))
 }
 
 // Unload implements [plugin.Unloader]: it dlcloses the library. After it
@@ -432,14 +437,25 @@ func openChecked(path string, f *discover.File, global, now bool) (*library, err
 	return dlopen(&library{path: path, memfd: memfd}, fdPath(memfd), global, now)
 }
 
+// installHandlers makes fatal signals and exit() in plugin code name the
+// plugin (see dynop_loader_install_handlers), from the first library
+// loaded on.
+var installHandlers = sync.OnceFunc(func() { C.dynop_loader_install_handlers() })
+
 // dlopen loads lib from name and finds its entry point. On failure it
 // has closed lib, and its memfd, if any.
 func dlopen(lib *library, name string, global, now bool) (*library, error) {
+	installHandlers()
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
+	cpath := C.CString(lib.path)
+	lib.who = C.dynop_loader_new_ident(cpath)
+	C.free(unsafe.Pointer(cpath))
 	var buf [512]C.char
-	lib.handle = C.dynop_loader_dlopen(cname, cBool(global), cBool(now), &buf[0], C.size_t(len(buf)))
+	lib.handle = C.dynop_loader_dlopen(lib.who, cname, cBool(global), cBool(now), &buf[0], C.size_t(len(buf)))
 	if lib.handle == nil {
+		C.dynop_loader_free_ident(lib.who)
+		lib.who = nil
 		if lib.memfd != nil {
 			lib.memfd.Close() // nothing was loaded from it
 		}
@@ -473,12 +489,29 @@ func (lib *library) close() error {
 		lib.session = 0
 	}
 	var buf [512]C.char
-	rc := C.dynop_loader_dlclose(lib.handle, &buf[0], C.size_t(len(buf)))
-	lib.closeMemfd() // whether the library is still loaded decides
+	rc := C.dynop_loader_dlclose(lib.who, lib.handle, &buf[0], C.size_t(len(buf)))
+	loaded := lib.stillLoaded()
+	lib.closeMemfd(loaded)
+	if !loaded {
+		C.dynop_loader_free_ident(lib.who)
+	} // else code of the library may still run, and a crash in it names it
+	lib.who = nil
 	if rc != 0 {
 		return fmt.Errorf("native: %s: dlclose: %s", lib.path, C.GoString(&buf[0]))
 	}
 	return nil
+}
+
+// stillLoaded reports whether the library is loaded after its dlclose:
+// one whose symbols other code bound to stays.
+func (lib *library) stillLoaded() bool {
+	name := lib.path
+	if lib.memfd != nil {
+		name = fdPath(lib.memfd)
+	}
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	return C.dynop_loader_is_loaded(cname) != 0
 }
 
 // closeMemfd closes the memfd the library was loaded from, unless the
@@ -487,13 +520,11 @@ func (lib *library) close() error {
 // new memfd that got the same descriptor number the old library. So a
 // library that stays loaded (one whose symbols other code bound to) keeps
 // its descriptor, and its name, for the life of the process.
-func (lib *library) closeMemfd() {
+func (lib *library) closeMemfd(loaded bool) {
 	if lib.memfd == nil {
 		return
 	}
-	cname := C.CString(fdPath(lib.memfd))
-	defer C.free(unsafe.Pointer(cname))
-	if C.dynop_loader_is_loaded(cname) != 0 {
+	if loaded {
 		keptMu.Lock()
 		kept = append(kept, lib.memfd)
 		keptMu.Unlock()
@@ -511,7 +542,7 @@ var (
 
 // function returns entry point ep, or an error if the plugin has none.
 func (lib *library) function(ep entryPoint) (C.dynop_function, error) {
-	f := C.dynop_loader_get_function(lib.getFunc, ep.cname)
+	f := C.dynop_loader_get_function(lib.who, lib.getFunc, ep.cname)
 	if f == nil {
 		return nil, fmt.Errorf("native: %s: %w: %s(%q) returned NULL: the plugin has no %s entry point", lib.path, ErrABI, EntrySymbol, ep.name, ep.name)
 	}
@@ -524,7 +555,7 @@ func (lib *library) readInfo() (plugin.Info, uint32, error) {
 	if err != nil {
 		return plugin.Info{}, 0, err
 	}
-	ci := C.dynop_loader_get_info(getInfo)
+	ci := C.dynop_loader_get_info(lib.who, getInfo)
 	r := reader{path: lib.path}
 	info, flags := r.info(ci)
 	if r.err != nil {

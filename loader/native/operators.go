@@ -305,7 +305,7 @@ func (o *nativeOp) create(vals *op.Values) (op.Impl, error) {
 		return nil, errors.New("out of C memory")
 	}
 	var inst unsafe.Pointer
-	if rc := C.dynop_loader_op_create(o.cop, mem.args, C.uint32_t(len(o.schema.Args)), &inst, impl.buf, errBufSize); rc != C.DYNOP_OK {
+	if rc := C.dynop_loader_op_create(o.sess.who, o.cop, mem.args, C.uint32_t(len(o.schema.Args)), &inst, impl.buf, errBufSize); rc != C.DYNOP_OK {
 		err := o.fail("create", rc, C.GoString(impl.buf), -1)
 		impl.release()
 		return nil, err
@@ -593,8 +593,8 @@ func (im *nativeImpl) call(step string, samples, nin, nout int, ts []C.dynop_ten
 		if n*nout > 0 {
 			out = cAddr(unsafe.Pointer(&ts[samples*nin+s*nout]))
 		}
-		rc := C.dynop_loader_op_call(setup, cAddr(unsafe.Pointer(im.op.cop)), cAddr(im.op.run), cAddr(im.inst), C.uint32_t(n), in, C.uint32_t(nin), out, C.uint32_t(nout), fill,
-			p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], cAddr(unsafe.Pointer(im.failed)), cAddr(unsafe.Pointer(im.buf)), errBufSize)
+		rc := C.dynop_loader_op_call(cAddr(unsafe.Pointer(im.op.sess.who)), setup, cAddr(unsafe.Pointer(im.op.cop)), cAddr(im.op.run), cAddr(im.inst), C.uint32_t(n), in, C.uint32_t(nin), out, C.uint32_t(nout), fill,
+			p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], C.uint32_t(s), cAddr(unsafe.Pointer(im.failed)), cAddr(unsafe.Pointer(im.buf)), errBufSize)
 		if rc != C.DYNOP_OK {
 			return im.op.fail(step, rc, C.GoString(im.buf), s+int(*im.failed))
 		}
@@ -697,7 +697,7 @@ func (im *nativeImpl) Close() error {
 	}
 	err := im.enter("destroy")
 	if err == nil {
-		C.dynop_loader_op_destroy(im.op.cop, im.inst)
+		C.dynop_loader_op_destroy(im.op.sess.who, im.op.cop, im.inst)
 		im.leave()
 	}
 	im.release()

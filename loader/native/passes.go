@@ -141,7 +141,7 @@ func (p *nativePass) run(ctx context.Context, kind graph.PassKind, b *graph.Buil
 	defer r.free()
 	h := cgo.NewHandle(r)
 	defer h.Delete()
-	rc := C.dynop_loader_pass_run(p.cp, r.builder, C.uintptr_t(h), r.buf, errBufSize)
+	rc := C.dynop_loader_pass_run(p.sess.who, p.cp, r.builder, C.uintptr_t(h), r.buf, errBufSize)
 	if rc == C.DYNOP_OK {
 		return nil
 	}

@@ -21,12 +21,18 @@
  * NUL in them). OVERRUN and UNDERRUN make test.Nop's run write past the
  * end or before the start of its output (only for the bounds-checking mode's
  * tests: without it, the write lands in the Go heap).
+ *
+ * Plugin code that kills the process, for the crash reports: CRASH_REGISTER
+ * (a NULL write in register), CRASH_RUN (in test.Nop's run of sample 1),
+ * ABORT_RUN (abort() in its run), EXIT_REGISTER (exit(7) in register),
+ * EXIT0_RUN (exit(0) in test.Nop's run).
  */
 #ifdef SLOW
 #define _POSIX_C_SOURCE 200809L
 #include <time.h>
 #endif
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <dynop/dynop.h>
@@ -36,6 +42,9 @@
 #endif
 
 static const dynop_host *host_table;
+#if defined(CRASH_RUN) || defined(CRASH_REGISTER)
+static int *volatile nowhere; /* NULL, and the compiler cannot tell */
+#endif
 
 /* ---- test.Nop ---- */
 
@@ -74,6 +83,18 @@ static dynop_result nop_run(void *inst, const dynop_tensor *out, uint32_t nout, 
 #endif
 #ifdef OVERRUN
     d[n + 2] = 0; /* three bytes past the end */
+#endif
+#ifdef CRASH_RUN
+    {
+        static int calls;
+        if (calls++ == 1) *nowhere = 1;
+    }
+#endif
+#ifdef ABORT_RUN
+    abort();
+#endif
+#ifdef EXIT0_RUN
+    exit(0);
 #endif
 #ifdef UNDERRUN
     d[-1] = 0; /* one byte before the start */
@@ -264,6 +285,12 @@ static dynop_result reg(const dynop_host *host, const dynop_operator *op) {
 static dynop_result register_plugin(const dynop_host *host) {
     dynop_result rc;
     host_table = host;
+#ifdef CRASH_REGISTER
+    *nowhere = 1;
+#endif
+#ifdef EXIT_REGISTER
+    exit(7);
+#endif
     rc = reg(host, &nop_op);
 #ifdef TWICE
     if (rc == DYNOP_OK) rc = reg(host, &nop_op);
