@@ -13,9 +13,9 @@ import (
 
 // wasm32 layouts of dynop.h's structs (checked in dynop_wasm.h).
 const (
-	tensorSize = 40 // dynop_tensor
-	argSize    = 20 // dynop_arg
-	maxNDim    = 16 // DYNOP_MAX_NDIM
+	tensorSize = 40             // dynop_tensor
+	argSize    = 20             // dynop_arg
+	maxNDim    = tensor.MaxNDim // DYNOP_MAX_NDIM
 	dimsSize   = 2 * maxNDim * 8
 	dataAlign  = 64 // guest buffers, like tensor.New's
 	guardSize  = 64 // guard bytes after each output
@@ -320,8 +320,11 @@ func (im *wasmImpl) setup(ctx context.Context, inputs []*tensor.Batch) ([]op.Out
 			t := meta[k*tensorSize:]
 			dt := tensor.DType{Code: tensor.Code(t[16]), Bits: t[17], Lanes: uint16(t[18]) | uint16(t[19])<<8}
 			nd := int(int32(le.Uint32(t[12:])))
-			if nd < 0 || nd > maxNDim || dt.Size() == 0 {
-				return nil, fmt.Errorf("%s: %w: output %d of sample %d has ndim %d and dtype %s", im.where("setup"), ErrABI, i, j, nd, dt)
+			if nd < 0 || nd > maxNDim {
+				return nil, fmt.Errorf("%s: %w: output %d of sample %d has ndim %d, not 0 to DYNOP_MAX_NDIM (%d)", im.where("setup"), ErrABI, i, j, nd, maxNDim)
+			}
+			if !dt.Known() {
+				return nil, fmt.Errorf("%s: %w: output %d of sample %d has dtype %s, which is not a DLPack type this host knows", im.where("setup"), ErrABI, i, j, dt)
 			}
 			if j == 0 {
 				d.DType = dt

@@ -25,6 +25,8 @@
  *                                  message outside memory, then fails
  *                      setupshape  setup (not run) says y has 17
  *                                  dimensions, more than DYNOP_MAX_NDIM
+ *                      setupdtype  setup says y has dtype code 99, not a
+ *                                  DLPack type
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -171,9 +173,9 @@ static void destroy(void *instance) { free(instance); }
 
 /* ---- wgood.Misbehave ----------------------------------------------------- */
 
-enum { OK, TRAP, LOOP, GROW, GROWTRAP, OVERFLOW, BADLOG, BADERROR, SETUPSHAPE };
-static const char *const modes[] = {"ok",       "trap",   "loop",     "grow",      "growtrap",
-                                    "overflow", "badlog", "baderror", "setupshape"};
+enum { OK, TRAP, LOOP, GROW, GROWTRAP, OVERFLOW, BADLOG, BADERROR, SETUPSHAPE, SETUPDTYPE };
+static const char *const modes[] = {"ok",       "trap",   "loop",     "grow",       "growtrap",
+                                    "overflow", "badlog", "baderror", "setupshape", "setupdtype"};
 
 static dynop_result misbehave_create(void *user, const dynop_arg *args, uint32_t n, void **instance) {
     int *mode;
@@ -199,6 +201,7 @@ static dynop_result misbehave_setup(void *instance, const dynop_tensor *in, uint
     if (nin != 1 || nout != 1) return fail(DYNOP_ERROR_INVALID_ARGUMENT, "one input and one output");
     rc = setup_same(&in[0], &out[0]);
     if (rc == DYNOP_OK && *(const int *)instance == SETUPSHAPE) out[0].ndim = DYNOP_MAX_NDIM + 1;
+    if (rc == DYNOP_OK && *(const int *)instance == SETUPDTYPE) out[0].dtype.code = 99;
     return rc;
 }
 
@@ -282,7 +285,7 @@ static const dynop_operator scale_op =
 
 static const dynop_op_arg misbehave_args[] = {
     {DYNOP_OP_ARG_HEADER, "mode", "What run does wrong.", DYNOP_ARG_STRING, DYNOP_ARG_REQUIRED, 0, 0, NULL,
-     "[\"ok\", \"trap\", \"loop\", \"grow\", \"growtrap\", \"overflow\", \"badlog\", \"baderror\", \"setupshape\"]",
+     "[\"ok\", \"trap\", \"loop\", \"grow\", \"growtrap\", \"overflow\", \"badlog\", \"baderror\", \"setupshape\", \"setupdtype\"]",
      NULL},
 };
 static const dynop_op_schema misbehave_schema = {
