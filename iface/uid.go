@@ -18,31 +18,32 @@ type UID [16]byte
 
 // ParseUID parses the GUID text form: 32 hexadecimal digits grouped
 // 8-4-4-4-12 by hyphens, in either case, optionally enclosed in braces.
-// Errors wrap [ErrSyntax] and say what was wrong where.
+// Errors wrap [ErrSyntax] and say what was wrong where; the UID returned
+// with an error is the zero UID.
 func ParseUID(s string) (UID, error) {
 	var u UID
 	text := s
 	if strings.HasPrefix(text, "{") || strings.HasSuffix(text, "}") {
 		if len(text) < 2 || text[0] != '{' || text[len(text)-1] != '}' {
-			return u, fmt.Errorf("%w: UID %q: unbalanced braces", ErrSyntax, s)
+			return UID{}, fmt.Errorf("%w: UID %q: unbalanced braces", ErrSyntax, s)
 		}
 		text = text[1 : len(text)-1]
 	}
 	if len(text) != 36 {
-		return u, fmt.Errorf("%w: UID %q: want 36 characters in the form XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX, got %d", ErrSyntax, s, len(text))
+		return UID{}, fmt.Errorf("%w: UID %q: want 36 characters in the form XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX, got %d", ErrSyntax, s, len(text))
 	}
 	j := 0
 	for i := 0; i < 36; {
 		if i == 8 || i == 13 || i == 18 || i == 23 {
 			if text[i] != '-' {
-				return u, fmt.Errorf("%w: UID %q: want '-' at position %d, got %q", ErrSyntax, s, i+1, text[i])
+				return UID{}, fmt.Errorf("%w: UID %q: want '-' at position %d, got %q", ErrSyntax, s, i+1, text[i])
 			}
 			i++
 			continue
 		}
 		b, err := hex.DecodeString(text[i : i+2])
 		if err != nil {
-			return u, fmt.Errorf("%w: UID %q: %q at position %d is not hexadecimal", ErrSyntax, s, text[i:i+2], i+1)
+			return UID{}, fmt.Errorf("%w: UID %q: %q at position %d is not hexadecimal", ErrSyntax, s, text[i:i+2], i+1)
 		}
 		u[j] = b[0]
 		j++
