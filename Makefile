@@ -17,7 +17,7 @@ WASM_CC ?= clang
 WASM_CFLAGS = --target=wasm32-wasi -mexec-model=reactor -O3 -msimd128 -std=c99 -Wall -Wextra -pedantic -Werror -Iabi/include
 WASM_PLUGINS = plugins/imgproc/dynop_imgproc.wasm plugins/tone/dynop_tone.wasm
 
-.PHONY: demo examples test bench build plugins wasm-plugins clean
+.PHONY: demo examples test fuzz bench build plugins wasm-plugins clean
 
 ## demo: the main job. Build the CLI and the example plugins, run the
 ## demo pipeline over the bundled images and say where the results are.
@@ -41,6 +41,29 @@ test:
 	GODEBUG=cgocheck=1 $(GO) test -race ./...
 	cd bench && GODEBUG=cgocheck=1 $(GO) test -race ./...
 	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./loader/... ./plugins/... ./examples/native/ ./examples/operators/ ./examples/embedding/ ./docs/authoring/... ./cli/
+
+## fuzz: run each fuzz target for FUZZTIME (go test -fuzz takes one
+## target of one package per run, hence the list). A failing input is
+## written to the package's testdata/fuzz/, where `make test` runs it
+## from then on as a regression test; fix the parser and commit it.
+## FUZZFLAGS adds flags, such as -parallel 1.
+FUZZTIME ?= 30s
+FUZZFLAGS ?=
+FUZZ_TARGETS = \
+	iface:FuzzParseUID iface:FuzzParseVersion \
+	dispatch:FuzzParse \
+	tensor:FuzzParseDType tensor:FuzzDTypeString \
+	sign:FuzzParseDigest sign:FuzzParsePolicy sign:FuzzParseSignature sign:FuzzParsePublicKey sign:FuzzParsePrivateKey \
+	op:FuzzSchemaJSON op:FuzzTypeText op:FuzzCheck \
+	machine:FuzzParseDriverVersion \
+	discover:FuzzParseManifest discover:FuzzDecodeCache \
+	pipeline:FuzzParse
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; target=$${t#*:}; \
+		echo "fuzz: ./$$pkg $$target for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./$$pkg; \
+	done
 
 ## bench: the benchmark suite (bench/cmd/perf): dynop against its peers
 ## (Go's plugin package, cgo, wazero, hashicorp/go-plugin, imaging) and

@@ -53,14 +53,54 @@ type Manifest struct {
 	Loader json.RawMessage `json:"loader,omitempty"`
 }
 
-// Marshal returns the manifest as indented JSON with a final newline.
-func (m *Manifest) Marshal() []byte {
+// Encode returns the manifest as indented JSON with a final newline. It
+// fails, wrapping [plugin.ErrInvalid], when the Info holds a value JSON
+// cannot carry, as a plugin's loader may give it: an operator argument of
+// an undefined type, or a default, allowed value or bound that is not a
+// JSON value (NaN, say). The error names the plugin, the operator, the
+// argument and the value, as in
+//
+//	operator "acme.Blur": argument "radius": unknown type 99
+func (m *Manifest) Encode() ([]byte, error) {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
-		// Every field marshals; Info's own types are checked by Validate.
-		panic(fmt.Sprintf("discover: marshal manifest: %v", err))
+		if where := unencodable(&m.Info); where != nil {
+			err = where
+		}
+		return nil, fmt.Errorf("%w: plugin %q: %w", plugin.ErrInvalid, m.Info.ID, err)
 	}
-	return append(b, '\n')
+	return append(b, '\n'), nil
+}
+
+// Marshal is [Manifest.Encode] for callers that have no use for an
+// error, and never panics. When the manifest cannot be encoded it returns
+// the scanner's answer for that error instead (schema
+// "dynop.scan-error/v1", the error's message and that it wraps
+// [plugin.ErrInvalid]): a host reading it as a scanner's answer lists
+// the plugin as broken with that message, and [ParseManifest] refuses
+// it. Writers of manifest files use Encode, or [WriteManifest].
+func (m *Manifest) Marshal() []byte {
+	b, err := m.Encode()
+	if err != nil {
+		b, _ = json.Marshal(scanError{Schema: scanErrorSchema, Error: saveError(err, sentinels)})
+	}
+	return b
+}
+
+// unencodable returns an error naming the first operator argument of
+// info that has no JSON form, or nil if every argument has one.
+func unencodable(info *plugin.Info) error {
+	for _, s := range info.Operators {
+		for _, a := range s.Args {
+			if _, err := a.Type.MarshalText(); err != nil {
+				return fmt.Errorf("operator %q: argument %q: unknown type %d", s.Name, a.Name, uint8(a.Type))
+			}
+			if _, err := json.Marshal(a); err != nil {
+				return fmt.Errorf("operator %q: argument %q: %w", s.Name, a.Name, err)
+			}
+		}
+	}
+	return nil
 }
 
 // ParseManifest reads a manifest. Errors wrap [ErrManifest] and say what
@@ -152,8 +192,14 @@ func readLimited(path string, limit int64) ([]byte, error) {
 }
 
 // WriteManifest writes m to the manifest path of the plugin file plugin,
-// atomically: readers see the old manifest or the new one, never part.
+// atomically: readers see the old manifest or the new one, never part. A
+// manifest that cannot be encoded (see [Manifest.Encode]) is an error,
+// and no file is written.
 func WriteManifest(pluginPath string, m *Manifest) (string, error) {
 	path := ManifestPath(pluginPath)
-	return path, atomicfile.Write(path, m.Marshal(), 0o644)
+	data, err := m.Encode()
+	if err != nil {
+		return path, err
+	}
+	return path, atomicfile.Write(path, data, 0o644)
 }

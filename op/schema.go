@@ -196,6 +196,9 @@ type Arg struct {
 
 // UnmarshalJSON decodes an Arg, converting Default and Allowed to the Go
 // types that Type calls for (JSON numbers decode as float64 otherwise).
+// The type is required: an argument without one (or with a null one)
+// is an error wrapping [ErrSchema], for it would be an Arg that cannot
+// be encoded again.
 func (a *Arg) UnmarshalJSON(b []byte) error {
 	type plain Arg
 	var p plain
@@ -203,6 +206,9 @@ func (a *Arg) UnmarshalJSON(b []byte) error {
 	d.UseNumber() // integers beyond 2^53 keep their value
 	if err := d.Decode(&p); err != nil {
 		return err
+	}
+	if p.Type == 0 {
+		return fmt.Errorf("%w: argument %q: missing type (known: %s)", ErrSchema, p.Name, strings.Join(typeNames[1:], ", "))
 	}
 	*a = Arg(p)
 	return a.Normalize()
