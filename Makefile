@@ -57,7 +57,8 @@ FUZZ_TARGETS = \
 	op:FuzzSchemaJSON op:FuzzTypeText op:FuzzCheck \
 	machine:FuzzParseDriverVersion \
 	discover:FuzzParseManifest discover:FuzzDecodeCache \
-	pipeline:FuzzParse
+	pipeline:FuzzParse \
+	loader/wasm:FuzzDecodeInfo
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; target=$${t#*:}; \

@@ -181,6 +181,14 @@ func (in *instance) info(ctx context.Context) (plugin.Info, []string, error) {
 	case n == 0:
 		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: %s returned no info (the plugin's get_info failed, or its info is malformed: see its log)", name, ErrABI, exports[exInfo].name)
 	}
+	return decodeInfo(name, b)
+}
+
+// decodeInfo reads what dynop_wasm_info returned, b, for the module name:
+// the ABI version, the plugin's info, validated, and the capabilities it
+// asks for. Errors name the module and wrap ErrABI, plugin.ErrInvalid or
+// errors.ErrUnsupported.
+func decodeInfo(name string, b []byte) (plugin.Info, []string, error) {
 	var mi moduleInfo
 	if err := json.Unmarshal(b, &mi); err != nil {
 		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: %s: %v", name, ErrABI, exports[exInfo].name, err)
