@@ -58,7 +58,7 @@ FUZZ_TARGETS = \
 	machine:FuzzParseDriverVersion \
 	discover:FuzzParseManifest discover:FuzzDecodeCache \
 	pipeline:FuzzParse \
-	loader/wasm:FuzzDecodeInfo
+	loader/wasm:FuzzDecodeInfo loader/native:FuzzNativeInfo
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; target=$${t#*:}; \
