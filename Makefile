@@ -58,7 +58,8 @@ FUZZ_TARGETS = \
 	machine:FuzzParseDriverVersion \
 	discover:FuzzParseManifest discover:FuzzDecodeCache \
 	pipeline:FuzzParse \
-	loader/wasm:FuzzDecodeInfo loader/native:FuzzNativeInfo
+	loader/wasm:FuzzDecodeInfo loader/native:FuzzNativeInfo \
+	.:FuzzParseSandboxPolicy
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; target=$${t#*:}; \
