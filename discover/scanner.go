@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/dynop/dynop/plugin"
-	"github.com/dynop/dynop/sign"
 )
 
 // The environment of a scanner child process.
@@ -107,15 +106,23 @@ type scanError struct {
 }
 
 // inspect hashes the file at path and reads its Info with f.Inspect, in
-// this process.
+// this process. Info without an ID is an error wrapping
+// [plugin.ErrInvalid]: every other rule of [plugin.Info] is the host's to
+// check, but a manifest needs the ID.
 func inspect(ctx context.Context, f Format, path string) (*Manifest, error) {
-	d, size, err := sign.HashFile(path)
+	d, size, err := hashFile(path)
 	if err != nil {
-		return nil, err
+		return nil, formatError(err)
 	}
 	info, data, err := f.Inspect(ctx, path)
 	if err != nil {
 		return nil, err
+	}
+	if info.ID == "" {
+		// A manifest without an id is one no host reads: say what is wrong
+		// with the plugin, rather than print what the parent must call
+		// garbage.
+		return nil, fmt.Errorf("%w: the plugin id is empty", plugin.ErrInvalid)
 	}
 	if info.APIVersion.IsZero() {
 		info.APIVersion = plugin.APIVersion

@@ -165,6 +165,12 @@ type problem struct {
 // The same file reached twice (a link next to its target) is listed once,
 // by [dedupe].
 //
+// A file that is not a regular file (links followed) — a named pipe, a
+// device, a socket, given as an entry or with a plugin's name in a
+// directory — is a candidate with an error wrapping [ErrFormat], never
+// opened: reading it could block for ever. A directory with a plugin's
+// name is skipped.
+//
 // An entry that does not exist is a problem unless it is a default
 // directory (those usually do not exist); an entry that cannot be read is
 // always a problem. Problems are not fatal.
@@ -184,6 +190,12 @@ func scan(entries []Entry) ([]candidate, []problem) {
 			continue
 		}
 		if !fi.IsDir() {
+			if !fi.Mode().IsRegular() {
+				// A named pipe, a device, a socket: opening or reading it
+				// could block for ever.
+				out = append(out, candidate{path: e.Path, entry: e, err: irregular(e.Path, fi.Mode())})
+				continue
+			}
 			addFile(e.Path, e, fi, nil)
 			continue
 		}
@@ -230,13 +242,23 @@ func scan(entries []Entry) ([]candidate, []problem) {
 				out = append(out, candidate{path: path, entry: e, err: err})
 				continue
 			}
+			if fi.IsDir() {
+				continue // a directory called x.so
+			}
 			if !fi.Mode().IsRegular() {
-				continue // a directory called x.so, a socket...
+				out = append(out, candidate{path: path, entry: e, err: irregular(path, fi.Mode())})
+				continue
 			}
 			addFile(path, e, fi, names)
 		}
 	}
 	return out, problems
+}
+
+// irregular is the error of a candidate path of mode m that is not a
+// regular file (links followed).
+func irregular(path string, m fs.FileMode) error {
+	return fmt.Errorf("plugin file %s: %w", path, formatError(&notRegularError{m}))
 }
 
 // dedupe drops the candidates that are a file listed before (by device
