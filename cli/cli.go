@@ -3,7 +3,6 @@ package cli
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -26,14 +25,21 @@ import (
 )
 
 // Main runs the command line in os.Args and returns the exit status: 0
-// on success, 1 on failure, 2 on a usage error.
+// on success, 1 on failure, 2 on a usage error. A first SIGINT or
+// SIGTERM stops the command gracefully (it cancels its context), and a
+// command so stopped that fails returns 128 + the signal's number (130,
+// 143); a second signal ends the process at once with that status, for
+// plugin code may block for ever.
 func Main() int {
-	return Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
+	ctx, in := catchInterrupts(context.Background(), os.Stderr, os.Exit)
+	defer in.stop()
+	return in.status(Run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // Run executes the command line args (without the program name), writing
 // to stdout and stderr, and returns the exit status: 0 on success, 1 on
-// failure, 2 on a usage error.
+// failure, 2 on a usage error. Cancelling ctx stops the command; unlike
+// [Main], Run does not handle signals.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return run(ctx, args, stdout, stderr)
 }
@@ -109,10 +115,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(stderr, "dynop: %v\n\n%s", err, usage)
+		fmt.Fprintf(stderr, "dynop: %s\n\n%s", escapeText(err.Error()), usage)
 		return 2
 	default:
-		fmt.Fprintf(stderr, "dynop: %v\n", err)
+		// Errors may carry what a plugin said (set_error): escaped.
+		fmt.Fprintf(stderr, "dynop: %s\n", escapeText(err.Error()))
 		return 1
 	}
 }
@@ -156,15 +163,15 @@ func command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if len(pos) < 1 {
 			return fmt.Errorf("%w: inspect takes a plugin file, a plugin ID or an operator name", errUsage)
 		}
-		return inspect(ctx, stdout, pos[0], pos[1:], *asJSON, newPalette(stdout, *color))
+		return inspect(ctx, stdout, stderr, pos[0], pos[1:], *asJSON, newPalette(stdout, *color))
 	case "doctor":
 		return doctorCommand(ctx, args, stdout)
 	case "run":
 		return runCommand(ctx, args, stdout, stderr)
 	case "graph":
-		return graphCommand(ctx, args, stdout)
+		return graphCommand(ctx, args, stdout, stderr)
 	case "bench":
-		return benchCommand(ctx, args, stdout)
+		return benchCommand(ctx, args, stdout, stderr)
 	case "manifest":
 		return manifestCommand(ctx, args, stdout)
 	case "keygen":
@@ -336,6 +343,10 @@ func samePath(a, b string) bool {
 }
 
 // quietLogger logs only errors: the commands report problems themselves.
+// Plugins log through it; its text handler quotes any value or message
+// with a control character, a C1 or bidirectional formatting character or
+// a byte that is not UTF-8 (strconv.Quote), so their lines reach the
+// terminal escaped, as escapeText would have them.
 func quietLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 }
@@ -357,8 +368,7 @@ func writePlugins(w io.Writer, plugins []dynop.PluginStatus, asJSON bool, pal pa
 		for i, st := range plugins {
 			out.Plugins[i] = newListEntry(st)
 		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
+		enc := newJSONEncoder(w)
 		return enc.Encode(out)
 	}
 
@@ -402,7 +412,7 @@ func writePlugins(w io.Writer, plugins []dynop.PluginStatus, asJSON bool, pal pa
 // inspect shows one plugin: the plugin file at target, or else the
 // plugin with ID target, or else the operator called target; the plugin
 // files paths are known too.
-func inspect(ctx context.Context, w io.Writer, target string, paths []string, asJSON bool, pal palette) error {
+func inspect(ctx context.Context, w, stderr io.Writer, target string, paths []string, asJSON bool, pal palette) error {
 	opts, err := hostOptions(paths)
 	if err != nil {
 		return err
@@ -419,7 +429,7 @@ func inspect(ctx context.Context, w io.Writer, target string, paths []string, as
 	if err != nil {
 		return err
 	}
-	defer h.Close(ctx)
+	defer closeAll(stderr, h) // inspecting an operator's variants starts its plugin
 	if isFile {
 		// The file itself, by path: another file may have its ID.
 		plugins := h.Plugins()
@@ -440,8 +450,7 @@ func inspect(ctx context.Context, w io.Writer, target string, paths []string, as
 	}
 	e := newListEntry(st)
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
+		enc := newJSONEncoder(w)
 		return enc.Encode(struct {
 			Schema string    `json:"schema"`
 			Plugin listEntry `json:"plugin"`
@@ -500,8 +509,7 @@ func listOps(ctx context.Context, w io.Writer, paths []string, asJSON bool, pal 
 	defer h.Close(ctx)
 	list := h.Operators().List()
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
+		enc := newJSONEncoder(w)
 		if err := enc.Encode(struct {
 			Schema    string     `json:"schema"`
 			Operators []op.Entry `json:"operators"`
@@ -532,8 +540,7 @@ func firstSentence(s string) string {
 // as JSON (schema dynop.operator/v1).
 func writeOperator(w io.Writer, e op.Entry, asJSON bool, pal palette) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
+		enc := newJSONEncoder(w)
 		return enc.Encode(struct {
 			Schema   string   `json:"schema"`
 			Operator op.Entry `json:"operator"`

@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(home)
+	if dynopDir != "" {
+		os.RemoveAll(dynopDir)
+	}
 	os.Exit(code)
 }
 

@@ -61,9 +61,45 @@
 // WebAssembly plugins may have beyond computing (clock, random, env,
 // stdio).
 //
-// list and inspect exit with status 1 if a plugin file is broken, after
-// printing what they could; run and graph only if a file given with
-// --plugin is; doctor if one of its checks fails.
+// # Exit status
+//
+// 0 on success, 1 on failure, 2 on a usage error. list and inspect exit
+// with status 1 if a plugin file is broken, after printing what they
+// could; run and graph only if a file given with --plugin is; doctor if
+// one of its checks fails. A plugin file that is not a regular file (a
+// named pipe, a device, a socket) is broken, and never opened.
+//
+// Stopping the plugins a command started runs their deregister, which
+// may fail; the plugin is unloaded regardless. run, graph, bench and
+// inspect print each such failure on stderr as a warning line, "dynop:
+// warning: … stop plugin "ID": deregister: …" with what the plugin said,
+// and it does not change the exit status: a run whose outputs were all
+// written exits 0 though a plugin failed to deregister, for no data was
+// lost.
+//
+// # Signals
+//
+// The first SIGINT (Ctrl-C) or SIGTERM stops the command gracefully: its
+// context is cancelled (a pipeline stops between batches and writes no
+// output, a scanner child is killed), and dynop says on stderr that it is
+// stopping and that another Ctrl-C exits at once. The second ends the
+// process at once, as Go's tools and Docker do, for plugin code that
+// blocks (a register that never returns) cannot be cancelled: the status
+// is 128 + the signal's number, 130 for SIGINT and 143 for SIGTERM. A
+// command the first signal stopped that fails exits with that status
+// too. [Main] does this; [Run] leaves signals to its caller.
+//
+// # Plugin text
+//
+// Everything a plugin supplies — its description, author, build, IDs,
+// interface, operator and argument names and docs, the errors it sets, the
+// lines it logs — may hold bytes a terminal acts on. The CLI prints it
+// with C0 and C1 control characters, DEL, bidirectional formatting
+// characters (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C) and
+// bytes that are not UTF-8 spelled out in Go's notation (\x1b, \r,
+// \u009b, \u202e, \x9b), coloured or not; a newline or tab in a table cell
+// is spelled out too (\n, \t). --json output escapes the same characters
+// as JSON \u escapes, so the strings decode to what the plugin said.
 //
 // # Colour
 //

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -168,8 +167,7 @@ func doctorCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	results := runDoctor(ctx, doctorChecks)
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
+		enc := newJSONEncoder(stdout)
 		if err := enc.Encode(struct {
 			Schema string        `json:"schema"`
 			Checks []checkResult `json:"checks"`

@@ -2,16 +2,13 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	"golang.org/x/term"
@@ -100,8 +97,6 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *workers < 0 {
 		return fmt.Errorf("%w: run: --workers %d: must be 0 (GOMAXPROCS) or more", errUsage, *workers)
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	spec, err := pipeline.Load(files[0])
 	if err != nil {
 		return err
@@ -116,8 +111,8 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	defer h.Close(context.Background())
-	defer p.Close()
+	// Closing stops the plugins: a deregister that fails is a warning.
+	defer closeAll(stderr, h, p)
 	sum, runErr := p.Run(ctx)
 	if *trace != "" {
 		if err := writeFile(*trace, p.WriteTrace); err != nil {
@@ -131,8 +126,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("%w; no output written", runErr)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
+		enc := newJSONEncoder(stdout)
 		return enc.Encode(struct {
 			Schema string `json:"schema"`
 			*pipeline.Summary
@@ -192,13 +186,13 @@ func writeSummary(w io.Writer, sum *pipeline.Summary) error {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tDEFINITION\tPLUGIN\t   CALLS\t      TIME\t SHARE")
 	for _, n := range sum.Nodes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%8d\t%8.2fms\t%5.1f%%\n", n.Node, n.Definition, orDash(n.Plugin), n.Calls, n.Seconds*1e3, n.Share*100)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%8d\t%8.2fms\t%5.1f%%\n", escapeCell(n.Node), escapeCell(n.Definition), escapeCell(orDash(n.Plugin)), n.Calls, n.Seconds*1e3, n.Share*100)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, s := range sum.Skipped {
-		fmt.Fprintf(w, "skipped %s: %s\n", s.File, s.Error)
+		fmt.Fprintf(w, "skipped %s: %s\n", escapeCell(s.File), escapeCell(s.Error))
 	}
 	dirs := map[string]int{}
 	var order []string
@@ -209,7 +203,7 @@ func writeSummary(w io.Writer, sum *pipeline.Summary) error {
 		}
 	}
 	for _, d := range order {
-		fmt.Fprintf(w, "wrote %d files to %s\n", dirs[d], d)
+		fmt.Fprintf(w, "wrote %d files to %s\n", dirs[d], escapeCell(d))
 	}
 	return nil
 }
@@ -244,7 +238,7 @@ func progress(w io.Writer) func(pipeline.Progress) {
 	}
 }
 
-func graphCommand(ctx context.Context, args []string, stdout io.Writer) error {
+func graphCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("graph", flag.ContinueOnError)
 	addSandboxFlag(fs)
 	var pf pipelineFlags
@@ -266,8 +260,7 @@ func graphCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer h.Close(context.Background())
-	defer p.Close()
+	defer closeAll(stderr, h, p)
 	if *dot {
 		return p.Graph().WriteDOT(stdout)
 	}
@@ -279,7 +272,7 @@ func graphCommand(ctx context.Context, args []string, stdout io.Writer) error {
 func writeTree(w io.Writer, nodes []*graph.Node, indent string) error {
 	for _, n := range nodes {
 		if n.IsInput() {
-			if _, err := fmt.Fprintf(w, "%sinput %s\n", indent, n.Name()); err != nil {
+			if _, err := fmt.Fprintf(w, "%sinput %s\n", indent, escapeCell(n.Name())); err != nil {
 				return err
 			}
 			continue
@@ -295,7 +288,7 @@ func writeTree(w io.Writer, nodes []*graph.Node, indent string) error {
 		} else if isGraph {
 			what = "subgraph"
 		}
-		if _, err := fmt.Fprintf(w, "%s%s: %s <- %s\n", indent, n.Name(), what, strings.Join(from, ", ")); err != nil {
+		if _, err := fmt.Fprintf(w, "%s%s: %s <- %s\n", indent, escapeCell(n.Name()), escapeCell(what), escapeCell(strings.Join(from, ", "))); err != nil {
 			return err
 		}
 		if isGraph {

@@ -32,7 +32,7 @@ func manifestCommand(ctx context.Context, args []string, stdout io.Writer) error
 			errs = append(errs, err)
 			continue
 		}
-		fmt.Fprintf(stdout, "%s: plugin %s %s (sha256 %s)\n", discover.ManifestPath(path), m.Info.ID, m.Info.Version, m.SHA256)
+		fmt.Fprintf(stdout, "%s: plugin %s %s (sha256 %s)\n", escapeCell(discover.ManifestPath(path)), escapeCell(m.Info.ID), m.Info.Version, m.SHA256)
 	}
 	return errors.Join(errs...)
 }
@@ -94,7 +94,7 @@ func signCommand(ctx context.Context, args []string, stdout io.Writer) error {
 
 // signFile signs the plugin file path and its manifest with key.
 func signFile(ctx context.Context, path string, key ed25519.PrivateKey) (string, error) {
-	d, size, err := sign.HashFile(path)
+	d, size, err := discover.HashFile(path) // refuses a named pipe, which would block
 	if err != nil {
 		return "", err
 	}

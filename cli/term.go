@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -180,8 +182,14 @@ type table struct {
 	rows [][]cell
 }
 
-// add appends a row.
-func (t *table) add(row ...cell) { t.rows = append(t.rows, row) }
+// add appends a row. Its cells' text is escaped ([escapeCell]): it may
+// be a plugin's.
+func (t *table) add(row ...cell) {
+	for i := range row {
+		row[i].text = escapeCell(row[i].text)
+	}
+	t.rows = append(t.rows, row)
+}
 
 // addText appends a row of plain cells.
 func (t *table) addText(texts ...string) { t.add(cells(texts...)...) }
@@ -237,4 +245,130 @@ func columnWidths(rows [][]cell) [][]int {
 	}
 	format(0, len(rows))
 	return out
+}
+
+// Plugin text, printed.
+//
+// Whatever a plugin supplies — its info (description, author, build, IDs,
+// interface, operator and argument names and docs), the errors it sets,
+// the lines it logs — may carry bytes a terminal acts on: escape
+// sequences that set the window title, clear the screen or paint a fake
+// verdict, a carriage return that overwrites a line, right-to-left
+// overrides that reorder it. The CLI prints such text only through
+// escapeText (escapeCell for a table cell), which spells those bytes out
+// instead, in Go's notation; --color affects only the CLI's own colours.
+// JSON output is escaped its own way, by newJSONEncoder.
+
+// escapeText returns s with what a terminal would act on spelled out: C0
+// control characters other than newline and tab (\r, \x1b…), DEL (\x7f),
+// C1 control characters (\u009b), bidirectional formatting characters
+// (\u202e…) and bytes that are not UTF-8 (\x9b). Newlines and tabs stay:
+// they only break lines, and multi-line errors need them.
+func escapeText(s string) string { return escape(s, true) }
+
+// escapeCell is escapeText for one line: a table cell, where a newline or
+// a tab would break the layout (or forge a row), so they are spelled out
+// too (\n, \t).
+func escapeCell(s string) string { return escape(s, false) }
+
+// escape implements escapeText and escapeCell.
+func escape(s string, keepLines bool) string {
+	if !needsEscape(s, keepLines) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case (r == '\n' || r == '\t') && keepLines:
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case isC1(r) || isBidi(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// needsEscape reports whether escape changes s.
+func needsEscape(s string, keepLines bool) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 && !(keepLines && (c == '\n' || c == '\t')) || c == 0x7f {
+				return true
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || isC1(r) || isBidi(r) {
+			return true
+		}
+		i += size
+	}
+	return false
+}
+
+// isC1 reports whether r is a C1 control character (U+0080–U+009F);
+// U+009B is CSI to some terminals.
+func isC1(r rune) bool { return r >= 0x80 && r <= 0x9f }
+
+// isBidi reports whether r is a bidirectional formatting character: the
+// embeddings and overrides (U+202A–U+202E), the isolates (U+2066–U+2069)
+// and the marks (U+200E, U+200F, U+061C), which reorder what a terminal
+// shows.
+func isBidi(r rune) bool {
+	return r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f || r == 0x061c
+}
+
+// newJSONEncoder returns the encoder of the CLI's --json output: indented
+// by two spaces, and, beyond what encoding/json escapes (control
+// characters below U+0020, U+2028, U+2029, <, >, &; invalid UTF-8 becomes
+// U+FFFD), with DEL, C1 controls and bidirectional formatting characters
+// written as \u escapes, so that plugin text in JSON printed to a
+// terminal cannot act on it either. The JSON means the same.
+func newJSONEncoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(jsonEscaper{w})
+	enc.SetIndent("", "  ")
+	return enc
+}
+
+// jsonEscaper writes JSON with the characters escape spells out as \u
+// escapes. Outside strings JSON is ASCII without DEL, so only strings
+// change. An [json.Encoder] writes each value in one Write, so no
+// character is split between two.
+type jsonEscaper struct{ w io.Writer }
+
+func (j jsonEscaper) Write(p []byte) (int, error) {
+	if !needsEscape(string(p), true) {
+		return j.w.Write(p)
+	}
+	var b bytes.Buffer
+	for i := 0; i < len(p); {
+		r, size := utf8.DecodeRune(p[i:])
+		if r == 0x7f || isC1(r) || isBidi(r) {
+			fmt.Fprintf(&b, `\u%04x`, r)
+		} else {
+			b.Write(p[i : i+size])
+		}
+		i += size
+	}
+	if _, err := j.w.Write(b.Bytes()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

@@ -65,8 +65,7 @@ func inspectOperator(ctx context.Context, w io.Writer, h *dynop.Host, e op.Entry
 			Variants []variantEntry `json:"variants,omitempty"`
 			Error    string         `json:"error,omitempty"`
 		}{"dynop.operator/v1", e, newCPUEntry(h.CPU()), variants, errString(verr)}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
+		enc := newJSONEncoder(w)
 		if err := enc.Encode(out); err != nil {
 			return err
 		}
@@ -125,7 +124,7 @@ type benchOptions struct {
 	budget time.Duration
 }
 
-func benchCommand(ctx context.Context, args []string, w io.Writer) error {
+func benchCommand(ctx context.Context, args []string, w, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	addSandboxFlag(fs)
 	shape := fs.String("shape", "1080x1920x3", "the shape of each input sample, dimensions separated by x")
@@ -162,7 +161,7 @@ func benchCommand(ctx context.Context, args []string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer h.Close(ctx)
+	defer closeAll(stderr, h)
 	e, err := h.Operators().Lookup(pos[0])
 	if err != nil {
 		return err
@@ -311,7 +310,7 @@ func writeBench(w io.Writer, h *dynop.Host, s op.Schema, o benchOptions, inBytes
 		b, _ := json.Marshal(o.args)
 		argText = " args " + string(b)
 	}
-	fmt.Fprintf(w, "%s on %d × %s %v%s\ncpu %s\n\n", s.Name, o.batch, o.dtype, o.shape, argText, h.CPU())
+	fmt.Fprintf(w, "%s on %d × %s %v%s\ncpu %s\n\n", escapeCell(s.Name), o.batch, o.dtype, o.shape, argText, h.CPU())
 	var ref time.Duration
 	for _, r := range results {
 		if r.status.Reference {
@@ -324,7 +323,7 @@ func writeBench(w io.Writer, h *dynop.Host, s op.Schema, o benchOptions, inBytes
 		st := r.status
 		needs := cmpOr(st.Needs.Names(), "nothing")
 		if r.skipped != "" {
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\tskipped: %s\n", st.Name, strings.Join(needs, ","), r.skipped)
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\tskipped: %s\n", escapeCell(st.Name), strings.Join(needs, ","), escapeCell(r.skipped))
 			continue
 		}
 		var notes []string
@@ -338,8 +337,8 @@ func writeBench(w io.Writer, h *dynop.Host, s op.Schema, o benchOptions, inBytes
 			notes = append(notes, "DISAGREES with the reference: "+r.agrees.Error())
 		}
 		mbs := float64(inBytes) / r.median.Seconds() / 1e6
-		fmt.Fprintf(tw, "%s\t%s\t%v\t%.0f\t%.2f×\t%d\t%s\n", st.Name, strings.Join(needs, ","), roundDuration(r.median),
-			mbs, ref.Seconds()/r.median.Seconds(), r.calls, strings.Join(notes, "; "))
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%.0f\t%.2f×\t%d\t%s\n", escapeCell(st.Name), strings.Join(needs, ","), roundDuration(r.median),
+			mbs, ref.Seconds()/r.median.Seconds(), r.calls, escapeCell(strings.Join(notes, "; ")))
 	}
 	return tw.Flush()
 }
