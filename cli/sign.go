@@ -94,7 +94,7 @@ func signCommand(ctx context.Context, args []string, stdout io.Writer) error {
 
 // signFile signs the plugin file path and its manifest with key.
 func signFile(ctx context.Context, path string, key ed25519.PrivateKey) (string, error) {
-	d, size, err := discover.HashFile(path) // refuses a named pipe, which would block
+	d, size, err := sign.HashFile(path) // refuses a named pipe, which would block
 	if err != nil {
 		return "", err
 	}

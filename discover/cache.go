@@ -19,6 +19,7 @@ import (
 	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/atomicfile"
+	"github.com/dynop/dynop/internal/regfile"
 	"github.com/dynop/dynop/plugin"
 	"github.com/dynop/dynop/sign"
 )
@@ -202,7 +203,7 @@ func loadCache(dir string, log *slog.Logger) *cache {
 		return c
 	}
 	c.path = filepath.Join(dir, CacheFile)
-	data, err := os.ReadFile(c.path)
+	data, err := regfile.ReadFile(c.path) // a named pipe would block the read
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return c
@@ -304,7 +305,7 @@ func (c *cache) save() {
 	if err == nil {
 		unlock := lockFile(c.path + ".lock")
 		defer unlock()
-		if data, err := os.ReadFile(c.path); err == nil {
+		if data, err := regfile.ReadFile(c.path); err == nil {
 			if disk, err := decodeCache(data); err == nil && disk.API == c.file.API {
 				for path, e := range disk.Entries {
 					if !c.touched[path] {

@@ -54,6 +54,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dynop/dynop/internal/regfile"
 	"github.com/dynop/dynop/plugin"
 	"github.com/dynop/dynop/sign"
 )
@@ -364,12 +365,12 @@ func (e *enumeration) learn(ctx context.Context, f *File) error {
 			return err
 		}
 	}
-	if f.SHA256, f.Size, err = hashFile(f.Path); err != nil {
+	if f.SHA256, f.Size, err = sign.HashFile(f.Path); err != nil {
 		return formatError(err)
 	}
 	var m *Manifest
 	if mpath := ManifestPath(f.Path); exists(mpath) {
-		if m, f.ManifestSHA256, err = readManifest(mpath); err != nil {
+		if m, f.ManifestSHA256, err = ReadManifest(mpath); err != nil {
 			return err
 		}
 		f.Manifest = mpath
@@ -405,15 +406,6 @@ func (m *Manifest) matches(d sign.Digest, size int64) error {
 	return nil
 }
 
-// readManifest is [ReadManifest], refusing a manifest that is not a
-// regular file (a named pipe would block the read for ever).
-func readManifest(path string) (*Manifest, sign.Digest, error) {
-	if err := checkRegular(path); err != nil {
-		return nil, sign.Digest{}, fmt.Errorf("manifest %s: %w: %w", path, ErrManifest, err)
-	}
-	return ReadManifest(path)
-}
-
 // short abbreviates a digest for messages.
 func short(d sign.Digest) string { return d.String()[:16] + "…" }
 
@@ -435,9 +427,6 @@ func (e *enumeration) verify(f *File) {
 // digests and returns the signer's key id.
 func (v *verifier) check(path string, binary, manifest sign.Digest, haveManifest bool) (string, error) {
 	spath := sign.SignaturePath(path)
-	if err := checkRegular(spath); err != nil {
-		return "", fmt.Errorf("%w: signature file %s: %w", sign.ErrSignature, spath, err)
-	}
 	s, err := sign.ReadSignature(spath)
 	if err != nil {
 		return "", err
@@ -475,12 +464,8 @@ func (f *File) CheckLoaded(d sign.Digest) error {
 	var md sign.Digest
 	if f.Manifest != "" {
 		var err error
-		if md, _, err = hashFile(f.Manifest); err != nil {
-			var nr *notRegularError
-			if errors.As(err, &nr) {
-				err = fmt.Errorf("manifest %s: %w", f.Manifest, err)
-			}
-			return fmt.Errorf("plugin file %s: %w: %w", f.Path, sign.ErrSignature, err)
+		if md, _, err = sign.HashFile(f.Manifest); err != nil {
+			return fmt.Errorf("plugin file %s: %w: manifest %w", f.Path, sign.ErrSignature, err)
 		}
 	}
 	if _, err := f.v.check(f.Path, d, md, f.Manifest != ""); err != nil {
@@ -524,7 +509,7 @@ var knownFormats = []struct{ magic, what, pkg string }{
 // fileHead returns the first n bytes of the file at path (fewer if it is
 // shorter).
 func fileHead(path string, n int) ([]byte, error) {
-	f, err := openRegular(path) // never a named pipe, which would block
+	f, err := regfile.Open(path) // never a named pipe, which would block
 	if err != nil {
 		return nil, formatError(err)
 	}
@@ -566,12 +551,12 @@ func Inspect(ctx context.Context, path string, opts Options) (*Manifest, error) 
 // and its signature must verify over both. It returns the signer's key
 // id. `dynop verify` calls it.
 func VerifyFile(path string, trust *sign.TrustStore) (string, error) {
-	d, size, err := HashFile(path)
+	d, size, err := sign.HashFile(path)
 	if err != nil {
-		return "", err
+		return "", formatError(err)
 	}
 	mpath := ManifestPath(path)
-	m, md, err := readManifest(mpath)
+	m, md, err := ReadManifest(mpath)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", sign.ErrSignature, err)
 	}

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/dynop/dynop/internal/atomicfile"
+	"github.com/dynop/dynop/internal/regfile"
 	"github.com/dynop/dynop/plugin"
 	"github.com/dynop/dynop/sign"
 )
@@ -176,7 +176,10 @@ func ReadManifest(path string) (*Manifest, sign.Digest, error) {
 
 // readLimited reads the file at path, refusing one larger than limit.
 func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path) // a named pipe would block the read
+	if regfile.Is(err) {
+		return nil, fmt.Errorf("%s: %w: %w", path, ErrManifest, err)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/sign"
 )
 
 // The environment of a scanner child process.
@@ -110,7 +111,7 @@ type scanError struct {
 // [plugin.ErrInvalid]: every other rule of [plugin.Info] is the host's to
 // check, but a manifest needs the ID.
 func inspect(ctx context.Context, f Format, path string) (*Manifest, error) {
-	d, size, err := hashFile(path)
+	d, size, err := sign.HashFile(path)
 	if err != nil {
 		return nil, formatError(err)
 	}

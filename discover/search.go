@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/dynop/dynop/internal/regfile"
 )
 
 // EnvPath names the environment variable that adds plugin files and
@@ -258,7 +260,7 @@ func scan(entries []Entry) ([]candidate, []problem) {
 // irregular is the error of a candidate path of mode m that is not a
 // regular file (links followed).
 func irregular(path string, m fs.FileMode) error {
-	return fmt.Errorf("plugin file %s: %w", path, formatError(&notRegularError{m}))
+	return fmt.Errorf("plugin file %s: %w", path, formatError(&regfile.Error{Mode: m}))
 }
 
 // dedupe drops the candidates that are a file listed before (by device

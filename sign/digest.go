@@ -5,8 +5,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"sync"
+
+	"github.com/dynop/dynop/internal/regfile"
 )
 
 // Digest is a SHA-256 digest. Its text form is 64 lower-case hex digits.
@@ -77,10 +78,15 @@ func HashReader(r io.Reader) (Digest, int64, error) {
 var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // HashFile returns the SHA-256 digest and the size of the file at path.
-// Its errors name the file.
+// A file that is not a regular file (a named pipe, a device), links
+// followed, is refused without blocking, with an error wrapping a
+// *regfile.Error. Its errors name the file.
 func HashFile(path string) (Digest, int64, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
+		if regfile.Is(err) {
+			return Digest{}, 0, fmt.Errorf("%s: %w", path, err)
+		}
 		return Digest{}, 0, err // *fs.PathError: names the file
 	}
 	defer f.Close()

@@ -12,6 +12,8 @@ import (
 	"io/fs"
 	"os"
 	"runtime"
+
+	"github.com/dynop/dynop/internal/regfile"
 )
 
 // ErrKey reports a key file that cannot be used: it is not PEM, holds the
@@ -176,7 +178,10 @@ const maxKeyFile = 64 << 10
 // most maxKeyFile bytes whose permissions checkPerm, if not nil, accepts.
 // Errors name the file.
 func readKeyFile(path string, checkPerm func(fs.FileMode) error) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path) // a named pipe would block the read
+	if regfile.Is(err) {
+		return nil, fmt.Errorf("%s: %w: %w", path, ErrKey, err)
+	}
 	if err != nil {
 		return nil, err // *fs.PathError: names the file
 	}

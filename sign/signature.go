@@ -9,10 +9,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/dynop/dynop/internal/atomicfile"
+	"github.com/dynop/dynop/internal/regfile"
 )
 
 // Errors of signature checks. Every verification failure wraps
@@ -219,9 +219,12 @@ func parseSignature(data []byte, name string) (Signature, error) {
 // [fs.ErrNotExist]; every other error wraps [ErrSignature]. Errors name the
 // file.
 func ReadSignature(path string) (Signature, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path) // a named pipe would block the read
 	if errors.Is(err, fs.ErrNotExist) {
 		return Signature{}, fmt.Errorf("%w: %w", ErrUnsigned, err) // err names the file
+	}
+	if regfile.Is(err) {
+		return Signature{}, fmt.Errorf("%w: signature file %s: %w", ErrSignature, path, err)
 	}
 	if err != nil {
 		return Signature{}, fmt.Errorf("%w: %w", ErrSignature, err)

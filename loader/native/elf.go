@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/internal/regfile"
 )
 
 // EntrySymbol is the one symbol a native plugin exports.
@@ -43,7 +44,10 @@ func checkFile(path string) error {
 	if fi.IsDir() {
 		return fmt.Errorf("native: %s: %w: it is a directory, not a shared library", path, dynop.ErrFormat)
 	}
-	f, err := os.Open(path)
+	f, err := regfile.Open(path) // a named pipe would block the read
+	if regfile.Is(err) {
+		return fmt.Errorf("native: %s: %w: %w", path, dynop.ErrFormat, err)
+	}
 	if err != nil {
 		return fmt.Errorf("native: %w", err)
 	}

@@ -2,9 +2,13 @@ package native_test
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/loader/native"
 	"github.com/dynop/dynop/plugin"
 )
@@ -34,5 +38,24 @@ func TestLoadRefusesHostileInfo(t *testing.T) {
 				t.Errorf("Load = %v, %v; want an error wrapping %v naming the file and saying %q", p, err, c.sentinel, c.want)
 			}
 		})
+	}
+}
+
+// TestLoadRefusesNamedPipe: native.Load of a named pipe blocked in its
+// open for ever; now it is refused at once (issue 21, item 3).
+func TestLoadRefusesNamedPipe(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "libp.so")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := native.Load(ctx, fifo, native.Options{}); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, dynop.ErrFormat) || !strings.Contains(err.Error(), fifo+": ") || !strings.Contains(err.Error(), "not a regular file (a named pipe)") {
+			t.Errorf("Load of a named pipe = %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Load of a named pipe blocks")
 	}
 }

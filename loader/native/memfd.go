@@ -8,6 +8,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/internal/regfile"
 	"github.com/dynop/dynop/sign"
 )
 
@@ -19,7 +21,10 @@ import (
 // The memfd is named "dynop:" and the path, so /proc/self/maps and
 // debuggers show which plugin it holds (as /memfd:dynop:PATH (deleted)).
 func sealedCopy(path string) (*os.File, sign.Digest, error) {
-	src, err := os.Open(path)
+	src, err := regfile.Open(path) // a named pipe would block the copy
+	if regfile.Is(err) {
+		return nil, sign.Digest{}, fmt.Errorf("native: %s: %w: %w", path, dynop.ErrFormat, err)
+	}
 	if err != nil {
 		return nil, sign.Digest{}, fmt.Errorf("native: %w", err)
 	}

@@ -55,6 +55,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/dynop/dynop/internal/atomicfile"
+	"github.com/dynop/dynop/internal/regfile"
 )
 
 const (
@@ -175,12 +176,12 @@ func readKey(path string) ([]byte, error) {
 	}
 	const fix = "remove it, and dynop makes a new one"
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("cache key %s is not a regular file (%s); %s", path, fileType(fi.Mode()), fix)
+		return nil, fmt.Errorf("cache key %s is not a regular file (%s); %s", path, regfile.Kind(fi.Mode()), fix)
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
 		return nil, fmt.Errorf("cache key %s has mode %#o: others may read or change it; want 0600 (chmod 600 %s)", path, perm, path)
 	}
-	f, err := os.Open(path)
+	f, err := regfile.Open(path) // swapped for a named pipe since Lstat, it would block
 	if err != nil {
 		return nil, fmt.Errorf("cache key %s: %w", path, err)
 	}
@@ -203,22 +204,6 @@ func atMost(n, limit int) string {
 		return fmt.Sprintf("more than %d", limit)
 	}
 	return strconv.Itoa(n)
-}
-
-func fileType(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return m.Type().String()
 }
 
 // cacheStats counts what the compilation cache did in this process; tests
@@ -377,12 +362,12 @@ func readEntry(path string) ([]byte, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%s)", fileType(fi.Mode()))
+		return nil, fmt.Errorf("not a regular file (%s)", regfile.Kind(fi.Mode()))
 	}
 	if fi.Size() > maxEntrySize {
 		return nil, fmt.Errorf("%d bytes, more than an entry may have (%d)", fi.Size(), maxEntrySize)
 	}
-	f, err := os.Open(path)
+	f, err := regfile.Open(path) // swapped for a named pipe since Lstat, it would block
 	if err != nil {
 		return nil, err
 	}
@@ -425,7 +410,7 @@ func (c *moduleCache) finish(compiled bool) {
 			}
 		}
 		wrote = true
-		payload, err := os.ReadFile(p)
+		payload, err := regfile.ReadFile(p)
 		if err != nil {
 			c.log.Warn("wasm: compilation cache: could not read what wazero wrote", "file", p, "err", err.Error())
 			continue

@@ -72,7 +72,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -82,6 +81,7 @@ import (
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/abi"
 	"github.com/dynop/dynop/discover"
+	"github.com/dynop/dynop/internal/regfile"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
 	"github.com/dynop/dynop/sign"
@@ -130,7 +130,7 @@ type moduleInfo struct {
 // inspect reads the plugin in the file at path in the sandbox, in this
 // process, with the settings of the host that asks (dynop.OptionsFrom).
 func inspect(ctx context.Context, path string) (plugin.Info, json.RawMessage, error) {
-	code, err := os.ReadFile(path)
+	code, err := readModule(path)
 	if err != nil {
 		return plugin.Info{}, nil, err
 	}
@@ -182,6 +182,16 @@ func (in *instance) info(ctx context.Context) (plugin.Info, []string, error) {
 		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: %s returned no info (the plugin's get_info failed, or its info is malformed: see its log)", name, ErrABI, exports[exInfo].name)
 	}
 	return decodeInfo(name, b)
+}
+
+// readModule reads the module file at path, refusing without blocking a
+// file that is not a regular file (a named pipe would block the read).
+func readModule(path string) ([]byte, error) {
+	code, err := regfile.ReadFile(path)
+	if regfile.Is(err) {
+		return nil, fmt.Errorf("wasm: %s: %w: %w", path, dynop.ErrFormat, err)
+	}
+	return code, err
 }
 
 // decodeInfo reads what dynop_wasm_info returned, b, for the module name:
@@ -289,7 +299,7 @@ func Load(ctx context.Context, path string, opts dynop.Options) (*Plugin, error)
 	if err != nil {
 		return nil, err
 	}
-	code, err := os.ReadFile(abs)
+	code, err := readModule(abs)
 	if err != nil {
 		return nil, err
 	}
@@ -333,7 +343,7 @@ func (p *Plugin) Register(ctx context.Context, h plugin.Host) (err error) {
 	if err := p.checkGrants(); err != nil {
 		return err
 	}
-	code, err := os.ReadFile(p.path)
+	code, err := readModule(p.path)
 	if err != nil {
 		return fmt.Errorf("wasm: plugin %q: %w", p.info.ID, err)
 	}
