@@ -70,6 +70,7 @@ type fake struct {
 	register  func(ctx context.Context, h plugin.Host) error // replaces the default body
 	canUnload func() bool
 	onStop    func() // called from Deregister
+	stopErr   error  // what Deregister returns
 
 	host                             plugin.Host // the host of the latest start
 	alive                            atomic.Bool // between the end of Register and Deregister
@@ -160,7 +161,7 @@ func (f *fake) Deregister(context.Context) error {
 	if f.onStop != nil {
 		f.onStop()
 	}
-	return nil
+	return f.stopErr
 }
 
 func (f *fake) Unload(context.Context) error {

@@ -207,11 +207,13 @@ func (h *Host) stopHooks(ctx context.Context, rec *record) error {
 	errs := h.runWatchers(rec.id)
 	if d, ok := rec.p.(plugin.Deregisterer); ok {
 		if err := h.guard(rec.id, "Deregister", func() error { return d.Deregister(ctx) }); err != nil {
+			rec.log.Warn("plugin deregister failed", "err", err) // dynop.h: a failing deregister is logged
 			errs = append(errs, fmt.Errorf("dynop: stop plugin %q: deregister: %w", rec.id, err))
 		}
 	}
 	if u, ok := rec.p.(plugin.Unloader); ok {
 		if err := h.guard(rec.id, "Unload", func() error { return u.Unload(ctx) }); err != nil {
+			rec.log.Warn("plugin unload failed", "err", err)
 			errs = append(errs, fmt.Errorf("dynop: stop plugin %q: unload: %w", rec.id, err))
 		}
 	}

@@ -7,9 +7,11 @@ package dynop_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -404,4 +406,26 @@ func TestCycleThroughHostProgramCode(t *testing.T) {
 		_, _, err = h.Acquire(context.Background(), a.id, counterDef.UID, counterDef.Version)
 	})
 	wantErr(t, err, dynop.ErrCycle, "test.plugin.b → test.plugin.a → test.plugin.b")
+}
+
+// TestDeregisterFailureLogged: dynop.h says a failing deregister is
+// logged; the host returned the error to whoever released the last
+// reference and logged nothing, so `dynop run` swallowed it (issue 21,
+// item 9).
+func TestDeregisterFailureLogged(t *testing.T) {
+	var logs strings.Builder
+	f := newFake(nil, "a")
+	f.stopErr = errors.New("the frobnicator is stuck")
+	h, err := dynop.Open(context.Background(), dynop.Options{Plugins: []plugin.Plugin{f}, NoRegistered: true, NoDefaultPaths: true,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ref := acquire(t, h, "a")
+	wantErr(t, ref.Release(), nil, `stop plugin "test.plugin.a": deregister: the frobnicator is stuck`)
+	for _, want := range []string{"level=WARN", `msg="plugin deregister failed"`, "plugin=test.plugin.a", "the frobnicator is stuck"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the log does not say %q:\n%s", want, logs.String())
+		}
+	}
 }
