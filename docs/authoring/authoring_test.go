@@ -23,6 +23,7 @@ import (
 	"github.com/dynop/dynop/internal/cbuild"
 	"github.com/dynop/dynop/internal/demo"
 	"github.com/dynop/dynop/internal/scaffold"
+	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/loader/native"
 	"github.com/dynop/dynop/loader/wasm"
 	"github.com/dynop/dynop/op"
@@ -32,22 +33,7 @@ import (
 )
 
 // logBuffer collects a host's log; hosts log from many goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type logBuffer = testutil.LogBuffer
 
 // openHost opens a host over the plugin files paths, isolated from the
 // machine's plugins and registry cache, logging at debug level into log

@@ -2,9 +2,11 @@
 package testutil
 
 import (
+	"bytes"
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -40,4 +42,37 @@ type tWriter struct{ t testing.TB }
 func (w tWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
+}
+
+// LogBuffer collects a log that a test reads: hosts log from many
+// goroutines, so writes and reads are serialized.
+type LogBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write implements io.Writer.
+func (b *LogBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns what was written so far.
+func (b *LogBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Reset forgets what was written.
+func (b *LogBuffer) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Reset()
+}
+
+// Logger returns a logger that writes into b, as text, at debug level.
+func (b *LogBuffer) Logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }

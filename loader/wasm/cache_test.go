@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/discover"
 	"github.com/dynop/dynop/internal/cbuild"
+	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/loader/wasm"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
@@ -62,32 +62,7 @@ func isolate(t *testing.T) string {
 }
 
 // logBuf is a log that the test reads.
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *logBuf) Reset() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b.Reset()
-}
-
-func (l *logBuf) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
+type logBuf struct{ testutil.LogBuffer }
 
 // wantLog fails the test unless the log has a line with every string in
 // want.
@@ -218,7 +193,7 @@ func TestCachePoisoning(t *testing.T) {
 	cfgDir := isolate(t)
 	a, b := poison(t, 1), poison(t, 2)
 	lb := &logBuf{}
-	opts := dynop.Options{CacheDir: t.TempDir(), Logger: lb.logger()}
+	opts := dynop.Options{CacheDir: t.TempDir(), Logger: lb.Logger()}
 	if got := value(t, load(t, a, opts), opts); got != 1 {
 		t.Fatalf("A computes %v, want 1", got)
 	}
@@ -349,7 +324,7 @@ func TestCacheLegacyWazeroDir(t *testing.T) {
 	isolate(t)
 	a, b := poison(t, 1), poison(t, 2)
 	lb := &logBuf{}
-	opts := dynop.Options{CacheDir: t.TempDir(), Logger: lb.logger()}
+	opts := dynop.Options{CacheDir: t.TempDir(), Logger: lb.Logger()}
 	load(t, a, opts)
 	load(t, b, opts)
 	ea := parseEntry(t, readFile(t, entryOf(t, opts.CacheDir, a)))
@@ -378,7 +353,7 @@ func TestCacheLegacyWazeroDir(t *testing.T) {
 func TestCacheSignedRequire(t *testing.T) {
 	isolate(t)
 	lb := &logBuf{}
-	opts := dynop.Options{CacheDir: t.TempDir(), Logger: lb.logger()}
+	opts := dynop.Options{CacheDir: t.TempDir(), Logger: lb.Logger()}
 	dir := t.TempDir()
 	a := filepath.Join(dir, "cachepoison.wasm")
 	writeFile(t, a, readFile(t, poison(t, 1)))
@@ -433,7 +408,7 @@ func TestCacheHit(t *testing.T) {
 	t.Setenv("TMPDIR", tmp)
 	a := poison(t, 1)
 	lb := &logBuf{}
-	opts := dynop.Options{CacheDir: t.TempDir(), Logger: lb.logger()}
+	opts := dynop.Options{CacheDir: t.TempDir(), Logger: lb.Logger()}
 	before := wasm.ReadCacheStats()
 	load(t, a, opts)
 	if d := wasm.ReadCacheStats().Sub(before); d != (wasm.CacheStats{Compiles: 1, Stored: 1}) {
@@ -474,7 +449,7 @@ func TestCacheConcurrent(t *testing.T) {
 	t.Setenv("TMPDIR", tmp)
 	paths := []string{poison(t, 1), poison(t, 2)}
 	lb := &logBuf{}
-	opts := dynop.Options{CacheDir: t.TempDir(), Logger: lb.logger()}
+	opts := dynop.Options{CacheDir: t.TempDir(), Logger: lb.Logger()}
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for i := range 8 {
@@ -508,7 +483,7 @@ func TestCacheWazeroRefusesEntry(t *testing.T) {
 	cfgDir := isolate(t)
 	a := poison(t, 1)
 	lb := &logBuf{}
-	opts := dynop.Options{CacheDir: t.TempDir(), Logger: lb.logger()}
+	opts := dynop.Options{CacheDir: t.TempDir(), Logger: lb.Logger()}
 	load(t, a, opts)
 	entry := entryOf(t, opts.CacheDir, a)
 	e := parseEntry(t, readFile(t, entry))
@@ -530,7 +505,7 @@ func TestCacheStoreUnwritable(t *testing.T) {
 	isolate(t)
 	a := poison(t, 1)
 	lb := &logBuf{}
-	opts := dynop.Options{CacheDir: t.TempDir(), Logger: lb.logger()}
+	opts := dynop.Options{CacheDir: t.TempDir(), Logger: lb.Logger()}
 	if err := os.MkdirAll(filepath.Join(opts.CacheDir, "wasm"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -549,7 +524,7 @@ func TestCacheKeyFile(t *testing.T) {
 	cfgDir := isolate(t)
 	a := poison(t, 1)
 	lb := &logBuf{}
-	opts := dynop.Options{CacheDir: t.TempDir(), Logger: lb.logger()}
+	opts := dynop.Options{CacheDir: t.TempDir(), Logger: lb.Logger()}
 	load(t, a, opts)
 	path := filepath.Join(cfgDir, "dynop", "wasm-cache.key")
 	fi, err := os.Lstat(path)
@@ -629,7 +604,7 @@ func TestCacheKeyFallback(t *testing.T) {
 			keyPath := filepath.Join(cfg, "dynop", "wasm-cache.key")
 			keyBefore, _ := os.ReadFile(keyPath)
 			lb := &logBuf{}
-			opts := dynop.Options{CacheDir: t.TempDir(), Logger: lb.logger()}
+			opts := dynop.Options{CacheDir: t.TempDir(), Logger: lb.Logger()}
 			before := wasm.ReadCacheStats()
 			p := load(t, a, opts)
 			if got := value(t, p, opts); got != 1 {
