@@ -9,6 +9,7 @@ import (
 
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/internal/cbuild"
+	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/loader/native"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
@@ -238,33 +239,25 @@ func TestNativeOperatorBadPlugins(t *testing.T) {
 			}
 		})
 	}
-	t.Run("-DBAD_SETUP", func(t *testing.T) {
-		h := openHost(t, []string{opsPlugin(t, "-DBAD_SETUP")})
-		in, err := h.NewOperator(ctx, "test.Nop", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer in.Close()
-		x, _ := tensor.New(tensor.Uint8, 2)
-		_, err = in.Setup([]*tensor.Batch{mustBatch(t, x)})
-		if !errors.Is(err, native.ErrABI) || !strings.Contains(err.Error(), "output 0 has ndim 99, not 0 to DYNOP_MAX_NDIM (16)") {
-			t.Errorf("setup with 99 dimensions: %v", err)
-		}
-	})
-	// An output of dtype code 99 was allocated and run (issue 21, item 8).
-	t.Run("-DBAD_DTYPE", func(t *testing.T) {
-		h := openHost(t, []string{opsPlugin(t, "-DBAD_DTYPE")})
-		in, err := h.NewOperator(ctx, "test.Nop", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer in.Close()
-		x, _ := tensor.New(tensor.Uint8, 2)
-		_, err = in.Setup([]*tensor.Batch{mustBatch(t, x)})
-		if !errors.Is(err, native.ErrABI) || !strings.Contains(err.Error(), "output 0 has dtype dtype(code=99,bits=8,lanes=1), which is not a DLPack type this host knows") {
-			t.Errorf("setup with dtype code 99: %v", err)
-		}
-	})
+	// What setup says of its outputs is checked: an ndim above
+	// DYNOP_MAX_NDIM, and a dtype code that is not DLPack's, which was
+	// allocated and run (issue 21, item 8).
+	for _, c := range []struct{ define, want string }{
+		{"-DBAD_SETUP", "output 0 has ndim 99, not 0 to DYNOP_MAX_NDIM (16)"},
+		{"-DBAD_DTYPE", "output 0 has dtype dtype(code=99,bits=8,lanes=1), which is not a DLPack type this host knows"},
+	} {
+		t.Run(c.define, func(t *testing.T) {
+			h := openHost(t, []string{opsPlugin(t, c.define)})
+			in, err := h.NewOperator(ctx, "test.Nop", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			x, _ := tensor.New(tensor.Uint8, 2)
+			_, err = in.Setup([]*tensor.Batch{mustBatch(t, x)})
+			testutil.WantErr(t, err, native.ErrABI, `plugin "dynop.plugin.ops": setup (sample 0)`, c.want)
+		})
+	}
 }
 
 func TestNativeOperatorAfterLeak(t *testing.T) {
