@@ -94,7 +94,7 @@ func TestBadSearchPathEntries(t *testing.T) {
 	notDir := filepath.Join(file, "sub") // ENOTDIR: unreadable as root too
 	var log logBuffer
 	opts := options(t, missing, notDir, good)
-	opts.Logger = log.logger()
+	opts.Logger = log.Logger()
 	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "no-such-data"))
 	t.Setenv(discover.EnvPath, "")
 	opts.NoDefaultPaths = false
@@ -360,7 +360,7 @@ func TestCorruptCache(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var log logBuffer
 			opts := options(t, dir)
-			opts.Logger = log.logger()
+			opts.Logger = log.Logger()
 			cache := filepath.Join(opts.CacheDir, discover.CacheFile)
 			writeFile(t, cache, c.content)
 			if f := only(t, enumerate(t, opts)); f.Err != nil || f.Cached {
@@ -381,7 +381,7 @@ func TestCorruptCache(t *testing.T) {
 	t.Run("unreadable", func(t *testing.T) {
 		var log logBuffer
 		opts := options(t, dir)
-		opts.Logger = log.logger()
+		opts.Logger = log.Logger()
 		os.MkdirAll(filepath.Join(opts.CacheDir, discover.CacheFile), 0o755) // a directory where the file should be
 		if f := only(t, enumerate(t, opts)); f.Err != nil {
 			t.Fatal(f.Err)
@@ -417,7 +417,7 @@ func TestConcurrentEnumerations(t *testing.T) {
 	}
 	wg.Wait()
 	var log logBuffer
-	opts.Logger = log.logger()
+	opts.Logger = log.Logger()
 	opts.Scanner = failingScanner(t)
 	res := enumerate(t, opts)
 	for _, f := range res.Files {
