@@ -426,8 +426,7 @@ func (e *enumeration) verify(f *File) {
 // check verifies the signature of the plugin file path over the given
 // digests and returns the signer's key id.
 func (v *verifier) check(path string, binary, manifest sign.Digest, haveManifest bool) (string, error) {
-	spath := sign.SignaturePath(path)
-	s, err := sign.ReadSignature(spath)
+	s, err := sign.ReadSignature(sign.SignaturePath(path))
 	if err != nil {
 		return "", err
 	}

@@ -191,7 +191,7 @@ func TestManifest(t *testing.T) {
 	if f.Err != nil || f.Manifest != discover.ManifestPath(path) || f.Info.ID != "test.plugin.m" || compact(f.Loader) != `{"from":"text"}` {
 		t.Fatalf("file %+v, err %v", f, f.Err)
 	}
-	back, err := discover.ParseManifest(m.Marshal())
+	back, err := discover.ParseManifest(encode(t, m))
 	if err != nil || back.Info.Diff(m.Info) != "" || back.SHA256 != m.SHA256 {
 		t.Errorf("round trip: %+v, %v", back, err)
 	}
@@ -201,7 +201,7 @@ func TestManifest(t *testing.T) {
 func TestBadManifests(t *testing.T) {
 	dir := t.TempDir()
 	path := writePlugin(t, dir, "p.so", "id=test.plugin.m")
-	good := writeManifest(t, path).Marshal()
+	good := encode(t, writeManifest(t, path))
 	var generic map[string]any
 	if err := json.Unmarshal(good, &generic); err != nil {
 		t.Fatal(err)

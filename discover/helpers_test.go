@@ -177,3 +177,13 @@ func writeExecutable(t testing.TB, path, content string) string {
 func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, d)
 }
+
+// encode returns m as a manifest file holds it.
+func encode(t testing.TB, m *discover.Manifest) []byte {
+	t.Helper()
+	data, err := m.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}

@@ -184,7 +184,7 @@ func TestEmptyPluginID(t *testing.T) {
 	// garbage.
 	m := writeManifest(t, writePlugin(t, t.TempDir(), "q.so", "id=test.plugin.q"))
 	m.Info.ID = ""
-	answer := writeFile(t, filepath.Join(t.TempDir(), "answer.json"), string(m.Marshal()))
+	answer := writeFile(t, filepath.Join(t.TempDir(), "answer.json"), string(encode(t, m)))
 	opts := options(t, path)
 	opts.Scanner = script(t, "cat "+answer+" >&3")
 	wantErr(t, only(t, enumerate(t, opts)).Err, discover.ErrScan, "printed garbage", "missing required field info.id")

@@ -72,21 +72,6 @@ func (m *Manifest) Encode() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// Marshal is [Manifest.Encode] for callers that have no use for an
-// error, and never panics. When the manifest cannot be encoded it returns
-// the scanner's answer for that error instead (schema
-// "dynop.scan-error/v1", the error's message and that it wraps
-// [plugin.ErrInvalid]): a host reading it as a scanner's answer lists
-// the plugin as broken with that message, and [ParseManifest] refuses
-// it. Writers of manifest files use Encode, or [WriteManifest].
-func (m *Manifest) Marshal() []byte {
-	b, err := m.Encode()
-	if err != nil {
-		b, _ = json.Marshal(scanError{Schema: scanErrorSchema, Error: saveError(err, sentinels)})
-	}
-	return b
-}
-
 // unencodable returns an error naming the first operator argument of
 // info that has no JSON form, or nil if every argument has one.
 func unencodable(info *plugin.Info) error {

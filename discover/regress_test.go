@@ -37,7 +37,7 @@ func TestForkedChildKeepsResultFD(t *testing.T) {
 	path := writePlugin(t, t.TempDir(), "p.so", "id=test.plugin.forks")
 	m := writeManifest(t, path)
 	os.Remove(discover.ManifestPath(path))
-	answer := writeFile(t, filepath.Join(t.TempDir(), "answer.json"), string(m.Marshal()))
+	answer := writeFile(t, filepath.Join(t.TempDir(), "answer.json"), string(encode(t, m)))
 	opts := options(t, path)
 	opts.ScanTimeout = 2 * time.Second
 	opts.Scanner = script(t, "cat "+answer+" >&3; (sleep 30 >/dev/null 2>&1) & exit 0")

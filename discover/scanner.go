@@ -85,12 +85,7 @@ func ServeScanner(f Format) {
 	}
 	out := os.NewFile(resultFD, "scanner-result")
 	m, err := inspect(context.Background(), f, os.Getenv(envFile))
-	var data []byte
-	if err != nil {
-		data, _ = json.Marshal(scanError{Schema: scanErrorSchema, Error: saveError(err, sentinelsOf([]Format{f}))})
-	} else {
-		data = m.Marshal()
-	}
+	data := answer(f, m, err)
 	status := 0
 	if out == nil {
 		status = 3
@@ -99,6 +94,21 @@ func ServeScanner(f Format) {
 		status = 3
 	}
 	os.Exit(status)
+}
+
+// answer is what a scanner child writes for the manifest m or the error
+// err: the manifest, or, if there is an error or the manifest cannot be
+// encoded ([Manifest.Encode]), the error, with the sentinels of f and
+// this package it wraps.
+func answer(f Format, m *Manifest, err error) []byte {
+	var data []byte
+	if err == nil {
+		data, err = m.Encode()
+	}
+	if err != nil {
+		data, _ = json.Marshal(scanError{Schema: scanErrorSchema, Error: saveError(err, sentinelsOf([]Format{f}))})
+	}
+	return data
 }
 
 type scanError struct {

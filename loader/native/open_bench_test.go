@@ -133,7 +133,11 @@ func buildBenchSet(b *testing.B, k benchKind, n int) string {
 		m.Info.ID, m.File = id, filepath.Base(path)
 		m.SHA256, m.Size, _ = sign.HashReader(bytes.NewReader(data))
 		// Not discover.WriteManifest: its atomic write syncs each file.
-		if err := os.WriteFile(discover.ManifestPath(path), m.Marshal(), 0o644); err != nil {
+		text, err := m.Encode()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(discover.ManifestPath(path), text, 0o644); err != nil {
 			b.Fatal(err)
 		}
 	}
