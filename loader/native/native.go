@@ -738,21 +738,11 @@ func (r *reader) str(what string, s *C.char) string {
 	return str
 }
 
-// list splits the comma-separated C list at s, as [splitList] does, read
-// as [reader.str] reads strings.
+// list splits the comma-separated C list at s, read as [reader.str]
+// reads strings, into its trimmed, non-empty items.
 func (r *reader) list(what string, s *C.char) []string {
-	return splitItems(r.str(what, s))
-}
-
-// splitList splits a comma-separated C list into its trimmed, non-empty
-// items.
-func splitList(s *C.char) []string { return splitItems(goString(s)) }
-
-// splitItems splits a comma-separated list into its trimmed, non-empty
-// items.
-func splitItems(s string) []string {
 	var out []string
-	for item := range strings.SplitSeq(s, ",") {
+	for item := range strings.SplitSeq(r.str(what, s), ",") {
 		if item = strings.TrimSpace(item); item != "" {
 			out = append(out, item)
 		}

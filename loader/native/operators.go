@@ -259,7 +259,10 @@ func readVariantList(r *reader, what string, p unsafe.Pointer, n C.uint32_t) ([]
 		if cv.name == nil || cv.fn == nil {
 			return nil, nil, fmt.Errorf("%s[%d]: name or fn is NULL", what, i)
 		}
-		desc[i] = dispatch.Variant{Name: goString(cv.name), Needs: dispatch.Features(cv.features)}
+		desc[i] = dispatch.Variant{Name: r.str(fmt.Sprintf("%s[%d]: name", what, i), cv.name), Needs: dispatch.Features(cv.features)}
+		if r.err != nil {
+			return nil, nil, r.err
+		}
 		out[i] = cVariant{Variant: op.Variant{Name: desc[i].Name, Needs: desc[i].Needs}, fn: unsafe.Pointer(cv.fn)}
 	}
 	if err := dispatch.Check(desc); err != nil {
