@@ -3,7 +3,6 @@ package wasm
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -24,6 +23,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/sign"
 )
 
 // The module's exports that the host calls, as indexes into exports.
@@ -148,9 +148,9 @@ type engine struct {
 	cache       wazero.CompilationCache // the compile's, closed with rt; nil without one
 }
 
-// newEngine compiles code, checking its imports and exports, for a
-// plugin that may use caps.
-func newEngine(ctx context.Context, name string, code []byte, cfg config, caps []string) (_ *engine, err error) {
+// newEngine compiles code, whose SHA-256 is sum, checking its imports
+// and exports, for a plugin that may use caps.
+func newEngine(ctx context.Context, name string, code []byte, sum sign.Digest, cfg config, caps []string) (_ *engine, err error) {
 	// The memory limit is the allocator's (limitedMemory), which sees
 	// the grows it refuses.
 	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(cfg.timeout > 0)
@@ -161,11 +161,12 @@ func newEngine(ctx context.Context, name string, code []byte, cfg config, caps [
 	var mc *moduleCache
 	var prepared time.Duration // preparing the cache
 	if cfg.cacheDir != "" {
-		// The cache is keyed by the digest of the very bytes compiled
-		// (cache.go): an entry made for other bytes does not verify.
+		// The cache is keyed by sum, the digest of the very bytes
+		// compiled (cache.go): an entry made for other bytes does not
+		// verify.
 		start := time.Now()
 		var cerr error
-		if mc, cerr = openModuleCache(cfg.log, cfg.cacheDir, sha256.Sum256(code)); cerr != nil {
+		if mc, cerr = openModuleCache(cfg.log, cfg.cacheDir, sum); cerr != nil {
 			cfg.log.Warn("wasm: compiling without the compilation cache", "plugin", name, "err", cerr.Error())
 		} else {
 			rc = rc.WithCompilationCache(mc.wz)

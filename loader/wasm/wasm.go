@@ -139,7 +139,7 @@ func inspect(ctx context.Context, path string) (plugin.Info, json.RawMessage, er
 	if err != nil {
 		return plugin.Info{}, nil, err
 	}
-	info, caps, _, err := readInfo(ctx, path, code, cfg)
+	info, caps, _, err := readInfo(ctx, path, code, sha256.Sum256(code), cfg)
 	if err != nil {
 		return plugin.Info{}, nil, err
 	}
@@ -150,10 +150,10 @@ func inspect(ctx context.Context, path string) (plugin.Info, json.RawMessage, er
 	return info, data, nil
 }
 
-// readInfo compiles code and asks an instance of it for its info; it
-// says how long compiling took.
-func readInfo(ctx context.Context, path string, code []byte, cfg config) (plugin.Info, []string, time.Duration, error) {
-	e, err := newEngine(ctx, path, code, cfg, nil)
+// readInfo compiles code, whose SHA-256 is sum, and asks an instance of
+// it for its info; it says how long compiling took.
+func readInfo(ctx context.Context, path string, code []byte, sum sign.Digest, cfg config) (plugin.Info, []string, time.Duration, error) {
+	e, err := newEngine(ctx, path, code, sum, cfg, nil)
 	if err != nil {
 		return plugin.Info{}, nil, 0, err
 	}
@@ -308,7 +308,7 @@ func Load(ctx context.Context, path string, opts dynop.Options) (*Plugin, error)
 		return nil, err
 	}
 	p := &Plugin{path: abs, sum: sha256.Sum256(code), cfg: cfg}
-	if p.info, p.caps, p.compileTime, err = readInfo(ctx, abs, code, cfg); err != nil {
+	if p.info, p.caps, p.compileTime, err = readInfo(ctx, abs, code, p.sum, cfg); err != nil {
 		return nil, err
 	}
 	return p, p.checkGrants()
@@ -355,7 +355,7 @@ func (p *Plugin) Register(ctx context.Context, h plugin.Host) (err error) {
 	} else if sum != p.sum {
 		return fmt.Errorf("wasm: plugin %q: %s: %w", p.info.ID, p.path, discover.ErrChanged)
 	}
-	e, err := newEngine(ctx, p.info.ID, code, p.cfg, p.caps)
+	e, err := newEngine(ctx, p.info.ID, code, sum, p.cfg, p.caps)
 	if err != nil {
 		return err
 	}
