@@ -108,7 +108,7 @@ func TestIrregularFilesInDirectory(t *testing.T) {
 	}
 }
 
-// TestNamedPipeFunctions: Inspect, VerifyFile and HashFile refuse a named
+// TestNamedPipeFunctions: Inspect, VerifyFile and sign.HashFile refuse a named
 // pipe promptly, naming it.
 func TestNamedPipeFunctions(t *testing.T) {
 	fifo := mkfifo(t, filepath.Join(t.TempDir(), "p.so"))

@@ -190,9 +190,6 @@ func readKeyFile(path string, checkPerm func(fs.FileMode) error) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w: not a regular file (mode %v)", path, ErrKey, fi.Mode())
-	}
 	if checkPerm != nil {
 		if err := checkPerm(fi.Mode().Perm()); err != nil {
 			return nil, fmt.Errorf("%s: %w: %w", path, ErrKey, err)
