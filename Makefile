@@ -59,7 +59,7 @@ FUZZ_TARGETS = \
 	discover:FuzzParseManifest discover:FuzzDecodeCache \
 	pipeline:FuzzParse \
 	loader/wasm:FuzzDecodeInfo loader/native:FuzzNativeInfo \
-	.:FuzzParseSandboxPolicy
+	.:FuzzParseSandboxPolicy loader/wasm:FuzzDecodeEntry
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; target=$${t#*:}; \
