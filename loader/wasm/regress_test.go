@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -290,4 +291,21 @@ func TestRegressSetupErrorSaysRun(t *testing.T) {
 	x := batchOf(t, f32(t, make([]float32, 4<<20), 4<<20))
 	_, err = inst.Setup([]*tensor.Batch{x, x})
 	testutil.WantErr(t, err, wasm.ErrMemoryLimit, `operator "probe.Pair": setup`)
+}
+
+// TestLoadRefusesNamedPipe: wasm.Load of a named pipe blocked reading it
+// for ever; now it is refused at once, naming it (issue 21, item 3).
+func TestLoadRefusesNamedPipe(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "p.wasm")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := wasm.Load(context.Background(), fifo, dynop.Options{NoCache: true}); done <- err }()
+	select {
+	case err := <-done:
+		testutil.WantErr(t, err, dynop.ErrFormat, fifo+": ", "not a regular file (a named pipe)")
+	case <-time.After(5 * time.Second):
+		t.Fatal("Load of a named pipe blocks")
+	}
 }
