@@ -47,11 +47,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dynop/dynop/abi"
 	"github.com/dynop/dynop/discover"
 	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/internal/suggest"
 	"github.com/dynop/dynop/machine"
 	"github.com/dynop/dynop/op"
@@ -62,8 +62,8 @@ import (
 // Sentinel errors; test for them with [errors.Is]. Messages name the
 // plugin, the interface and what was expected.
 var (
-	// ErrNotFound: no such plugin, or the plugin provides no such interface.
-	ErrNotFound = abi.ErrNotFound
+	// ErrNotFound: no such plugin, interface, operator or pass.
+	ErrNotFound = errdefs.ErrNotFound
 	// ErrVersion: the provided version does not satisfy the requested one.
 	ErrVersion = iface.ErrVersion
 	// ErrType: the implementation is not of the Go type the caller expects.
@@ -71,17 +71,22 @@ var (
 	// ErrInvalid: plugin information breaks the rules of [plugin.Info].
 	ErrInvalid = plugin.ErrInvalid
 	// ErrCycle: plugins acquire each other while starting.
-	ErrCycle = abi.ErrCycle
+	ErrCycle = errdefs.ErrCycle
 	// ErrDuplicate: a plugin ID, or an interface of a plugin, given twice.
-	ErrDuplicate = abi.ErrDuplicate
-	// ErrClosed: the host is closed.
-	ErrClosed = abi.ErrClosed
+	ErrDuplicate = errdefs.ErrDuplicate
+	// ErrClosed: the host (or a graph, or an operator instance) is closed.
+	ErrClosed = errdefs.ErrClosed
 	// ErrReleased: the reference was already released.
-	ErrReleased = abi.ErrReleased
-	// ErrPanic: a plugin panicked; the panic was recovered.
-	ErrPanic = errors.New("plugin panicked")
+	ErrReleased = errdefs.ErrReleased
+	// ErrPanic: Go code panicked — a plugin's lifecycle step, an
+	// operator, a graph node; the panic was recovered.
+	ErrPanic = errdefs.ErrPanic
+	// ErrUnsupported: an operator has no backend for the device asked
+	// for, no variant of it runs on this CPU, or a plugin needs what this
+	// machine or host does not offer.
+	ErrUnsupported = errdefs.ErrUnsupported
 	// ErrState: the call is not allowed in the plugin's current state.
-	ErrState = abi.ErrState
+	ErrState = errdefs.ErrState
 	// ErrSignature: a plugin file's signature does not verify; see
 	// package sign.
 	ErrSignature = sign.ErrSignature

@@ -14,10 +14,6 @@ import (
 	"github.com/dynop/dynop/plugin"
 )
 
-// ErrUnsupported: an operator has no backend for the device asked for, or
-// the machine has no such device.
-var ErrUnsupported = op.ErrUnsupported
-
 // OperatorsInterface is the interface through which the host reaches the
 // operators a started plugin registered. The host adds it to the Info of
 // every plugin that declares operators; instantiating one of them

@@ -201,7 +201,7 @@ func TestOperatorPluginFailsToStart(t *testing.T) {
 	_, err := h.NewOperator(ctx, "test.Double", nil)
 	wantErr(t, err, nil, `operator "test.Double": plugin "test.plugin.ops"`, "no frobnicator on this machine")
 	_, err = h.NewOperator(ctx, "test.Duble", nil)
-	wantErr(t, err, op.ErrNotFound, `did you mean "test.Double"?`)
+	wantErr(t, err, dynop.ErrNotFound, `did you mean "test.Double"?`)
 }
 
 func TestOperatorInstanceLeaked(t *testing.T) {

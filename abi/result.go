@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/plugin"
 )
 
@@ -46,32 +47,34 @@ func (r Result) String() string {
 	return fmt.Sprintf("dynop_result(%d)", int32(r))
 }
 
-// The host's sentinel errors that results stand for. They are the root
-// package's (dynop.ErrNotFound is ErrNotFound), defined here so that
-// loaders need not import the host.
-var (
-	ErrNotFound  = errors.New("not found")
-	ErrState     = errors.New("not allowed in this plugin state")
-	ErrCycle     = errors.New("dependency cycle")
-	ErrDuplicate = errors.New("duplicate")
-	ErrClosed    = errors.New("host is closed")
-	ErrReleased  = errors.New("reference already released")
-)
-
-// sentinels maps results to the host's sentinel errors, both ways.
+// sentinels maps results to the host's sentinel errors, both ways. Each
+// is defined once, in internal/errdefs, and re-exported by the root
+// package (dynop.ErrNotFound) and the Go guest.
 var sentinels = []struct {
 	r   Result
 	err error
 }{
-	{ErrorNotFound, ErrNotFound},
+	{ErrorNotFound, errdefs.ErrNotFound},
 	{ErrorVersion, iface.ErrVersion},
-	{ErrorState, ErrState},
-	{ErrorCycle, ErrCycle},
-	{ErrorDuplicate, ErrDuplicate},
+	{ErrorState, errdefs.ErrState},
+	{ErrorCycle, errdefs.ErrCycle},
+	{ErrorDuplicate, errdefs.ErrDuplicate},
 	{ErrorType, iface.ErrType},
-	{ErrorClosed, ErrClosed},
+	{ErrorClosed, errdefs.ErrClosed},
 	{ErrorInvalidArgument, plugin.ErrInvalid},
-	{ErrorUnsupported, errors.ErrUnsupported},
+	{ErrorUnsupported, errdefs.ErrUnsupported},
+}
+
+// Sentinel returns the host's sentinel error that result r stands for,
+// or nil for DYNOP_OK, DYNOP_ERROR, DYNOP_ERROR_NO_MEMORY and codes
+// dynop.h does not define.
+func Sentinel(r Result) error {
+	for _, s := range sentinels {
+		if s.r == r {
+			return s.err
+		}
+	}
+	return nil
 }
 
 // ResultOf returns the result code that tells a plugin about err.
@@ -79,13 +82,18 @@ func ResultOf(err error) Result {
 	if err == nil {
 		return OK
 	}
-	if errors.Is(err, ErrReleased) {
-		return ErrorState // one-way: DYNOP_ERROR_STATE from a plugin is ErrState
-	}
 	for _, s := range sentinels {
 		if errors.Is(err, s.err) {
 			return s.r
 		}
+	}
+	// One-way: these come back from a plugin as ErrState and
+	// ErrUnsupported.
+	switch {
+	case errors.Is(err, errdefs.ErrReleased):
+		return ErrorState
+	case errors.Is(err, errors.ErrUnsupported):
+		return ErrorUnsupported
 	}
 	return ErrorGeneric
 }

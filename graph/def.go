@@ -39,7 +39,7 @@ type FuncDef struct {
 }
 
 // Func returns a definition called name that runs fn. A panic in fn
-// becomes an error wrapping [ErrPanic].
+// becomes an error wrapping [dynop.ErrPanic].
 func Func(name string, fn func(ctx context.Context, inputs []*tensor.Batch) ([]*tensor.Batch, error)) *FuncDef {
 	return &FuncDef{name, fn}
 }

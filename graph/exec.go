@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -122,7 +123,7 @@ func (s *Schedule) value(sl slot) *tensor.Batch {
 // outputs for its successors. worker identifies the executor's worker,
 // for observers. The first error of an execution is kept and returned by
 // Execute whatever the executor returns; a panic in Go code becomes
-// an error wrapping ErrPanic.
+// an error wrapping errdefs.ErrPanic.
 func (s *Schedule) Run(ctx context.Context, worker, i int) error {
 	n := s.p.nodes[i]
 	for _, j := range s.p.preds[i] {
@@ -169,10 +170,10 @@ func (s *Schedule) call(ctx context.Context, n *Node, in []*tensor.Batch, worker
 	return n.def.(NodeDef).Execute(ctx, in)
 }
 
-// recoverPanic turns a panic into *err, wrapping ErrPanic. Deferred.
+// recoverPanic turns a panic into *err, wrapping errdefs.ErrPanic. Deferred.
 func recoverPanic(err *error) {
 	if r := recover(); r != nil {
-		*err = fmt.Errorf("%w: %v\n%s", ErrPanic, r, debug.Stack())
+		*err = fmt.Errorf("%w: %v\n%s", errdefs.ErrPanic, r, debug.Stack())
 	}
 }
 
@@ -215,7 +216,7 @@ func (g *Graph) execute(ctx context.Context, inputs []*tensor.Batch, obs Observe
 	g.exec.Lock()
 	defer g.exec.Unlock()
 	if g.closed {
-		return nil, fmt.Errorf("graph %q: %w", g.name, ErrClosed)
+		return nil, fmt.Errorf("graph %q: %w", g.name, errdefs.ErrClosed)
 	}
 	p, err := g.compile()
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/tensor"
 )
@@ -106,7 +107,7 @@ func (fused) Execute(ctx context.Context, s *Schedule) (err error) {
 	stage := n - 1
 	defer func() {
 		if r := recover(); r != nil {
-			err = s.fail(s.Node(stage), fmt.Errorf("%w: fused walk: %v\n%s", ErrPanic, r, debug.Stack()))
+			err = s.fail(s.Node(stage), fmt.Errorf("%w: fused walk: %v\n%s", errdefs.ErrPanic, r, debug.Stack()))
 		}
 	}()
 	funcs := make([]op.PointwiseFuncs, n)

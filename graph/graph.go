@@ -35,6 +35,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
 )
 
@@ -45,10 +46,6 @@ var (
 	ErrInvalid = errors.New("invalid graph")
 	// ErrPass: a pass failed or broke the rules of passes.
 	ErrPass = errors.New("graph pass failed")
-	// ErrPanic: a node's Go code panicked.
-	ErrPanic = errors.New("node panicked")
-	// ErrClosed: the graph was closed.
-	ErrClosed = errors.New("graph closed")
 )
 
 // Graph is a set of nodes joined by edges, with named inputs and outputs.
@@ -323,17 +320,17 @@ func (g *Graph) OnClose(fn func() error) { g.closers = append(g.closers, fn) }
 
 // Close closes every definition that is an io.Closer, subgraphs
 // included, then runs the OnClose functions, latest first. It waits for
-// an execution in progress. A second Close returns ErrClosed.
+// an execution in progress. A second Close returns errdefs.ErrClosed.
 func (g *Graph) Close() error {
 	g.exec.Lock()
 	defer g.exec.Unlock()
 	if g.closed {
-		return fmt.Errorf("graph %q: %w", g.name, ErrClosed)
+		return fmt.Errorf("graph %q: %w", g.name, errdefs.ErrClosed)
 	}
 	g.closed = true
 	var errs []error
 	for _, n := range g.nodes {
-		if err := closeDefinition(n.def); err != nil && !errors.Is(err, ErrClosed) {
+		if err := closeDefinition(n.def); err != nil && !errors.Is(err, errdefs.ErrClosed) {
 			errs = append(errs, fmt.Errorf("graph %q: node %q: close: %w", g.name, n.name, err))
 		}
 	}

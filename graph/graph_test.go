@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dynop/dynop/graph"
+	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/tensor"
 )
@@ -128,10 +129,10 @@ func TestOperatorNodesAndDefaultPopulate(t *testing.T) {
 	if err := g.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := g.Close(); !errors.Is(err, graph.ErrClosed) {
+	if err := g.Close(); !errors.Is(err, errdefs.ErrClosed) {
 		t.Errorf("second Close: %v, want ErrClosed", err)
 	}
-	if _, err := g.Execute(context.Background(), scalar(t, 1)); !errors.Is(err, graph.ErrClosed) {
+	if _, err := g.Execute(context.Background(), scalar(t, 1)); !errors.Is(err, errdefs.ErrClosed) {
 		t.Errorf("Execute after Close: %v, want ErrClosed", err)
 	}
 }
@@ -408,7 +409,7 @@ func TestPanickingNodeBecomesError(t *testing.T) {
 	for _, exec := range []graph.Executor{graph.Serial{}, graph.Parallel{Workers: 2}} {
 		g.Executor = exec
 		_, err := g.Execute(context.Background(), scalar(t, 1))
-		if !errors.Is(err, graph.ErrPanic) || !strings.Contains(err.Error(), `node "bad" (kind panics)`) || !strings.Contains(err.Error(), "assignment to entry in nil map") {
+		if !errors.Is(err, errdefs.ErrPanic) || !strings.Contains(err.Error(), `node "bad" (kind panics)`) || !strings.Contains(err.Error(), "assignment to entry in nil map") {
 			t.Errorf("%T: %v", exec, err)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+
+	"github.com/dynop/dynop/internal/errdefs"
 )
 
 // Parallel runs ready nodes on a bounded set of workers by dependency
@@ -94,7 +96,7 @@ func (r *parallelRun) work(ctx context.Context, worker int) {
 	// own: the execution fails instead of the process.
 	defer func() {
 		if p := recover(); p != nil {
-			r.s.failRun(fmt.Errorf("%w: parallel executor: %v\n%s", ErrPanic, p, debug.Stack()))
+			r.s.failRun(fmt.Errorf("%w: parallel executor: %v\n%s", errdefs.ErrPanic, p, debug.Stack()))
 			r.finish()
 		}
 	}()

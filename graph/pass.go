@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
 )
 
@@ -323,7 +324,7 @@ func (b *Builder) SetDefinition(n *Node, def Definition) error {
 		// The replaced definition is closed with the graph, not now: the
 		// new one may wrap it. Closing it twice is not an error.
 		b.g.OnClose(func() error {
-			if err := closeDefinition(old); err != nil && !errors.Is(err, op.ErrClosed) && !errors.Is(err, ErrClosed) {
+			if err := closeDefinition(old); err != nil && !errors.Is(err, errdefs.ErrClosed) {
 				return fmt.Errorf("graph: node %q: closing a replaced definition: %w", n.name, err)
 			}
 			return nil

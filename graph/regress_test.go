@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dynop/dynop/graph"
+	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/tensor"
 )
@@ -45,7 +46,7 @@ func TestRegressionFusedPanicEscapes(t *testing.T) {
 	in := randomBatch[uint8](t, rng, 2)
 	plain := fuseGraph(t, reg, false, false, "test.AddK", "test.Boom")
 	plain.Executor = graph.Serial{}
-	if _, err := plain.Execute(context.Background(), in); !errors.Is(err, op.ErrPanic) {
+	if _, err := plain.Execute(context.Background(), in); !errors.Is(err, errdefs.ErrPanic) {
 		t.Fatalf("unfused: %v", err)
 	}
 	fused := fuseGraph(t, reg, true, false, "test.AddK", "test.Boom")

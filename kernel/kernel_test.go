@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/internal/testutil"
 )
 
@@ -273,8 +274,8 @@ func TestDeviceScratch(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := Run[deviceKernel](&m, 0, nil, 0)
-	wantErr(t, err, errors.ErrUnsupported, "slot 0", "no device memory", "16 bytes")
-	wantErr(t, NewScratchpad().Reserve([NumMemKinds]int64{Managed: 1}), errors.ErrUnsupported, "no managed memory")
+	wantErr(t, err, errdefs.ErrUnsupported, "slot 0", "no device memory", "16 bytes")
+	wantErr(t, NewScratchpad().Reserve([NumMemKinds]int64{Managed: 1}), errdefs.ErrUnsupported, "no managed memory")
 	if err := NewScratchpad().Reserve([NumMemKinds]int64{Pinned: 10}); err != nil {
 		t.Fatalf("pinned: %v", err)
 	}

@@ -1,11 +1,12 @@
 package kernel
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"unsafe"
+
+	"github.com/dynop/dynop/internal/errdefs"
 )
 
 // MemKind is a kind of memory a kernel may ask for scratch in, after DALI's
@@ -15,7 +16,7 @@ type MemKind int
 // The memory kinds. Only Host memory exists on this machine; Pinned is
 // backed by ordinary host memory. Device and Managed have no allocator yet:
 // reserving a non-zero amount of either fails with an error wrapping
-// [errors.ErrUnsupported] that says there is no such memory.
+// [dynop.ErrUnsupported] that says there is no such memory.
 const (
 	Host MemKind = iota
 	Pinned
@@ -95,7 +96,7 @@ func (s *Scratchpad) Reserve(req [NumMemKinds]int64) error {
 		}
 		if n > 0 && !kind.backed() {
 			return fmt.Errorf("kernel: no %s memory for %d bytes of scratch (no GPU allocator yet): %w",
-				kind, n, errors.ErrUnsupported)
+				kind, n, errdefs.ErrUnsupported)
 		}
 	}
 	for k, n := range req {

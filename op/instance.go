@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -95,13 +96,13 @@ func (in *Instance) what() string {
 // Setup checks inputs against the schema (count, dtype, layout, ndim,
 // device, equal batch sizes) and returns the outputs' descriptions as the
 // operator computes them: one per schema output, one shape per sample.
-// Errors wrap [ErrInput], [ErrClosed], [ErrPanic] or the operator's error,
+// Errors wrap [ErrInput], [dynop.ErrClosed], [dynop.ErrPanic] or the operator's error,
 // and name the operator.
 func (in *Instance) Setup(inputs []*tensor.Batch) ([]OutputDesc, error) {
 	in.setUp = false
 	in.okIn, in.okOut = in.okIn[:0], in.okOut[:0]
 	if in.closed.Load() {
-		return nil, fmt.Errorf("op: %s: setup: %w", in.what(), ErrClosed)
+		return nil, fmt.Errorf("op: %s: setup: %w", in.what(), errdefs.ErrClosed)
 	}
 	if err := in.checkInputs(inputs); err != nil {
 		return nil, err
@@ -233,11 +234,11 @@ func (in *Instance) recordShapes(inputs []*tensor.Batch) {
 // batches of the same shapes); so a kernel never writes outside its
 // buffers and may assume compact outputs. Inputs may be strided views.
 // Cancellation is checked before the operator runs; the operator sees ctx.
-// Errors wrap [ErrInput], [ErrClosed], [ErrPanic] or the operator's error
+// Errors wrap [ErrInput], [dynop.ErrClosed], [dynop.ErrPanic] or the operator's error
 // and name the operator.
 func (in *Instance) Run(ctx context.Context, outputs, inputs []*tensor.Batch) error {
 	if in.closed.Load() {
-		return fmt.Errorf("op: %s: run: %w", in.what(), ErrClosed)
+		return fmt.Errorf("op: %s: run: %w", in.what(), errdefs.ErrClosed)
 	}
 	if !in.setUp {
 		return fmt.Errorf("op: %s: run: %w: Setup has not succeeded", in.what(), ErrInput)
@@ -333,10 +334,10 @@ func (in *Instance) Exec(ctx context.Context, inputs ...*tensor.Batch) ([]*tenso
 
 // Close closes the implementation, if it is an io.Closer, and releases
 // what keeps the operator's plugin started; the plugin may stop. A second
-// Close returns an error wrapping [ErrClosed].
+// Close returns an error wrapping [dynop.ErrClosed].
 func (in *Instance) Close() error {
 	if in.closed.Swap(true) {
-		return fmt.Errorf("op: %s: close: %w", in.what(), ErrClosed)
+		return fmt.Errorf("op: %s: close: %w", in.what(), errdefs.ErrClosed)
 	}
 	var err error
 	if c, ok := in.impl.(io.Closer); ok {
@@ -366,11 +367,11 @@ func joinRelease(err error, release func() error) error {
 }
 
 // guard runs one step of the operator's code, turning a panic into an
-// error wrapping ErrPanic and wrapping errors with the operator's name.
+// error wrapping errdefs.ErrPanic and wrapping errors with the operator's name.
 func (in *Instance) guard(step string, fn func() error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("op: %s: %s: %w: %v", in.what(), step, ErrPanic, v)
+			err = fmt.Errorf("op: %s: %s: %w: %v", in.what(), step, errdefs.ErrPanic, v)
 		}
 	}()
 	if err := fn(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/tensor"
@@ -243,7 +244,7 @@ func TestSchemaJSONRoundTrip(t *testing.T) {
 func TestRegisterErrors(t *testing.T) {
 	r := newRegistry(t)
 	wantErr(t, r.Register(op.Operator{Schema: scaleSchema(), Backends: map[op.Device]op.Factory{op.CPU: scaleFactory}}),
-		op.ErrDuplicate, `"test.Scale" is already registered`)
+		errdefs.ErrDuplicate, `"test.Scale" is already registered`)
 
 	s := scaleSchema()
 	s.Name = "test.NoBackend"
@@ -268,9 +269,9 @@ func TestRegisterErrors(t *testing.T) {
 func TestLookupAndList(t *testing.T) {
 	r := newRegistry(t)
 	_, err := r.Lookup("test.Scal")
-	wantErr(t, err, op.ErrNotFound, `"test.Scal"`, `did you mean "test.Scale"?`)
+	wantErr(t, err, errdefs.ErrNotFound, `"test.Scal"`, `did you mean "test.Scale"?`)
 	_, err = r.Lookup("other.Thing")
-	wantErr(t, err, op.ErrNotFound, `"other.Thing"`)
+	wantErr(t, err, errdefs.ErrNotFound, `"other.Thing"`)
 	if strings.Contains(err.Error(), "did you mean") {
 		t.Errorf("suggestion for a far name: %v", err)
 	}
@@ -284,7 +285,7 @@ func TestNewDevices(t *testing.T) {
 	ctx := context.Background()
 	r := newRegistry(t)
 	_, err := r.New(ctx, "test.Scale", op.Args{"count": 1}, op.OnDevice(op.GPU))
-	wantErr(t, err, op.ErrUnsupported, `operator "test.Scale" on device gpu`, "no gpu backend", "devices: cpu")
+	wantErr(t, err, errdefs.ErrUnsupported, `operator "test.Scale" on device gpu`, "no gpu backend", "devices: cpu")
 
 	s := scaleSchema()
 	s.Name = "test.GPUOnly"
@@ -293,9 +294,9 @@ func TestNewDevices(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = r.New(ctx, "test.GPUOnly", op.Args{"count": 1}, op.OnDevice(op.GPU))
-	wantErr(t, err, op.ErrUnsupported, "this machine has no gpu device", "it has: cpu")
+	wantErr(t, err, errdefs.ErrUnsupported, "this machine has no gpu device", "it has: cpu")
 	_, err = r.New(ctx, "test.GPUOnly", op.Args{"count": 1})
-	wantErr(t, err, op.ErrUnsupported, "no cpu backend")
+	wantErr(t, err, errdefs.ErrUnsupported, "no cpu backend")
 
 	withGPU := op.NewRegistry(op.Options{Devices: []op.Device{op.CPU, op.GPU}})
 	if err := withGPU.Register(op.Operator{Schema: s, Backends: map[op.Device]op.Factory{op.GPU: scaleFactory}}); err != nil {
@@ -323,7 +324,7 @@ func TestNewFactoryFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = r.New(ctx, "test.Panics", op.Args{"count": 1})
-	wantErr(t, err, op.ErrPanic, `operator "test.Panics": create`, "no way")
+	wantErr(t, err, errdefs.ErrPanic, `operator "test.Panics": create`, "no way")
 	s.Name = "test.Nil"
 	if err := r.Register(op.Operator{Schema: s, Backends: map[op.Device]op.Factory{op.CPU: func(*op.Values) (op.Impl, error) { return nil, nil }}}); err != nil {
 		t.Fatal(err)
@@ -408,20 +409,20 @@ func TestInstancePanicsAndClose(t *testing.T) {
 	good := batchOf(t, "HW", []int64{1, 1}, 1)
 	impl.panics = "setup"
 	_, err = in.Setup([]*tensor.Batch{good})
-	wantErr(t, err, op.ErrPanic, `operator "test.Scale" (plugin "acme.plugin.scale"): setup`, "boom in setup")
+	wantErr(t, err, errdefs.ErrPanic, `operator "test.Scale" (plugin "acme.plugin.scale"): setup`, "boom in setup")
 	impl.panics = "run"
 	outs, err := in.Setup([]*tensor.Batch{good})
 	if err != nil {
 		t.Fatal(err)
 	}
 	o, _ := outs[0].Alloc()
-	wantErr(t, in.Run(ctx, []*tensor.Batch{o}, []*tensor.Batch{good}), op.ErrPanic, "run", "boom in run")
+	wantErr(t, in.Run(ctx, []*tensor.Batch{o}, []*tensor.Batch{good}), errdefs.ErrPanic, "run", "boom in run")
 	if err := in.Close(); err != nil || released != 1 {
 		t.Fatalf("Close = %v, released %d times", err, released)
 	}
-	wantErr(t, in.Close(), op.ErrClosed, `operator "test.Scale"`)
+	wantErr(t, in.Close(), errdefs.ErrClosed, `operator "test.Scale"`)
 	_, err = in.Setup([]*tensor.Batch{good})
-	wantErr(t, err, op.ErrClosed, "setup")
+	wantErr(t, err, errdefs.ErrClosed, "setup")
 	if released != 1 {
 		t.Errorf("released %d times after a second Close", released)
 	}

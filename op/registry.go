@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/dynop/dynop/dispatch"
+	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/internal/suggest"
 )
 
@@ -119,7 +120,7 @@ func NewRegistry(opts Options) *Registry {
 
 // Register adds an operator with its backends. Its schema's Devices, if
 // empty, become the devices of its backends; otherwise they must match
-// them exactly. Errors wrap [ErrSchema] or [ErrDuplicate].
+// them exactly. Errors wrap [ErrSchema] or [dynop.ErrDuplicate].
 func (r *Registry) Register(o Operator) error {
 	o = withReferences(o)
 	if len(o.Schema.Devices) == 0 {
@@ -166,7 +167,7 @@ func CheckBackends(o Operator) error {
 
 // Declare adds an operator known only by its schema, provided by plugin
 // through p when it is instantiated. Errors wrap [ErrSchema] or
-// [ErrDuplicate].
+// [dynop.ErrDuplicate].
 func (r *Registry) Declare(s Schema, plugin string, p Provider) error {
 	if err := s.Validate(); err != nil {
 		return err
@@ -199,7 +200,7 @@ func (r *Registry) add(e *entry) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if old, dup := r.ops[e.Schema.Name]; dup {
-		return fmt.Errorf("%w: operator %q is already registered%s", ErrDuplicate, e.Schema.Name, from(old.Plugin))
+		return fmt.Errorf("%w: operator %q is already registered%s", errdefs.ErrDuplicate, e.Schema.Name, from(old.Plugin))
 	}
 	r.ops[e.Schema.Name] = e
 	return nil
@@ -213,7 +214,7 @@ func from(plugin string) string {
 }
 
 // Lookup returns the operator called name. An unknown name is an error
-// wrapping [ErrNotFound], with a "did you mean" for a near miss.
+// wrapping [dynop.ErrNotFound], with a "did you mean" for a near miss.
 func (r *Registry) Lookup(name string) (Entry, error) {
 	e, err := r.entry(name)
 	if err != nil {
@@ -233,7 +234,7 @@ func (r *Registry) entry(name string) (*entry, error) {
 	if near := suggest.Nearest(name, r.names()); near != "" {
 		hint = fmt.Sprintf("; did you mean %q?", near)
 	}
-	return nil, fmt.Errorf("op: %w: %q%s", ErrNotFound, name, hint)
+	return nil, fmt.Errorf("op: operator %w: %q%s", errdefs.ErrNotFound, name, hint)
 }
 
 func (r *Registry) names() []string {
@@ -293,10 +294,10 @@ func (r *Registry) check(name string, args Args, opts []Option) (*entry, Device,
 	switch {
 	case !e.Schema.HasDevice(s.device):
 		return nil, "", nil, fmt.Errorf("op: operator %q on device %s: %w: it has no %s backend (devices: %s)",
-			name, s.device, ErrUnsupported, s.device, devList(e.Schema.Devices))
+			name, s.device, errdefs.ErrUnsupported, s.device, devList(e.Schema.Devices))
 	case !r.HasDevice(s.device):
 		return nil, "", nil, fmt.Errorf("op: operator %q on device %s: %w: this machine has no %s device (it has: %s)",
-			name, s.device, ErrUnsupported, s.device, devList(r.devices))
+			name, s.device, errdefs.ErrUnsupported, s.device, devList(r.devices))
 	}
 	v, err := e.Schema.Check(args, r.log)
 	if err != nil {
@@ -317,8 +318,8 @@ func devList(ds []Device) string {
 // default). It checks everything [Registry.Check] checks first; then, for
 // an operator a plugin provides, it starts the plugin if need be, and the
 // instance keeps the plugin started until it is closed. Errors name the
-// operator: [ErrNotFound], [ErrUnsupported], [ErrArgument], the plugin's
-// start error, or the factory's error ([ErrPanic] if it panicked).
+// operator: [dynop.ErrNotFound], [dynop.ErrUnsupported], [ErrArgument], the plugin's
+// start error, or the factory's error ([dynop.ErrPanic] if it panicked).
 func (r *Registry) New(ctx context.Context, name string, args Args, opts ...Option) (*Instance, error) {
 	s := settingsOf(opts)
 	e, dev, vals, err := r.check(name, args, opts)
@@ -335,7 +336,7 @@ func (r *Registry) New(ctx context.Context, name string, args Args, opts ...Opti
 	if err != nil {
 		err = fmt.Errorf("op: %s: %w", in.what(), err)
 	} else if factory == nil {
-		err = fmt.Errorf("op: %s: %w: the started plugin has no %s backend", in.what(), ErrUnsupported, dev)
+		err = fmt.Errorf("op: %s: %w: the started plugin has no %s backend", in.what(), errdefs.ErrUnsupported, dev)
 	} else {
 		err = in.guard("create", func() (err error) { in.impl, err = factory(vals); return err })
 		if err == nil && in.impl == nil {

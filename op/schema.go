@@ -31,8 +31,6 @@ import (
 // Sentinel errors; test for them with [errors.Is]. Messages name the
 // operator and, where there is one, the argument or input.
 var (
-	// ErrNotFound: no operator has that name.
-	ErrNotFound = errors.New("operator not found")
 	// ErrSchema: a schema breaks the rules of [Schema.Validate], or
 	// backends do not match it.
 	ErrSchema = errors.New("invalid operator schema")
@@ -42,18 +40,9 @@ var (
 	// ErrInput: inputs or outputs do not fit the schema (count, dtype,
 	// layout, ndim, batch size).
 	ErrInput = errors.New("invalid operator input")
-	// ErrUnsupported: the operator has no backend for the device, or this
-	// machine has no such device.
-	ErrUnsupported = errors.New("unsupported")
-	// ErrDuplicate: an operator name registered twice.
-	ErrDuplicate = errors.New("duplicate operator")
-	// ErrPanic: an operator panicked; the panic was recovered.
-	ErrPanic = errors.New("operator panicked")
 	// ErrVariant: a variant asked for by name ([WithVariant]) that the
 	// operator does not have.
 	ErrVariant = errors.New("no such variant")
-	// ErrClosed: the instance was closed.
-	ErrClosed = errors.New("operator instance closed")
 )
 
 // Device names where an operator backend runs.

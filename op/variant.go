@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/dynop/dynop/dispatch"
+	"github.com/dynop/dynop/internal/errdefs"
 )
 
 // Variant is one implementation of an operator backend, for the CPU
@@ -136,14 +137,14 @@ func (r *Registry) choose(e *entry, o Operator, dev Device, forced string) (Fact
 		case ch.Variants == nil: // the list itself is broken
 			return nil, "", fmt.Errorf("%w: variants on %s: %w", ErrSchema, dev, err)
 		case !ch.Variants[i].Runnable():
-			return nil, "", fmt.Errorf("%w: variant %q on %s cannot run here: %s", ErrUnsupported, forced, dev, ch.Variants[i].Why())
+			return nil, "", fmt.Errorf("%w: variant %q on %s cannot run here: %s", errdefs.ErrUnsupported, forced, dev, ch.Variants[i].Why())
 		}
 		return vs[i].Factory, forced, nil
 	}
 	if err != nil {
 		sentinel := ErrSchema // a broken list
 		if ch.Variants != nil {
-			sentinel = ErrUnsupported
+			sentinel = errdefs.ErrUnsupported
 		}
 		return nil, "", fmt.Errorf("%w on %s: %w", sentinel, dev, err)
 	}

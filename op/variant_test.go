@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dynop/dynop/dispatch"
+	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/tensor"
@@ -144,7 +145,7 @@ func TestVariantForced(t *testing.T) {
 	_, err = r.New(context.Background(), "test.AddOne", nil, op.WithVariant("neon"))
 	testutil.WantErr(t, err, op.ErrVariant, `operator "test.AddOne": no such variant: "neon" on cpu (it has avx512, avx2, scalar)`)
 	_, err = r.New(context.Background(), "test.AddOne", nil, op.WithVariant("avx512"))
-	testutil.WantErr(t, err, op.ErrUnsupported, `variant "avx512" on cpu cannot run here`, "needs avx512bw,avx512f,f16c,fma (this CPU lacks them)")
+	testutil.WantErr(t, err, errdefs.ErrUnsupported, `variant "avx512" on cpu cannot run here`, "needs avx512bw,avx512f,f16c,fma (this CPU lacks them)")
 }
 
 func TestNoVariantRuns(t *testing.T) {
@@ -153,7 +154,7 @@ func TestNoVariantRuns(t *testing.T) {
 	o.Variants[op.CPU] = o.Variants[op.CPU][:2] // no scalar reference
 	r := registryWith(t, dispatch.CPU{Has: dispatch.SSE2.Set()}, false, nil, o)
 	_, err := r.New(context.Background(), "test.AddOne", nil)
-	testutil.WantErr(t, err, op.ErrUnsupported, `operator "test.AddOne"`, `"avx2" needs avx,avx2,sse3,sse41,sse42,ssse3 (this CPU lacks them)`)
+	testutil.WantErr(t, err, errdefs.ErrUnsupported, `operator "test.AddOne"`, `"avx2" needs avx,avx2,sse3,sse41,sse42,ssse3 (this CPU lacks them)`)
 	if !errors.Is(err, dispatch.ErrNoVariant) {
 		t.Errorf("%v does not wrap dispatch.ErrNoVariant", err)
 	}
@@ -186,7 +187,7 @@ func TestVariantsReport(t *testing.T) {
 		t.Errorf("CPU() = %v", r.CPU())
 	}
 	_, err = r.Variants(context.Background(), "test.AddOn")
-	testutil.WantErr(t, err, op.ErrNotFound, `did you mean "test.AddOne"?`)
+	testutil.WantErr(t, err, errdefs.ErrNotFound, `did you mean "test.AddOne"?`)
 }
 
 func TestVerifyDisablesDisagreeingVariants(t *testing.T) {
@@ -247,7 +248,7 @@ func TestVerifyDisablesDisagreeingVariants(t *testing.T) {
 	}
 	// A forced variant is what the caller asked for, disabled or not.
 	in3, err := r.New(context.Background(), "test.AddOne", nil, op.WithVariant("avx512"))
-	testutil.WantErr(t, err, op.ErrUnsupported, "disabled: disagrees")
+	testutil.WantErr(t, err, errdefs.ErrUnsupported, "disabled: disagrees")
 	if in3 != nil {
 		in3.Close()
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/dynop/dynop/dispatch"
+	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -76,7 +77,7 @@ func closeImpl(impl Impl) (err error) {
 	if c, ok := impl.(io.Closer); ok {
 		defer func() {
 			if v := recover(); v != nil {
-				err = fmt.Errorf("%w: %v", ErrPanic, v)
+				err = fmt.Errorf("%w: %v", errdefs.ErrPanic, v)
 			}
 		}()
 		return c.Close()

@@ -31,7 +31,7 @@ type Error struct {
 	Field string
 	Msg   string // what the problem is
 	// Err wraps ErrInvalid and, where it is the cause, an error of
-	// package op (such as op.ErrNotFound or op.ErrArgument), of the file
+	// package op (such as errdefs.ErrNotFound or op.ErrArgument), of the file
 	// system or of the YAML parser.
 	Err error
 }

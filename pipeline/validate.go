@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
 )
 
@@ -69,7 +70,7 @@ func (v *validator) operator(i int) {
 	}
 	found := v.args(n, &e.Schema, path+".args")
 	switch {
-	case errors.Is(err, op.ErrUnsupported):
+	case errors.Is(err, errdefs.ErrUnsupported):
 		v.errs.add(n.at("device"), path+".device", err, opMessage(err))
 	case !found: // about no one argument: reported whole, at the operator
 		for _, e := range split(err) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/pipeline"
 )
@@ -30,7 +31,7 @@ func pair(args string) string {
 var validateErrors = []errorCase{
 	// Operators and their arguments.
 	{name: "unknown operator", yaml: graph("  - name: first\n    op: img.Decod\n    inputs: [photos]\n"),
-		want: `p.yaml:5:9: operators[0].op: operator not found: "img.Decod"; did you mean "img.Decode"?`, is: op.ErrNotFound},
+		want: `p.yaml:5:9: operators[0].op: operator not found: "img.Decod"; did you mean "img.Decode"?`, is: errdefs.ErrNotFound},
 	{name: "unknown argument", yaml: pair("{wdth: 8, width: 8, height: 8}"),
 		want:  `p.yaml:10:12: operators[1].args.wdth: `,
 		words: []string{`operator "img.Resize"`, `argument "wdth"`, `unknown argument; did you mean "width"?`}, is: op.ErrArgument},
@@ -55,13 +56,13 @@ var validateErrors = []errorCase{
 		words: []string{"element 1: want an int, got string x"}, is: op.ErrArgument},
 	{name: "no backend for the device", yaml: graph("  - name: first\n    op: img.Decode\n    inputs: [photos]\n    device: gpu\n"),
 		want:  `p.yaml:7:13: operators[0].device: `,
-		words: []string{`operator "img.Decode" on device gpu`, "no gpu backend (devices: cpu)"}, is: op.ErrUnsupported},
+		words: []string{`operator "img.Decode" on device gpu`, "no gpu backend (devices: cpu)"}, is: errdefs.ErrUnsupported},
 	{name: "no backend for the default device", yaml: graph("  - name: first\n    op: img.Blur\n    inputs: [photos]\n"),
 		want:  `p.yaml:4:5: operators[0].device: `,
-		words: []string{"no cpu backend (devices: gpu)"}, is: op.ErrUnsupported},
+		words: []string{"no cpu backend (devices: gpu)"}, is: errdefs.ErrUnsupported},
 	{name: "no such device here", yaml: graph("  - name: first\n    op: img.Blur\n    inputs: [photos]\n    device: gpu\n"),
 		want:  `p.yaml:7:13: operators[0].device: `,
-		words: []string{"this machine has no gpu device"}, is: op.ErrUnsupported},
+		words: []string{"this machine has no gpu device"}, is: errdefs.ErrUnsupported},
 
 	// Inputs of operators.
 	{name: "too many inputs", yaml: graph("  - name: first\n    op: img.Decode\n    inputs: [photos, photos]\n"),

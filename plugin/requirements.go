@@ -7,13 +7,13 @@ import (
 
 	"github.com/dynop/dynop/dispatch"
 
+	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/internal/suggest"
 	"github.com/dynop/dynop/machine"
-	"github.com/dynop/dynop/op"
 )
 
 // Check reports whether machine m meets r. It returns nil, or an error
-// wrapping [op.ErrUnsupported] that names every unmet requirement
+// wrapping [dynop.ErrUnsupported] that names every unmet requirement
 // together, for example
 //
 //	unsupported: needs os windows or darwin (this is linux); needs CPU features avx512f, avx512bw (this CPU lacks them)
@@ -58,7 +58,7 @@ func (r Requirements) Check(m *machine.Machine) error {
 	if len(unmet) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %s", op.ErrUnsupported, strings.Join(unmet, "; "))
+	return fmt.Errorf("%w: %s", errdefs.ErrUnsupported, strings.Join(unmet, "; "))
 }
 
 // unmetCPUFeatures describes the features that m lacks, those it cannot

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/machine"
-	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
 )
 
@@ -134,8 +134,8 @@ func TestRequirementsCheck(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Check = nil, want %q", tc.want)
 			}
-			if !errors.Is(err, op.ErrUnsupported) {
-				t.Errorf("error %q does not wrap op.ErrUnsupported", err)
+			if !errors.Is(err, errdefs.ErrUnsupported) {
+				t.Errorf("error %q does not wrap errdefs.ErrUnsupported", err)
 			}
 			if err.Error() != tc.want {
 				t.Errorf("Check =\n%s\nwant\n%s", err, tc.want)
@@ -161,8 +161,8 @@ func TestRequirementsCheckCurrent(t *testing.T) {
 		t.Errorf("this machine's own OS, arch and CPU features: %v", err)
 	}
 	other := plugin.Requirements{OS: []string{"plan9"}}
-	if err := other.Check(m); !errors.Is(err, op.ErrUnsupported) {
-		t.Errorf("requiring plan9: %v, want op.ErrUnsupported", err)
+	if err := other.Check(m); !errors.Is(err, errdefs.ErrUnsupported) {
+		t.Errorf("requiring plan9: %v, want errdefs.ErrUnsupported", err)
 	}
 }
 
@@ -200,7 +200,7 @@ func ExampleRequirements_Check() {
 		GPUs:        []machine.GPU{{Index: 0, Vendor: "nvidia", Name: "NVIDIA A100", Arch: iface.V(8, 0, 0), Driver: iface.V(550, 54, 15)}},
 	}
 	err := r.Check(m)
-	fmt.Println(errors.Is(err, op.ErrUnsupported))
+	fmt.Println(errors.Is(err, errdefs.ErrUnsupported))
 	fmt.Println(err)
 	// Output:
 	// true

@@ -369,18 +369,12 @@ var sentinels = map[string]error{
 	"wasm.ErrTrap":               wasm.ErrTrap,
 	"wasm.ErrMemoryLimit":        wasm.ErrMemoryLimit,
 	"wasm.ErrCapability":         wasm.ErrCapability,
-	"op.ErrNotFound":             op.ErrNotFound,
 	"op.ErrArgument":             op.ErrArgument,
 	"op.ErrInput":                op.ErrInput,
 	"op.ErrSchema":               op.ErrSchema,
-	"op.ErrDuplicate":            op.ErrDuplicate,
-	"op.ErrPanic":                op.ErrPanic,
 	"op.ErrVariant":              op.ErrVariant,
-	"op.ErrClosed":               op.ErrClosed,
 	"graph.ErrInvalid":           graph.ErrInvalid,
 	"graph.ErrPass":              graph.ErrPass,
-	"graph.ErrPanic":             graph.ErrPanic,
-	"graph.ErrClosed":            graph.ErrClosed,
 	"pipeline.ErrInvalid":        pipeline.ErrInvalid,
 	"pipeline.ErrOutput":         pipeline.ErrOutput,
 	"pipeline.ErrNothing":        pipeline.ErrNothing,
@@ -396,7 +390,6 @@ var sentinels = map[string]error{
 	"iface.ErrType":              iface.ErrType,
 	"plugin.ErrInvalid":          plugin.ErrInvalid,
 	"discover.ErrFormat":         discover.ErrFormat,
-	"op.ErrUnsupported":          op.ErrUnsupported,
 }
 
 // TestGuideSentinels checks that every sentinel error the guide names
@@ -426,7 +419,7 @@ func TestGuideSentinels(t *testing.T) {
 		{"dynop.ErrInvalid", "plugin.ErrInvalid"},
 		{"dynop.ErrSignature", "sign.ErrSignature"},
 		{"dynop.ErrFormat", "discover.ErrFormat"},
-		{"dynop.ErrUnsupported", "op.ErrUnsupported"},
+		{"native.ErrABI", "wasm.ErrABI"},
 	} {
 		if sentinels[same[0]] != sentinels[same[1]] {
 			t.Errorf("%s is not %s, as docs/embedding.md says", same[0], same[1])

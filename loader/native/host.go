@@ -309,7 +309,7 @@ func dynopGoSelectVariant(h C.uintptr_t, name *C.char, variants *C.dynop_variant
 	}
 	ch, err := dispatch.Choose(desc, s.host.CPU(), nil)
 	if err != nil {
-		rc = s.fail(fmt.Errorf("native: plugin %q: select_variant %s: %w: %w", s.p.info.ID, fn, op.ErrUnsupported, err), buf, n)
+		rc = s.fail(fmt.Errorf("native: plugin %q: select_variant %s: %w: %w", s.p.info.ID, fn, dynop.ErrUnsupported, err), buf, n)
 		return -1
 	}
 	chosen, _ := ch.Chosen()

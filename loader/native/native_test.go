@@ -421,7 +421,7 @@ func TestRegisterFails(t *testing.T) {
 	lib := fixture(t, "libfails.so", "-DREGISTER_FAILS")
 	h := openHost(t, []string{lib, cbuild.VecMath(t)})
 	_, _, err := h.Acquire(ctx, "dynop.plugin.fixture", fixtureUID, iface.V(1, 0, 0))
-	wantErr(t, err, errors.ErrUnsupported, "register returned DYNOP_ERROR_UNSUPPORTED", "no frobnicator on this machine")
+	wantErr(t, err, dynop.ErrUnsupported, "register returned DYNOP_ERROR_UNSUPPORTED", "no frobnicator on this machine")
 	var re *native.ResultError
 	if !errors.As(err, &re) || re.Result != native.ErrorUnsupported || re.Call != "register" {
 		t.Errorf("error %v is not a *ResultError for register with DYNOP_ERROR_UNSUPPORTED", err)

@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/dynop/dynop/graph"
+	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
 )
 
@@ -293,9 +294,9 @@ func passResult(err error) Result {
 	switch {
 	case errors.As(err, &ce):
 		return ce.r
-	case errors.Is(err, op.ErrNotFound):
+	case errors.Is(err, errdefs.ErrNotFound):
 		return ErrorNotFound
-	case errors.Is(err, op.ErrUnsupported):
+	case errors.Is(err, errdefs.ErrUnsupported):
 		return ErrorUnsupported
 	case errors.Is(err, op.ErrArgument), errors.Is(err, graph.ErrInvalid):
 		return ErrorInvalidArgument

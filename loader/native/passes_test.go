@@ -235,7 +235,7 @@ func TestNativePassBuilderErrors(t *testing.T) {
 		want   []string
 	}{
 		{"bad-index", dynop.ErrInvalid, []string{"returned DYNOP_ERROR_INVALID_ARGUMENT", `set_operator(99, "test.Scale"): node 99 is out of range: the graph has 2 node(s)`}},
-		{"bad-op", op.ErrNotFound, []string{"returned DYNOP_ERROR_NOT_FOUND", `set_operator(1, "test.Nope") on node "bad-op"`, "test.Nope"}},
+		{"bad-op", dynop.ErrNotFound, []string{"returned DYNOP_ERROR_NOT_FOUND", `set_operator(1, "test.Nope") on node "bad-op"`, "test.Nope"}},
 		{"bad-args", dynop.ErrInvalid, []string{"returned DYNOP_ERROR_INVALID_ARGUMENT", `set_operator(1, "test.Scale"): args_json [2] is not a JSON object`}},
 		{"grouper", dynop.ErrState, []string{"returned DYNOP_ERROR_STATE", `group("g"): only partition passes group nodes; pass "fixture.double" is a populate pass`}},
 		{"input", dynop.ErrInvalid, []string{`set_operator(0, "test.Scale") on node "in"`, "is a graph input and takes no definition"}},

@@ -12,6 +12,7 @@ import (
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/abi"
 	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/internal/errdefs"
 )
 
 // HeaderSize is sizeof(dynop_header): every struct that crosses the C ABI
@@ -142,10 +143,11 @@ func bindTable(t Table) (impl any, err error) {
 	return bind(t)
 }
 
-// ErrABI reports a plugin that breaks the C ABI's rules: a struct with the
+// ErrABI reports a plugin that breaks dynop.h's rules: a struct with the
 // wrong type UID, a layout version from the future, a size too small for
-// its version, a NULL where a value is required.
-var ErrABI = errors.New("plugin breaks the C ABI")
+// its version, a NULL where a value is required. It is the same error as
+// wasm.ErrABI: both loaders read plugins with one decoder.
+var ErrABI = errdefs.ErrABI
 
 // ErrLoad reports a library the dynamic linker refused: a missing
 // dependency, a symbol that does not resolve. The message is dlerror's.

@@ -256,7 +256,7 @@ func TestBaselineMissingIsUnsupported(t *testing.T) {
 			t.Errorf("state %s, want unsupported", st.State)
 		}
 		_, err = h.NewOperator(ctx, "test.AddOne", nil)
-		testutil.WantErr(t, err, op.ErrUnsupported, c.want)
+		testutil.WantErr(t, err, dynop.ErrUnsupported, c.want)
 		if cbuild.Mapped(t, lib) {
 			t.Errorf("an unsupported plugin was mapped")
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dynop/dynop/abi"
 	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/plugin"
 )
 
@@ -117,7 +118,7 @@ func hostRegisterOperator(in *instance, stack []uint64) {
 func (in *instance) registerOperator(r registered) error {
 	reg, s := in.reg, in.e.sess
 	if reg == nil || s == nil {
-		return fmt.Errorf("%w: register_operator %q is allowed only during register", abi.ErrState, r.name)
+		return fmt.Errorf("%w: register_operator %q is allowed only during register", errdefs.ErrState, r.name)
 	}
 	schema, ok := s.p.info.Operator(r.name)
 	switch {
@@ -128,7 +129,7 @@ func (in *instance) registerOperator(r registered) error {
 	}
 	for _, o := range reg.ops {
 		if o.name == r.name {
-			return fmt.Errorf("%w: register_operator %q: registered already", abi.ErrDuplicate, r.name)
+			return fmt.Errorf("%w: register_operator %q: registered already", errdefs.ErrDuplicate, r.name)
 		}
 	}
 	if reg.replica {
@@ -147,7 +148,7 @@ func hostAddInterface(in *instance, stack []uint64) {
 func (in *instance) addInterface(off uint32) error {
 	reg, s := in.reg, in.e.sess
 	if reg == nil || s == nil {
-		return fmt.Errorf("%w: add_interface is allowed only during register", abi.ErrState)
+		return fmt.Errorf("%w: add_interface is allowed only during register", errdefs.ErrState)
 	}
 	hdr := abi.ParseHeader(in.read("add_interface table", off, abi.HeaderSize))
 	in.read("add_interface table", off, max(hdr.Size, abi.HeaderSize))
@@ -202,7 +203,7 @@ func hostAcquire(in *instance, stack []uint64) {
 	s := in.e.sess
 	switch {
 	case s == nil || in.reg == nil:
-		in.done(stack, fmt.Errorf("%w: acquire is allowed only during register", abi.ErrState))
+		in.done(stack, fmt.Errorf("%w: acquire is allowed only during register", errdefs.ErrState))
 	case in.reg.replica: // the first instance holds the real reference
 		in.reg.refs++
 		le.PutUint64(out, 1<<63|in.reg.refs)
@@ -254,7 +255,7 @@ func (s *session) release(token uint64) error {
 	delete(s.refs.held, token)
 	s.refs.mu.Unlock()
 	if !ok {
-		return fmt.Errorf("%w: release: reference %d is not held (released twice?)", abi.ErrReleased, token)
+		return fmt.Errorf("%w: release: reference %d is not held (released twice?)", errdefs.ErrReleased, token)
 	}
 	return ref.Release()
 }

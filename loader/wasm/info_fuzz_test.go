@@ -43,8 +43,8 @@ func FuzzDecodeInfo(f *testing.F) {
 			if !strings.HasPrefix(err.Error(), "wasm: m.wasm: ") {
 				t.Errorf("error %q does not name the module", err)
 			}
-			if !errors.Is(err, ErrABI) && !errors.Is(err, plugin.ErrInvalid) && !errors.Is(err, errors.ErrUnsupported) {
-				t.Errorf("error %q wraps none of ErrABI, plugin.ErrInvalid, errors.ErrUnsupported", err)
+			if !errors.Is(err, ErrABI) && !errors.Is(err, plugin.ErrInvalid) && !errors.Is(err, dynop.ErrUnsupported) {
+				t.Errorf("error %q wraps none of ErrABI, plugin.ErrInvalid, dynop.ErrUnsupported", err)
 			}
 			return
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/tensor"
 )
@@ -268,7 +269,7 @@ func dtypeBytes(b []byte, dt tensor.DType) []byte {
 // is attached (and, for run, set up with the run's inputs).
 func (im *wasmImpl) enter(ctx context.Context, call string, inputs []*tensor.Batch) error {
 	if im.closed {
-		return fmt.Errorf("%s: %w", im.where(call), op.ErrClosed)
+		return fmt.Errorf("%s: %w", im.where(call), errdefs.ErrClosed)
 	}
 	if err := im.op.s.enter(); err != nil {
 		return err

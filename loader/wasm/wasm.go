@@ -81,6 +81,7 @@ import (
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/abi"
 	"github.com/dynop/dynop/discover"
+	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/internal/regfile"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
@@ -91,8 +92,9 @@ import (
 var (
 	// ErrABI: the module breaks dynop_wasm.h: a missing or mistyped
 	// export, an import the host does not provide, a pointer outside its
-	// memory, a write past an output buffer, malformed info.
-	ErrABI = errors.New("module breaks the wasm ABI")
+	// memory, a write past an output buffer, malformed info. It is the
+	// same error as native.ErrABI.
+	ErrABI = errdefs.ErrABI
 	// ErrTrap: the module trapped (unreachable, out-of-bounds access,
 	// division by zero, stack overflow) or exited.
 	ErrTrap = errors.New("module trapped")
@@ -197,7 +199,7 @@ func readModule(path string) ([]byte, error) {
 // decodeInfo reads what dynop_wasm_info returned, b, for the module name:
 // the ABI version, the plugin's info, validated, and the capabilities it
 // asks for. Errors name the module and wrap ErrABI, plugin.ErrInvalid or
-// errors.ErrUnsupported.
+// dynop.ErrUnsupported.
 func decodeInfo(name string, b []byte) (plugin.Info, []string, error) {
 	var mi moduleInfo
 	if err := json.Unmarshal(b, &mi); err != nil {
@@ -217,7 +219,7 @@ func decodeInfo(name string, b []byte) (plugin.Info, []string, error) {
 		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: plugin %q does not say which plugin API it was built for (api_version)", name, plugin.ErrInvalid, info.ID)
 	}
 	if len(info.Passes) > 0 {
-		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: plugin %q declares graph passes, which WebAssembly plugins cannot provide yet", name, errors.ErrUnsupported, info.ID)
+		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: plugin %q declares graph passes, which WebAssembly plugins cannot provide yet", name, errdefs.ErrUnsupported, info.ID)
 	}
 	for _, s := range info.Operators {
 		if !slices.Equal(s.Devices, []op.Device{"cpu"}) {

@@ -51,7 +51,7 @@ func newOp(t *testing.T, h *dynop.Host, name string, args op.Args) *op.Instance 
 		t.Fatalf("NewOperator %s %v: %v", name, args, err)
 	}
 	t.Cleanup(func() {
-		if err := inst.Close(); err != nil && !errors.Is(err, op.ErrClosed) {
+		if err := inst.Close(); err != nil && !errors.Is(err, dynop.ErrClosed) {
 			t.Errorf("%s Close: %v", name, err)
 		}
 	})

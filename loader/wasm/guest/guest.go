@@ -8,6 +8,7 @@ import (
 
 	"github.com/dynop/dynop/abi"
 	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
 	"github.com/dynop/dynop/tensor"
@@ -88,16 +89,26 @@ func (e *Error) Error() string {
 // Unwrap returns e.Err.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Sentinel errors for the codes a plugin usually returns. An error that
-// wraps none of them (and no other [*Error]) returns
+// Is reports whether target is the host's sentinel error for e.Code
+// (dynop.ErrNotFound for DYNOP_ERROR_NOT_FOUND, and so on), so that an
+// error from a host call matches [ErrNotFound] and its kin.
+func (e *Error) Is(target error) bool {
+	s := abi.Sentinel(e.Code)
+	return s != nil && s == target
+}
+
+// Sentinel errors for the codes a plugin usually returns. ErrNotFound,
+// ErrState and ErrUnsupported are the host's own (dynop.ErrNotFound, ...),
+// so an error the host passed on keeps its code. An error that wraps none
+// of them (and no other [*Error] or host sentinel) returns
 // DYNOP_ERROR_INVALID_ARGUMENT.
 var (
 	ErrFailed          = &Error{abi.ErrorGeneric, errors.New("failed")}
 	ErrInvalidArgument = &Error{abi.ErrorInvalidArgument, errors.New("invalid argument")}
-	ErrNotFound        = &Error{abi.ErrorNotFound, errors.New("not found")}
-	ErrState           = &Error{abi.ErrorState, errors.New("not allowed in this state")}
+	ErrNotFound        = errdefs.ErrNotFound
+	ErrState           = errdefs.ErrState
 	ErrNoMemory        = &Error{abi.ErrorNoMemory, errors.New("out of memory")}
-	ErrUnsupported     = &Error{abi.ErrorUnsupported, errors.New("unsupported")}
+	ErrUnsupported     = errdefs.ErrUnsupported
 )
 
 // codedf returns an error with code and the message format makes.
@@ -111,12 +122,16 @@ func resultOf(err error) abi.Result {
 	switch {
 	case err == nil:
 		return abi.OK
-	case !errors.As(err, &e):
-		return abi.ErrorInvalidArgument
-	case e.Code == abi.OK:
-		return abi.ErrorGeneric
+	case errors.As(err, &e):
+		if e.Code == abi.OK {
+			return abi.ErrorGeneric
+		}
+		return e.Code
 	}
-	return e.Code
+	if r := abi.ResultOf(err); r != abi.ErrorGeneric {
+		return r // a host sentinel: dynop.ErrNotFound, ErrState, ...
+	}
+	return abi.ErrorInvalidArgument
 }
 
 // Register makes p the plugin that the module is. Call it once, from an

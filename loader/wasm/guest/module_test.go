@@ -10,6 +10,7 @@ import (
 
 	"github.com/dynop/dynop/abi"
 	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
 	"github.com/dynop/dynop/tensor"
@@ -408,6 +409,9 @@ func TestResultOf(t *testing.T) {
 		{fmt.Errorf("a: %w", ErrFailed), abi.ErrorGeneric},
 		{&Error{Code: abi.ErrorVersion, Err: errors.New("too old")}, abi.ErrorVersion},
 		{&Error{Err: errors.New("no code")}, abi.ErrorGeneric},
+		{fmt.Errorf("a: %w", ErrNotFound), abi.ErrorNotFound},
+		{fmt.Errorf("a: %w", ErrState), abi.ErrorState},
+		{fmt.Errorf("a: %w", errdefs.ErrCycle), abi.ErrorCycle},
 	} {
 		if got := resultOf(tc.err); got != tc.want {
 			t.Errorf("resultOf(%v) = %v, want %v", tc.err, got, tc.want)
@@ -424,5 +428,9 @@ func TestAcquireError(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.Code != abi.ErrorNotFound || err.Error() != "acquire: no such plugin" {
 		t.Errorf("Acquire: %v", err)
+	}
+	// The host's NOT_FOUND is the host's sentinel, here as in the host.
+	if !errors.Is(err, ErrNotFound) || !errors.Is(err, errdefs.ErrNotFound) || errors.Is(err, ErrState) {
+		t.Errorf("Acquire: %v: errors.Is does not match ErrNotFound alone", err)
 	}
 }
