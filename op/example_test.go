@@ -1,0 +1,289 @@
+package op_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/dynop/dynop/dispatch"
+	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/tensor"
+)
+
+// exScale is the schema of the examples' operator: y = x * factor + offset.
+// Schemas are data; a plugin's Info carries them, so they can be checked
+// before any of its code runs.
+var exScale = op.Schema{
+	Name: "example.Scale",
+	Doc:  "Multiplies every element by factor and adds offset.",
+	Inputs: []op.Input{
+		{Name: "x", DTypes: []tensor.DType{tensor.Float32}},
+	},
+	Outputs: []op.Output{{Name: "y"}},
+	Args: []op.Arg{
+		{Name: "factor", Type: op.Float, Required: true, Min: op.Bounds(-100), Max: op.Bounds(100)},
+		{Name: "offset", Type: op.Float, Default: 0.0},
+		{Name: "mode", Type: op.String, Default: "fast", Allowed: []any{"fast", "exact"}},
+	},
+	Devices: []op.Device{op.CPU},
+}
+
+// exScaleImpl is one instance of example.Scale.
+type exScaleImpl struct{ factor, offset float32 }
+
+// newExScale is example.Scale's CPU factory: it reads the validated
+// arguments with the typed getters.
+func newExScale(args *op.Values) (op.Impl, error) {
+	return &exScaleImpl{factor: float32(args.Float("factor")), offset: float32(args.Float("offset"))}, nil
+}
+
+// Setup says each output sample has the dtype, layout and shape of its
+// input sample.
+func (s *exScaleImpl) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
+	x := inputs[0]
+	return []op.OutputDesc{{DType: tensor.Float32, Layout: x.Layout(), Shapes: x.Shapes()}}, nil
+}
+
+// Run fills the outputs Setup described.
+func (s *exScaleImpl) Run(ctx context.Context, outputs, inputs []*tensor.Batch) error {
+	for i, in := range inputs[0].Samples() {
+		x, err := tensor.Values[float32](in)
+		if err != nil {
+			return err
+		}
+		y, err := tensor.Values[float32](outputs[0].Sample(i))
+		if err != nil {
+			return err
+		}
+		for j, v := range x {
+			y[j] = v*s.factor + s.offset
+		}
+	}
+	return nil
+}
+
+// exSamples returns a float32 batch of one 1-D sample per slice: the
+// samples' shapes may differ.
+func exSamples(vals ...[]float32) *tensor.Batch {
+	var ts []*tensor.Tensor
+	for _, v := range vals {
+		t, err := tensor.FromSlice(v)
+		if err != nil {
+			panic(err)
+		}
+		ts = append(ts, t)
+	}
+	b, err := tensor.NewBatch(ts...)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// exPrint prints each float32 sample of b on a line.
+func exPrint(b *tensor.Batch) {
+	for _, t := range b.Samples() {
+		v, err := tensor.Values[float32](t)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(v)
+	}
+}
+
+// An operator is a schema plus a factory per device. Registering it,
+// instantiating it with arguments, then Setup and Run on a batch of
+// samples of different shapes:
+func Example() {
+	reg := op.NewRegistry(op.Options{})
+	err := reg.Register(op.Operator{
+		Schema:   exScale,
+		Backends: map[op.Device]op.Factory{op.CPU: newExScale},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	ctx := context.Background()
+	in, err := reg.New(ctx, "example.Scale", op.Args{"factor": 2, "offset": 0.5})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer in.Close()
+
+	x := exSamples([]float32{1, 2, 3}, []float32{10, 20})
+	descs, err := in.Setup([]*tensor.Batch{x})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(descs[0].DType, descs[0].Shapes)
+	y, err := descs[0].Alloc()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := in.Run(ctx, []*tensor.Batch{y}, []*tensor.Batch{x}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	exPrint(y)
+	// Output:
+	// float32 [[3] [2]]
+	// [2.5 4.5 6.5]
+	// [20.5 40.5]
+}
+
+// Exec does Setup, allocation and Run in one call.
+func ExampleInstance_Exec() {
+	reg := op.NewRegistry(op.Options{})
+	if err := reg.Register(op.Operator{Schema: exScale, Backends: map[op.Device]op.Factory{op.CPU: newExScale}}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	in, err := reg.New(context.Background(), "example.Scale", op.Args{"factor": -1})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer in.Close()
+	outs, err := in.Exec(context.Background(), exSamples([]float32{1, -2, 3}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(in.Name(), in.Device(), in.Args().Float("factor"), in.Args().Has("offset"))
+	exPrint(outs[0])
+	// Output:
+	// example.Scale cpu -1 false
+	// [-1 2 -3]
+}
+
+// Arguments are checked against the schema before any operator code
+// runs: a misspelt name gets a "did you mean", and every problem is
+// reported at once.
+func ExampleSchema_Check() {
+	_, err := exScale.Check(op.Args{"factr": 2, "mode": "slow"}, nil)
+	fmt.Println(errors.Is(err, op.ErrArgument))
+	fmt.Println(err)
+
+	v, err := exScale.Check(op.Args{"factor": 3}, nil)
+	fmt.Println(v.Float("factor"), v.Float("offset"), v.String("mode"), err)
+	// Output:
+	// true
+	// invalid operator argument: operator "example.Scale": argument "factr": unknown argument; did you mean "factor"?
+	// invalid operator argument: operator "example.Scale": argument "mode": slow is not one of [fast exact]
+	// invalid operator argument: operator "example.Scale": argument "factor": required (float) but not given
+	// 3 0 fast <nil>
+}
+
+// Looking up an operator by a misspelt name suggests the nearest one.
+func ExampleRegistry_Lookup() {
+	reg := op.NewRegistry(op.Options{})
+	if err := reg.Register(op.Operator{Schema: exScale, Backends: map[op.Device]op.Factory{op.CPU: newExScale}}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err := reg.Lookup("example.Scal")
+	fmt.Println(errors.Is(err, op.ErrNotFound))
+	fmt.Println(err)
+
+	e, _ := reg.Lookup("example.Scale")
+	fmt.Println(e.Schema.Doc)
+	// Output:
+	// true
+	// op: operator not found: "example.Scal"; did you mean "example.Scale"?
+	// Multiplies every element by factor and adds offset.
+}
+
+// exLazyPlugin stands in for the host's provider of a plugin that is not
+// started yet: Provide starts it, release lets it stop.
+type exLazyPlugin struct{ refs int }
+
+// Provide implements op.Provider.
+func (p *exLazyPlugin) Provide(ctx context.Context, name string) (op.Operator, func() error, error) {
+	if p.refs == 0 {
+		fmt.Println("plugin starts")
+	}
+	p.refs++
+	release := func() error {
+		if p.refs--; p.refs == 0 {
+			fmt.Println("plugin may stop")
+		}
+		return nil
+	}
+	return op.Operator{Schema: exScale, Backends: map[op.Device]op.Factory{op.CPU: newExScale}}, release, nil
+}
+
+// An operator can be declared by its schema alone, as the host does for
+// the operators of plugins that are not started: arguments are checked
+// without starting anything, and the first instance starts the plugin.
+func ExampleRegistry_Declare() {
+	reg := op.NewRegistry(op.Options{})
+	if err := reg.Declare(exScale, "example.plugin", &exLazyPlugin{}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if _, err := reg.Check("example.Scale", op.Args{"factor": 2, "mode": "slow"}); err != nil {
+		fmt.Println(err)
+	}
+
+	in, err := reg.New(context.Background(), "example.Scale", op.Args{"factor": 2})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("instance of", in.Name(), "from", in.Plugin())
+	in.Close()
+	// Output:
+	// invalid operator argument: operator "example.Scale": argument "mode": slow is not one of [fast exact]
+	// plugin starts
+	// instance of example.Scale from example.plugin
+	// plugin may stop
+}
+
+// An operator may come in CPU-specific variants, best first, the
+// portable reference last; the registry runs the best one its CPU
+// allows. Options.CPU fixes the CPU here, so that the example gives the
+// same answer on every machine.
+func ExampleRegistry_Variants() {
+	cpu := dispatch.CPU{Has: dispatch.Of(dispatch.AVX2, dispatch.FMA).Closure()}
+	reg := op.NewRegistry(op.Options{CPU: &cpu})
+	err := reg.Register(op.Operator{
+		Schema: exScale,
+		Variants: map[op.Device][]op.Variant{op.CPU: {
+			{Name: "avx512", Needs: dispatch.Of(dispatch.AVX512F), Factory: newExScale},
+			{Name: "avx2", Needs: dispatch.Of(dispatch.AVX2, dispatch.FMA), Factory: newExScale},
+			{Name: "scalar", Factory: newExScale},
+		}},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	choice, err := reg.Variants(ctx, "example.Scale")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, s := range choice.Variants {
+		fmt.Printf("%s: %s\n", s.Name, s.Why())
+	}
+
+	// Tests and benchmarks can ask for a variant by name.
+	in, err := reg.New(ctx, "example.Scale", op.Args{"factor": 1}, op.WithVariant("scalar"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer in.Close()
+	fmt.Println("runs", in.Variant())
+	// Output:
+	// avx512: needs avx512f,f16c (this CPU lacks them)
+	// avx2: chosen: the best runnable variant
+	// scalar: runnable; a better variant runs
+	// runs scalar
+}
