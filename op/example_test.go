@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/tensor"
@@ -187,7 +188,7 @@ func ExampleRegistry_Lookup() {
 		return
 	}
 	_, err := reg.Lookup("example.Scal")
-	fmt.Println(errors.Is(err, op.ErrNotFound))
+	fmt.Println(errors.Is(err, dynop.ErrNotFound))
 	fmt.Println(err)
 
 	e, _ := reg.Lookup("example.Scale")
