@@ -18,6 +18,7 @@ import (
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/internal/abihost"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
 )
@@ -301,12 +302,12 @@ func dynopGoSelectVariant(h C.uintptr_t, name *C.char, variants *C.dynop_variant
 	defer catch("select_variant", &rc, buf, n)
 	s := sessionOf(h)
 	fn := goString(name)
-	r := reader{path: s.p.path}
-	_, desc, err := readVariantList(&r, "select_variant "+fn, unsafe.Pointer(variants), count)
+	vs, err := abihost.DecodeVariants(cMemory{}, "select_variant "+fn, addrOf(unsafe.Pointer(variants)), uint32(count))
 	if err != nil {
-		rc = s.fail(fmt.Errorf("native: plugin %q: %w: %w", s.p.info.ID, ErrABI, err), buf, n)
+		rc = s.fail(fmt.Errorf("native: plugin %q: %w", s.p.info.ID, err), buf, n)
 		return -1
 	}
+	desc := abihost.Descs(vs)
 	ch, err := dispatch.Choose(desc, s.host.CPU(), nil)
 	if err != nil {
 		rc = s.fail(fmt.Errorf("native: plugin %q: select_variant %s: %w: %w", s.p.info.ID, fn, dynop.ErrUnsupported, err), buf, n)

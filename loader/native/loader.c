@@ -11,36 +11,8 @@
 #include "loader.h"
 #include "_cgo_export.h"
 
-const dynop_uid dynop_loader_info_type = DYNOP_PLUGIN_INFO_TYPE;
-const dynop_uid dynop_loader_desc_type = DYNOP_INTERFACE_DESC_TYPE;
-const dynop_uid dynop_loader_need_type = DYNOP_NEED_TYPE;
-const dynop_uid dynop_loader_requirements_type = DYNOP_REQUIREMENTS_TYPE;
-const dynop_uid dynop_loader_schema_type = DYNOP_OP_SCHEMA_TYPE;
-const dynop_uid dynop_loader_input_type = DYNOP_OP_INPUT_TYPE;
-const dynop_uid dynop_loader_output_type = DYNOP_OP_OUTPUT_TYPE;
-const dynop_uid dynop_loader_arg_type = DYNOP_OP_ARG_TYPE;
-const dynop_uid dynop_loader_operator_type = DYNOP_OPERATOR_TYPE;
-const dynop_uid dynop_loader_pass_desc_type = DYNOP_PASS_DESC_TYPE;
-const dynop_uid dynop_loader_pass_type = DYNOP_PASS_TYPE;
-const dynop_uid dynop_loader_variant_type = DYNOP_VARIANT_TYPE;
 const dynop_header dynop_loader_graph_node_header = DYNOP_GRAPH_NODE_HEADER;
 
-#define END_OF(T, m) (offsetof(T, m) + sizeof(((T *)0)->m))
-const size_t dynop_loader_min_info = END_OF(dynop_plugin_info, requirements);
-const size_t dynop_loader_min_desc = END_OF(dynop_interface_desc, name);
-const size_t dynop_loader_min_need = END_OF(dynop_need, iface);
-const size_t dynop_loader_min_requirements = END_OF(dynop_requirements, gpu_min_driver);
-const size_t dynop_loader_info_operators_end = END_OF(dynop_plugin_info, operators);
-const size_t dynop_loader_min_schema = END_OF(dynop_op_schema, args);
-const size_t dynop_loader_min_input = END_OF(dynop_op_input, ndim);
-const size_t dynop_loader_min_output = END_OF(dynop_op_output, layout);
-const size_t dynop_loader_min_arg = END_OF(dynop_op_arg, deprecated);
-const size_t dynop_loader_min_operator = END_OF(dynop_operator, destroy);
-const size_t dynop_loader_info_passes_end = END_OF(dynop_plugin_info, passes);
-const size_t dynop_loader_min_pass_desc = END_OF(dynop_pass_desc, doc);
-const size_t dynop_loader_min_pass = END_OF(dynop_pass, run);
-const size_t dynop_loader_operator_variants_end = END_OF(dynop_operator, variants);
-const size_t dynop_loader_min_variant = END_OF(dynop_variant, fn);
 
 /* ---- Whom to blame: the plugin call in flight on each thread ----
  *

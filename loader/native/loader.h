@@ -52,39 +52,6 @@ const dynop_plugin_info *dynop_loader_get_info(const dynop_loader_ident *who, dy
 /* step names the entry point, "register" or "deregister". */
 dynop_result dynop_loader_call_step(dynop_function f, const dynop_host *h, const char *step);
 
-/* The size of the first layout (version N.0) of each ABI struct's major:
- * where its last N.0 member ends. A host reads every minor version of a
- * major it knows, so these, not sizeof, are the least a plugin's struct may
- * be; they stay as the structs grow. */
-extern const size_t dynop_loader_min_info, dynop_loader_min_desc, dynop_loader_min_need,
-    dynop_loader_min_requirements, dynop_loader_min_schema, dynop_loader_min_input,
-    dynop_loader_min_output, dynop_loader_min_arg, dynop_loader_min_operator;
-
-/* Where dynop_plugin_info.operators ends: an info (of version 1.1 or
- * later) whose size covers it lists operators. */
-extern const size_t dynop_loader_info_operators_end;
-
-/* Where dynop_plugin_info.passes ends (version 1.2), and the first
- * layouts of the pass structs. */
-extern const size_t dynop_loader_info_passes_end, dynop_loader_min_pass_desc, dynop_loader_min_pass;
-
-/* Where dynop_operator.variants ends (version 1.1), and the first layout
- * of dynop_variant. */
-extern const size_t dynop_loader_operator_variants_end, dynop_loader_min_variant;
-
-/* The ABI structs' type UIDs, as data Go can read. */
-extern const dynop_uid dynop_loader_info_type;
-extern const dynop_uid dynop_loader_desc_type;
-extern const dynop_uid dynop_loader_need_type;
-extern const dynop_uid dynop_loader_requirements_type;
-extern const dynop_uid dynop_loader_schema_type;
-extern const dynop_uid dynop_loader_input_type;
-extern const dynop_uid dynop_loader_output_type;
-extern const dynop_uid dynop_loader_arg_type;
-extern const dynop_uid dynop_loader_operator_type;
-extern const dynop_uid dynop_loader_pass_desc_type;
-extern const dynop_uid dynop_loader_pass_type;
-extern const dynop_uid dynop_loader_variant_type;
 /* The header of a dynop_graph_node as this host writes them. */
 extern const dynop_header dynop_loader_graph_node_header;
 

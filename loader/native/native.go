@@ -96,6 +96,7 @@ import (
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/discover"
 	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/internal/abihost"
 	"github.com/dynop/dynop/plugin"
 	"github.com/dynop/dynop/sign"
 )
@@ -549,205 +550,21 @@ func (lib *library) function(ep entryPoint) (C.dynop_function, error) {
 	return f, nil
 }
 
-// readInfo calls get_info and converts the result, checking every struct.
+// readInfo calls get_info and decodes the result (package abihost),
+// checking every struct.
 func (lib *library) readInfo() (plugin.Info, uint32, error) {
 	getInfo, err := lib.function(epGetInfo)
 	if err != nil {
 		return plugin.Info{}, 0, err
 	}
 	ci := C.dynop_loader_get_info(lib.who, getInfo)
-	r := reader{path: lib.path}
-	info, flags := r.info(ci)
-	if r.err != nil {
-		return plugin.Info{}, 0, r.err
-	}
-	// Nothing marshals, lists or starts an info before it is whole: the
-	// scanner child reports this error instead of a manifest.
-	if err := info.Validate(); err != nil {
-		return plugin.Info{}, 0, fmt.Errorf("native: %s: invalid info: %w", lib.path, err)
+	info, flags, err := abihost.DecodeInfo(cMemory{}, addrOf(unsafe.Pointer(ci)))
+	if err != nil {
+		// Nothing marshals, lists or starts an info before it is whole:
+		// the scanner child reports this error instead of a manifest.
+		return plugin.Info{}, 0, fmt.Errorf("native: %s: %w", lib.path, err)
 	}
 	return info, flags, nil
-}
-
-// reader converts the C plugin info, stopping at the first ABI violation.
-type reader struct {
-	path string
-	err  error
-}
-
-func (r *reader) fail(format string, args ...any) {
-	if r.err == nil {
-		r.err = fmt.Errorf("native: %s: %w: "+format, append([]any{r.path, ErrABI}, args...)...)
-	}
-}
-
-// check verifies the header of the struct at p: type, a major version
-// this host reads, and a size that covers minSize bytes.
-func (r *reader) check(what string, p unsafe.Pointer, typ *C.dynop_uid, major uint32, minSize uintptr) bool {
-	if r.err != nil {
-		return false
-	}
-	if p == nil {
-		r.fail("%s is NULL", what)
-		return false
-	}
-	h := TableAt(p).Header()
-	switch want := uidOf(typ); {
-	case h.Type != want:
-		r.fail("%s has type UID {%s}, want {%s}: a struct of another type, or no dynop_header at its start", what, h.Type, want)
-	case h.Version.Major > major:
-		r.fail("%s has layout version %s, which is from the future: this host reads major version %d", what, h.Version, major)
-	case h.Version.Major < major:
-		r.fail("%s has layout version %s, older than any this host reads (major %d)", what, h.Version, major)
-	case uintptr(h.Size) < minSize:
-		r.fail("%s says it is %d bytes, but its version %s needs at least %d", what, h.Size, h.Version, minSize)
-	case h.Size > maxStructSize:
-		r.fail("%s says it is %d bytes, more than the %d any ABI struct may be: the size is broken", what, h.Size, maxStructSize)
-	default:
-		return true
-	}
-	return false
-}
-
-func (r *reader) info(ci *C.dynop_plugin_info) (plugin.Info, uint32) {
-	if !r.check("plugin info (get_info's result)", unsafe.Pointer(ci), &C.dynop_loader_info_type,
-		C.DYNOP_PLUGIN_INFO_VERSION_MAJOR, uintptr(C.dynop_loader_min_info)) {
-		return plugin.Info{}, 0
-	}
-	if ci.id == nil {
-		r.fail("plugin info: id is NULL")
-		return plugin.Info{}, 0
-	}
-	info := plugin.Info{
-		ID:          r.str("plugin info: id", ci.id),
-		Version:     versionOf(ci.plugin_version),
-		APIVersion:  versionOf(ci.api_version),
-		Description: r.str("plugin info: description", ci.description),
-		Author:      r.str("plugin info: author", ci.author),
-		Build:       r.str("plugin info: build", ci.build),
-	}
-	if info.APIVersion.IsZero() {
-		r.fail("plugin %q: api_version is 0.0.0; set it to DYNOP_API_VERSION", info.ID)
-	}
-	for i, d := range cArray(ci.interfaces, ci.interface_count, r, "interfaces") {
-		if desc, ok := r.desc(fmt.Sprintf("interfaces[%d]", i), d); ok {
-			info.Interfaces = append(info.Interfaces, desc)
-		}
-	}
-	for i, n := range cArray(ci.needs, ci.need_count, r, "needs") {
-		what := fmt.Sprintf("needs[%d]", i)
-		if !r.check(what, unsafe.Pointer(n), &C.dynop_loader_need_type, C.DYNOP_NEED_VERSION_MAJOR, uintptr(C.dynop_loader_min_need)) {
-			break
-		}
-		if n.plugin == nil {
-			r.fail("%s: plugin is NULL", what)
-			break
-		}
-		if desc, ok := r.desc(what+".iface", n.iface); ok {
-			info.Needs = append(info.Needs, plugin.Need{Plugin: r.str(what+".plugin", n.plugin), Interface: desc})
-		}
-	}
-	if rq := ci.requirements; rq != nil && r.check("requirements", unsafe.Pointer(rq), &C.dynop_loader_requirements_type,
-		C.DYNOP_REQUIREMENTS_VERSION_MAJOR, uintptr(C.dynop_loader_min_requirements)) {
-		info.Requirements = plugin.Requirements{
-			OS:           r.list("requirements.os", rq.os),
-			MinOSVersion: versionOf(rq.min_os_version),
-			Arch:         r.list("requirements.arch", rq.arch),
-			CPUFeatures:  r.list("requirements.cpu_features", rq.cpu_features),
-		}
-		gpu := plugin.GPURequirements{Vendor: r.str("requirements.gpu_vendor", rq.gpu_vendor), MinArch: versionOf(rq.gpu_min_arch), MinDriver: versionOf(rq.gpu_min_driver)}
-		if gpu != (plugin.GPURequirements{}) {
-			info.Requirements.GPU = &gpu
-		}
-	}
-	info.Operators = r.operators(ci)
-	info.Passes = r.passes(ci)
-	return info, uint32(ci.flags)
-}
-
-func (r *reader) desc(what string, d *C.dynop_interface_desc) (iface.Desc, bool) {
-	if !r.check(what, unsafe.Pointer(d), &C.dynop_loader_desc_type, C.DYNOP_INTERFACE_DESC_VERSION_MAJOR, uintptr(C.dynop_loader_min_desc)) {
-		return iface.Desc{}, false
-	}
-	if d.name == nil {
-		r.fail("%s: name is NULL", what)
-		return iface.Desc{}, false
-	}
-	return iface.Desc{UID: uidOf(&d.uid), Name: r.str(what+": name", d.name), Version: versionOf(d.version)}, true
-}
-
-// maxCount bounds the counts in a plugin's info: more interfaces or needs
-// than this is a broken count, not a plugin.
-const maxCount = 1 << 12
-
-// cArray returns the C array of n pointers at p as a slice; a NULL array
-// with a non-zero count, or an implausible count, is an ABI violation.
-func cArray[T any](p **T, n C.uint32_t, r *reader, what string) []*T {
-	if n == 0 || r.err != nil {
-		return nil
-	}
-	if p == nil {
-		r.fail("plugin info: %s is NULL but its count is %d", what, uint32(n))
-		return nil
-	}
-	if n > maxCount {
-		r.fail("plugin info: %s has count %d, more than %d: the count is broken", what, uint32(n), maxCount)
-		return nil
-	}
-	return unsafe.Slice(p, int(n))
-}
-
-// maxStructSize bounds the size in an ABI struct's header. The structs
-// are a few hundred bytes and grow by members at the end; a larger size is
-// a broken header, and as an array's stride it would send the reader far
-// outside the plugin's data.
-const maxStructSize = 4 << 10
-
-// maxString bounds the length of a string the host reads from a plugin:
-// names, docs, descriptions and messages. A longer one is an ABI
-// violation in an info (most likely a missing NUL), and is cut short in a
-// message.
-const maxString = 64 << 10
-
-// cString returns the NUL-terminated C string at s, at most max bytes of
-// it, and whether its end was found within them.
-func cString(s *C.char, max int) (string, bool) {
-	if s == nil {
-		return "", true
-	}
-	n := int(C.strnlen(s, C.size_t(max)))
-	return C.GoStringN(s, C.int(n)), n < max
-}
-
-// goString returns the C string at s ("" for NULL), cut short after
-// maxString bytes: for messages, which a plugin may get wrong without
-// harm.
-func goString(s *C.char) string {
-	str, _ := cString(s, maxString)
-	return str
-}
-
-// str returns the C string at s ("" for NULL); one of maxString bytes or
-// more fails the read.
-func (r *reader) str(what string, s *C.char) string {
-	str, ok := cString(s, maxString)
-	if !ok {
-		r.fail("%s is longer than %d bytes, or not NUL-terminated", what, maxString)
-		return ""
-	}
-	return str
-}
-
-// list splits the comma-separated C list at s, read as [reader.str]
-// reads strings, into its trimmed, non-empty items.
-func (r *reader) list(what string, s *C.char) []string {
-	var out []string
-	for item := range strings.SplitSeq(r.str(what, s), ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			out = append(out, item)
-		}
-	}
-	return out
 }
 
 // symbolVisible reports whether name resolves in the process's global

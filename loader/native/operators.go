@@ -8,151 +8,18 @@ import "C"
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/dynop/dynop"
-	"github.com/dynop/dynop/dispatch"
+	"github.com/dynop/dynop/internal/abihost"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/tensor"
 )
-
-// operators reads the operator schemas of an info whose size covers them.
-func (r *reader) operators(ci *C.dynop_plugin_info) []op.Schema {
-	if uintptr(TableAt(unsafe.Pointer(ci)).Header().Size) < uintptr(C.dynop_loader_info_operators_end) {
-		return nil // an info from before operators
-	}
-	var out []op.Schema
-	for i, cs := range cArray(ci.operators, ci.operator_count, r, "operators") {
-		what := fmt.Sprintf("operators[%d]", i)
-		if !r.check(what, unsafe.Pointer(cs), &C.dynop_loader_schema_type, C.DYNOP_OP_SCHEMA_VERSION_MAJOR, uintptr(C.dynop_loader_min_schema)) {
-			break
-		}
-		if cs.name == nil {
-			r.fail("%s: name is NULL", what)
-			break
-		}
-		name := r.str(what+": name", cs.name)
-		what = fmt.Sprintf("operator %q", name)
-		s := op.Schema{
-			Name:           name,
-			Doc:            r.str(what+": doc", cs.doc),
-			OptionalInputs: int(cs.optional_inputs),
-		}
-		for _, d := range r.list(what+": devices", cs.devices) {
-			s.Devices = append(s.Devices, op.Device(d))
-		}
-		for j, p := range structArray(r, what+" inputs", unsafe.Pointer(cs.inputs), cs.input_count, &C.dynop_loader_input_type, C.DYNOP_OP_INPUT_VERSION_MAJOR, C.dynop_loader_min_input) {
-			ci := (*C.dynop_op_input)(p)
-			inWhat := fmt.Sprintf("%s input %d", what, j)
-			in := op.Input{Name: r.str(inWhat+": name", ci.name), Doc: r.str(inWhat+": doc", ci.doc),
-				Layouts: r.list(inWhat+": layouts", ci.layouts), NDim: int(ci.ndim)}
-			for _, name := range r.list(inWhat+": dtypes", ci.dtypes) {
-				dt, err := tensor.ParseDType(name)
-				if err != nil {
-					r.fail("%s input %d: %v", what, j, err)
-				}
-				in.DTypes = append(in.DTypes, dt)
-			}
-			s.Inputs = append(s.Inputs, in)
-		}
-		for _, p := range structArray(r, what+" outputs", unsafe.Pointer(cs.outputs), cs.output_count, &C.dynop_loader_output_type, C.DYNOP_OP_OUTPUT_VERSION_MAJOR, C.dynop_loader_min_output) {
-			co := (*C.dynop_op_output)(p)
-			s.Outputs = append(s.Outputs, op.Output{Name: r.str(what+" output: name", co.name), Doc: r.str(what+" output: doc", co.doc),
-				Layout: r.str(what+" output: layout", co.layout)})
-		}
-		for j, p := range structArray(r, what+" args", unsafe.Pointer(cs.args), cs.arg_count, &C.dynop_loader_arg_type, C.DYNOP_OP_ARG_VERSION_MAJOR, C.dynop_loader_min_arg) {
-			if a, err := r.arg(fmt.Sprintf("%s arg %d", what, j), (*C.dynop_op_arg)(p)); err != nil {
-				r.fail("%s arg %d: %v", what, j, err)
-			} else {
-				s.Args = append(s.Args, a)
-			}
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-// arg converts one C argument description.
-func (r *reader) arg(what string, ca *C.dynop_op_arg) (op.Arg, error) {
-	a := op.Arg{
-		Name:       r.str(what+": name", ca.name),
-		Doc:        r.str(what+": doc", ca.doc),
-		Type:       op.Type(ca._type),
-		Required:   ca.flags&C.DYNOP_ARG_REQUIRED != 0,
-		Deprecated: r.list(what+": deprecated", ca.deprecated),
-	}
-	if ca.flags&C.DYNOP_ARG_HAS_MIN != 0 {
-		a.Min = op.Bounds(float64(ca.min))
-	}
-	if ca.flags&C.DYNOP_ARG_HAS_MAX != 0 {
-		a.Max = op.Bounds(float64(ca.max))
-	}
-	if ca.default_value != nil {
-		if err := decodeJSON(r.str(what+": default_value", ca.default_value), &a.Default); err != nil {
-			return a, fmt.Errorf("argument %q: default_value is not JSON: %v", a.Name, err)
-		}
-	}
-	if ca.allowed != nil {
-		if err := decodeJSON(r.str(what+": allowed", ca.allowed), &a.Allowed); err != nil {
-			return a, fmt.Errorf("argument %q: allowed is not a JSON array: %v", a.Name, err)
-		}
-	}
-	if r.err != nil {
-		return a, r.err
-	}
-	return a, a.Normalize()
-}
-
-// decodeJSON decodes the one JSON value in text into v, keeping numbers
-// as json.Number so that integers beyond 2^53 keep their value.
-func decodeJSON(text string, v any) error {
-	d := json.NewDecoder(strings.NewReader(text))
-	d.UseNumber()
-	if err := d.Decode(v); err != nil {
-		return err
-	}
-	if d.More() {
-		return errors.New("text after the value")
-	}
-	return nil
-}
-
-// structArray returns pointers to the n structs of the C array at p, each
-// starting with a header of type typ and major version major. The array's
-// stride is the size in its first element's header, which is at least
-// minSize.
-func structArray(r *reader, what string, p unsafe.Pointer, n C.uint32_t, typ *C.dynop_uid, major uint32, minSize C.size_t) []unsafe.Pointer {
-	if n == 0 || r.err != nil {
-		return nil
-	}
-	if p == nil || n > maxCount {
-		r.fail("%s: array is NULL or its count %d is broken", what, uint32(n))
-		return nil
-	}
-	var stride uintptr // element 0's size, once it is checked
-	out := make([]unsafe.Pointer, 0, n)
-	for i := range uintptr(n) {
-		e := unsafe.Add(p, i*stride)
-		if !r.check(fmt.Sprintf("%s[%d]", what, i), e, typ, major, uintptr(minSize)) {
-			return nil
-		}
-		if i == 0 {
-			stride = uintptr(TableAt(e).Header().Size)
-		} else if s := uintptr(TableAt(e).Header().Size); s != stride {
-			r.fail("%s[%d] says it is %d bytes, but element 0 says %d: elements of one array have one size", what, i, s, stride)
-			return nil
-		}
-		out = append(out, e)
-	}
-	return out
-}
 
 // dynopGoRegisterOperator checks an operator backend a plugin registers
 // during register and keeps it until register returns.
@@ -168,11 +35,11 @@ func dynopGoRegisterOperator(h C.uintptr_t, cop *C.dynop_operator, buf *C.char, 
 }
 
 func (s *session) registerOperator(cop *C.dynop_operator) error {
-	r := reader{path: s.p.path}
-	if !r.check("register_operator: operator", unsafe.Pointer(cop), &C.dynop_loader_operator_type, C.DYNOP_OPERATOR_VERSION_MAJOR, uintptr(C.dynop_loader_min_operator)) {
-		return r.err
+	o, err := abihost.DecodeOperator(cMemory{}, addrOf(unsafe.Pointer(cop)))
+	if err != nil {
+		return fmt.Errorf("native: plugin %q: %w", s.p.info.ID, err)
 	}
-	name, device := goString(cop.name), op.Device(goString(cop.device))
+	name, device := o.Name, o.Device
 	fail := func(sentinel error, format string, args ...any) error {
 		return fmt.Errorf("native: plugin %q: register_operator %q (%s): %w: "+format, append([]any{s.p.info.ID, name, device, sentinel}, args...)...)
 	}
@@ -182,17 +49,6 @@ func (s *session) registerOperator(cop *C.dynop_operator) error {
 		return fail(dynop.ErrInvalid, "a backend without a schema: the plugin's info does not declare it")
 	case !schema.HasDevice(device):
 		return fail(dynop.ErrInvalid, "the schema lists devices %v", schema.Devices)
-	case cop.create == nil || cop.setup == nil:
-		return fail(ErrABI, "create and setup must not be NULL")
-	}
-	variants, err := s.readVariants(&r, cop)
-	switch {
-	case err != nil:
-		return fail(ErrABI, "%v", err)
-	case variants == nil && cop.run == nil:
-		return fail(ErrABI, "run is NULL and there are no variants")
-	case variants != nil && cop.run != nil:
-		return fail(ErrABI, "both run and variants are set: with variants, run must be NULL")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -202,73 +58,28 @@ func (s *session) registerOperator(cop *C.dynop_operator) error {
 	if s.ops == nil {
 		s.ops = make(map[string]*op.Operator)
 	}
-	o := s.ops[name]
-	if o == nil {
-		o = &op.Operator{Schema: *schema, Backends: make(map[op.Device]op.Factory)}
-		s.ops[name] = o
+	reg := s.ops[name]
+	if reg == nil {
+		reg = &op.Operator{Schema: *schema, Backends: make(map[op.Device]op.Factory)}
+		s.ops[name] = reg
 		s.opOrder = append(s.opOrder, name)
 	}
-	if o.Backends[device] != nil {
+	if reg.Backends[device] != nil {
 		return fail(dynop.ErrDuplicate, "registered already")
 	}
-	if variants == nil {
-		o.Backends[device] = (&nativeOp{sess: s, cop: cop, run: unsafe.Pointer(cop.run), schema: schema}).create
+	if o.Variants == nil {
+		reg.Backends[device] = (&nativeOp{sess: s, cop: cop, run: cPointer(o.Run), schema: schema}).create
 		return nil
 	}
-	if o.Variants == nil {
-		o.Variants = make(map[op.Device][]op.Variant)
+	if reg.Variants == nil {
+		reg.Variants = make(map[op.Device][]op.Variant)
 	}
-	for i := range variants {
-		v := &variants[i]
-		v.Factory = (&nativeOp{sess: s, cop: cop, run: v.fn, schema: schema}).create
-		o.Variants[device] = append(o.Variants[device], v.Variant)
+	for _, v := range o.Variants {
+		f := (&nativeOp{sess: s, cop: cop, run: cPointer(v.Fn), schema: schema}).create
+		reg.Variants[device] = append(reg.Variants[device], op.Variant{Name: v.Name, Needs: v.Needs, Factory: f})
 	}
-	o.Backends[device] = o.Variants[device][len(variants)-1].Factory
+	reg.Backends[device] = reg.Variants[device][len(o.Variants)-1].Factory
 	return nil
-}
-
-// cVariant is a variant read from a plugin: its description and function.
-type cVariant struct {
-	op.Variant
-	fn unsafe.Pointer
-}
-
-// readVariants reads an operator's variants, or returns nil if it has
-// none (or was built before variants).
-func (s *session) readVariants(r *reader, cop *C.dynop_operator) ([]cVariant, error) {
-	if uintptr(TableAt(unsafe.Pointer(cop)).Header().Size) < uintptr(C.dynop_loader_operator_variants_end) || cop.variant_count == 0 {
-		return nil, nil
-	}
-	vs, _, err := readVariantList(r, "variants", unsafe.Pointer(cop.variants), cop.variant_count)
-	return vs, err
-}
-
-// readVariantList reads an array of n dynop_variant structs at p and
-// checks it as a list of variants: valid unique names, known features,
-// functions that are not NULL. It returns the variants and their
-// descriptions for dispatch.
-func readVariantList(r *reader, what string, p unsafe.Pointer, n C.uint32_t) ([]cVariant, []dispatch.Variant, error) {
-	ptrs := structArray(r, what, p, n, &C.dynop_loader_variant_type, C.DYNOP_VARIANT_VERSION_MAJOR, C.dynop_loader_min_variant)
-	if r.err != nil {
-		return nil, nil, r.err
-	}
-	out := make([]cVariant, len(ptrs))
-	desc := make([]dispatch.Variant, len(ptrs))
-	for i, p := range ptrs {
-		cv := (*C.dynop_variant)(p)
-		if cv.name == nil || cv.fn == nil {
-			return nil, nil, fmt.Errorf("%s[%d]: name or fn is NULL", what, i)
-		}
-		desc[i] = dispatch.Variant{Name: r.str(fmt.Sprintf("%s[%d]: name", what, i), cv.name), Needs: dispatch.Features(cv.features)}
-		if r.err != nil {
-			return nil, nil, r.err
-		}
-		out[i] = cVariant{Variant: op.Variant{Name: desc[i].Name, Needs: desc[i].Needs}, fn: unsafe.Pointer(cv.fn)}
-	}
-	if err := dispatch.Check(desc); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", what, err)
-	}
-	return out, desc, nil
 }
 
 // publishOperators hands the operators registered during register to the

@@ -15,51 +15,10 @@ import (
 	"unsafe"
 
 	"github.com/dynop/dynop/graph"
+	"github.com/dynop/dynop/internal/abihost"
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
 )
-
-// passKinds maps dynop_pass_kind values to graph pass kinds.
-var passKinds = map[C.dynop_pass_kind]graph.PassKind{
-	C.DYNOP_PASS_POPULATE:  graph.Populate,
-	C.DYNOP_PASS_PARTITION: graph.Partition,
-	C.DYNOP_PASS_GLOBAL:    graph.Global,
-}
-
-// passes reads the pass descriptors of an info whose size covers them.
-// What the descriptors say (names, matches) the host validates with the
-// rest of the info; this checks what C can get wrong.
-func (r *reader) passes(ci *C.dynop_plugin_info) []graph.PassDesc {
-	if uintptr(TableAt(unsafe.Pointer(ci)).Header().Size) < uintptr(C.dynop_loader_info_passes_end) {
-		return nil // an info from before passes
-	}
-	var out []graph.PassDesc
-	for i, cd := range cArray(ci.passes, ci.pass_count, r, "passes") {
-		what := fmt.Sprintf("passes[%d]", i)
-		if !r.check(what, unsafe.Pointer(cd), &C.dynop_loader_pass_desc_type, C.DYNOP_PASS_DESC_VERSION_MAJOR, uintptr(C.dynop_loader_min_pass_desc)) {
-			break
-		}
-		if cd.name == nil {
-			r.fail("%s: name is NULL", what)
-			break
-		}
-		name := r.str(what+": name", cd.name)
-		kind, ok := passKinds[cd.kind]
-		if !ok {
-			r.fail("%s (pass %q): kind is %d, not DYNOP_PASS_POPULATE (1), DYNOP_PASS_PARTITION (2) or DYNOP_PASS_GLOBAL (3)",
-				what, name, uint32(cd.kind))
-			break
-		}
-		out = append(out, graph.PassDesc{
-			Name:     name,
-			Kind:     kind,
-			Match:    r.str(what+": match", cd.match),
-			Priority: int(cd.priority),
-			Doc:      r.str(what+": doc", cd.doc),
-		})
-	}
-	return out
-}
 
 // dynopGoRegisterPass hands the code of a declared pass, which a plugin
 // registers during register, to the host.
@@ -75,21 +34,17 @@ func dynopGoRegisterPass(h C.uintptr_t, cp *C.dynop_pass, buf *C.char, n C.size_
 }
 
 func (s *session) registerPass(cp *C.dynop_pass) error {
-	r := reader{path: s.p.path}
-	if !r.check("register_pass: pass", unsafe.Pointer(cp), &C.dynop_loader_pass_type, C.DYNOP_PASS_VERSION_MAJOR, uintptr(C.dynop_loader_min_pass)) {
-		return r.err
+	ps, err := abihost.DecodePass(cMemory{}, addrOf(unsafe.Pointer(cp)))
+	if err != nil {
+		return fmt.Errorf("native: plugin %q: %w", s.p.info.ID, err)
 	}
-	if cp.name == nil {
-		return fmt.Errorf("native: plugin %q: register_pass: %w: name is NULL", s.p.info.ID, ErrABI)
-	}
-	name := goString(cp.name)
-	desc, declared := s.p.info.Pass(name)
-	if declared && cp.run == nil {
-		return fmt.Errorf("native: plugin %q: register_pass %q: %w: run is NULL", s.p.info.ID, name, ErrABI)
+	desc, declared := s.p.info.Pass(ps.Name)
+	if declared && ps.Run == 0 {
+		return fmt.Errorf("native: plugin %q: register_pass %q: %w: run is NULL", s.p.info.ID, ps.Name, ErrABI)
 	}
 	// The host checks that the pass is declared (listing those that are)
 	// and that register is running.
-	return s.host.RegisterPass(name, &nativePass{sess: s, cp: cp, desc: desc})
+	return s.host.RegisterPass(ps.Name, &nativePass{sess: s, cp: cp, desc: desc})
 }
 
 // nativePass is a pass of a started native plugin. It implements every
@@ -348,7 +303,7 @@ func (r *passRun) setOperator(i uint32, name string, cargs *C.char) error {
 	if cargs != nil {
 		var v any
 		text := goString(cargs)
-		if err := decodeJSON(text, &v); err != nil {
+		if err := abihost.DecodeJSON(text, &v); err != nil {
 			return callErrorf(ErrorInvalidArgument, "%s: args_json is not JSON: %v", what, err)
 		}
 		obj, ok := v.(map[string]any)
