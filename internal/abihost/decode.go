@@ -393,11 +393,14 @@ const (
 
 // arg converts one C argument description.
 func (r *reader) arg(what string, ca view) (op.Arg, error) {
-	flags := ca.u32(argFlags)
+	flags, typ := ca.u32(argFlags), ca.u32(argType)
+	if typ > 0xff {
+		return op.Arg{}, fmt.Errorf("type %d is not a DYNOP_ARG_* type", typ)
+	}
 	a := op.Arg{
 		Name:       r.str(what+": name", ca.ptr(argName)),
 		Doc:        r.str(what+": doc", ca.ptr(argDoc)),
-		Type:       op.Type(int32(ca.u32(argType))),
+		Type:       op.Type(typ),
 		Required:   flags&argRequired != 0,
 		Deprecated: r.list(what+": deprecated", ca.ptr(argDeprecated)),
 	}

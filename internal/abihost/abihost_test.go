@@ -1,0 +1,181 @@
+package abihost
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/dynop/dynop/graph"
+	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/internal/errdefs"
+	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/tensor"
+)
+
+// sampleInfo uses every member the decoder reads.
+func sampleInfo() plugin.Info {
+	text := iface.Desc{UID: iface.MustParseUID("5B1E0C3A-2F64-4B7E-9D1A-8C3F2E6A4B10"), Name: "dynop.example.Text", Version: iface.V(1, 1, 0)}
+	return plugin.Info{
+		ID: "acme.plugin.sample", Version: iface.V(1, 2, 3), APIVersion: plugin.APIVersion,
+		Description: "A sample.", Author: "Acme", Build: "abc123",
+		Interfaces: []iface.Desc{text},
+		Needs:      []plugin.Need{{Plugin: "dynop.plugin.text", Interface: text}},
+		Requirements: plugin.Requirements{OS: []string{"linux", "darwin"}, MinOSVersion: iface.V(5, 4, 0), Arch: []string{"amd64"},
+			CPUFeatures: []string{"avx2"}, GPU: &plugin.GPURequirements{Vendor: "nvidia", MinArch: iface.V(8, 0, 0), MinDriver: iface.V(535, 0, 0)}},
+		Operators: []op.Schema{{
+			Name: "acme.Blur", Doc: "Blurs.", Devices: []op.Device{op.CPU},
+			Inputs: []op.Input{{Name: "images", Doc: "in", DTypes: []tensor.DType{tensor.Uint8, tensor.Float32}, Layouts: []string{"HWC"}, NDim: 3},
+				{Name: "mask", DTypes: []tensor.DType{tensor.Uint8}}},
+			OptionalInputs: 1,
+			Outputs:        []op.Output{{Name: "out", Doc: "blurred", Layout: "HWC"}},
+			Args: []op.Arg{
+				{Name: "sigma", Doc: "how much", Type: op.Float, Required: true, Min: op.Bounds(0.01), Max: op.Bounds(100)},
+				{Name: "mode", Type: op.String, Default: "reflect", Allowed: []any{"reflect", "clamp"}, Deprecated: []string{"border"}},
+				{Name: "size", Type: op.IntList, Default: []int64{3, 3}},
+				{Name: "big", Type: op.Int, Default: int64(1) << 60},
+			},
+		}, {Name: "acme.Nothing", Devices: []op.Device{op.CPU}}},
+		Passes: []graph.PassDesc{{Name: "acme.fuse", Kind: graph.Populate, Match: "acme.Blur", Priority: -3, Doc: "Fuses."},
+			{Name: "acme.global", Kind: graph.Global}},
+	}
+}
+
+func place(t testing.TB, info plugin.Info, ptr uint32, base uint64) (Bytes, uint64) {
+	t.Helper()
+	im := NewImage(ptr)
+	at, err := im.EncodeInfo(info, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Bytes{B: im.Place(base), Base: base, Ptr: ptr}, base + uint64(at)
+}
+
+// TestRoundTrip: what the encoder lays out, for either pointer size, the
+// decoder reads back as the same info.
+func TestRoundTrip(t *testing.T) {
+	for _, ptr := range []uint32{4, 8} {
+		for _, info := range []plugin.Info{sampleInfo(), {ID: "acme.plugin.bare", Version: iface.V(0, 1, 0), APIVersion: plugin.APIVersion}} {
+			if err := info.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			m, at := place(t, info, ptr, 0x10000)
+			got, flags, err := DecodeInfo(m, at)
+			if err != nil {
+				t.Fatalf("pointers of %d bytes: %v", ptr, err)
+			}
+			if d := info.Diff(got); d != "" || flags != 7 {
+				t.Errorf("pointers of %d bytes: decoded info differs: %s (flags %d)", ptr, d, flags)
+			}
+		}
+	}
+}
+
+// TestDecodeErrors: each kind of breach gets an error that says what is
+// wrong, wrapping ErrABI (or plugin.ErrInvalid for a well-formed info
+// that breaks the info's rules).
+func TestDecodeErrors(t *testing.T) {
+	info := sampleInfo()
+	for _, tc := range []struct {
+		name   string
+		mutate func(m Bytes, at uint64) uint64
+		want   error
+		text   string
+	}{
+		{"null", func(Bytes, uint64) uint64 { return 0 }, errdefs.ErrABI, "plugin info (get_info's result) is NULL"},
+		{"outside", func(m Bytes, _ uint64) uint64 { return m.Base + uint64(len(m.B)) + 64 }, errdefs.ErrABI, "lies outside the plugin's memory"},
+		{"type", func(m Bytes, at uint64) uint64 { m.B[at-m.Base] ^= 0xFF; return at }, errdefs.ErrABI, "plugin info (get_info's result) has type UID"},
+		{"future", func(m Bytes, at uint64) uint64 { le.PutUint32(m.B[at-m.Base+16:], 2); return at }, errdefs.ErrABI, "from the future"},
+		{"small", func(m Bytes, at uint64) uint64 { le.PutUint32(m.B[at-m.Base+28:], 40); return at }, errdefs.ErrABI, "says it is 40 bytes, but its version 1.2.0 needs at least"},
+		{"huge", func(m Bytes, at uint64) uint64 { le.PutUint32(m.B[at-m.Base+28:], 1<<30); return at }, errdefs.ErrABI, "more than the 4096 any ABI struct may be"},
+		{"count", func(m Bytes, at uint64) uint64 {
+			le.PutUint32(m.B[at-m.Base+uint64(layouts32.info.off[infoInterfaceCount]):], 5000)
+			return at
+		}, errdefs.ErrABI, "interfaces has count 5000, more than 4096"},
+		{"count past memory", func(m Bytes, at uint64) uint64 {
+			le.PutUint32(m.B[at-m.Base+uint64(layouts32.info.off[infoInterfaceCount]):], 4000)
+			return at
+		}, errdefs.ErrABI, "interfaces at 0x"},
+		{"null id", func(m Bytes, at uint64) uint64 {
+			le.PutUint32(m.B[at-m.Base+uint64(layouts32.info.off[infoID]):], 0)
+			return at
+		}, errdefs.ErrABI, "plugin info: id is NULL"},
+		{"id without NUL", func(m Bytes, at uint64) uint64 {
+			end := uint64(len(m.B))
+			copy(m.B[end-3:], "xxx") // to the end of memory, no NUL
+			le.PutUint32(m.B[at-m.Base+uint64(layouts32.info.off[infoID]):], uint32(m.Base+end-3))
+			return at
+		}, errdefs.ErrABI, "plugin info: id is longer than 65536 bytes, or not NUL-terminated"},
+		{"api version", func(m Bytes, at uint64) uint64 {
+			clear(m.B[at-m.Base+uint64(layouts32.info.off[infoAPIVersion]):][:12])
+			return at
+		}, errdefs.ErrABI, `plugin "acme.plugin.sample": api_version is 0.0.0`},
+		{"invalid id", func(m Bytes, at uint64) uint64 {
+			id := le.Uint32(m.B[at-m.Base+uint64(layouts32.info.off[infoID]):])
+			m.B[uint64(id)-m.Base] = 'A'
+			return at
+		}, plugin.ErrInvalid, "invalid info: invalid plugin info: plugin id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, at := place(t, info, 4, 0x1000)
+			_, _, err := DecodeInfo(m, tc.mutate(m, at))
+			if !errors.Is(err, tc.want) || !strings.Contains(fmtErr(err), tc.text) {
+				t.Errorf("error %v, want one wrapping %v that says %q", err, tc.want, tc.text)
+			}
+		})
+	}
+}
+
+func fmtErr(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
+}
+
+// FuzzDecodeInfo reads infos from arbitrary memory: the first byte picks
+// the pointer size, the next four the info's offset, the rest is memory
+// at 0x1000. The decoder neither panics nor reads outside the memory; an
+// error wraps ErrABI or plugin.ErrInvalid; an info it accepts validates
+// and survives an encoding round trip.
+func FuzzDecodeInfo(f *testing.F) {
+	for _, ptr := range []uint32{4, 8} {
+		m, at := place(f, sampleInfo(), ptr, 0x1000)
+		hdr := []byte{byte(ptr), 0, 0, 0, 0}
+		le.PutUint32(hdr[1:], uint32(at-m.Base))
+		f.Add(append(hdr, m.B...))
+	}
+	f.Add([]byte{4, 8, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < 5 {
+			return
+		}
+		ptr := uint32(4)
+		if data[0]&1 == 0 {
+			ptr = 8
+		}
+		m := Bytes{B: data[5:], Base: 0x1000, Ptr: ptr}
+		info, flags, err := DecodeInfo(m, 0x1000+uint64(le.Uint32(data[1:])))
+		if err != nil {
+			if !errors.Is(err, errdefs.ErrABI) && !errors.Is(err, plugin.ErrInvalid) {
+				t.Errorf("error %v wraps neither ErrABI nor plugin.ErrInvalid", err)
+			}
+			return
+		}
+		if err := info.Validate(); err != nil {
+			t.Errorf("accepted an invalid info: %v", err)
+		}
+		im := NewImage(ptr)
+		at, err := im.EncodeInfo(info, flags)
+		if err != nil {
+			t.Fatalf("EncodeInfo of an info the decoder accepted: %v", err)
+		}
+		again, flags2, err := DecodeInfo(Bytes{B: im.Place(0x1000), Base: 0x1000, Ptr: ptr}, 0x1000+uint64(at))
+		if err != nil {
+			t.Fatalf("the info's own encoding does not decode: %v", err)
+		}
+		if d := info.Diff(again); d != "" || flags != flags2 {
+			t.Errorf("decoded again, it differs: %s", d)
+		}
+	})
+}
