@@ -61,10 +61,10 @@ var (
 //
 //	import _ "github.com/dynop/dynop/loader/native"
 //
-// It must be called from init: a host reads plugins it has no manifest for
-// by running its own program again as a scanner child process, and in
-// that process RegisterLoader itself inspects the file and exits (see
-// [discover.ServeScanner]) before main runs.
+// It only registers the loader. A host reads plugins it has no manifest
+// for by running its own program again as a scanner child process, which
+// inspects the file with the loader in [ServeScanner]: a program that
+// opens hosts calls that first in main.
 //
 // It panics if the name, magic, Inspect or Open is missing, or the name
 // is registered twice.
@@ -79,7 +79,42 @@ func RegisterLoader(l Loader) {
 	}
 	loaders = append(loaders, l)
 	loadersMu.Unlock()
-	discover.ServeScanner(l.format())
+}
+
+// ServeScanner serves as a scanner child process, if this process was
+// started as one, and returns at once otherwise. A program that opens
+// hosts must call it first in its main, before it parses flags, prints
+// or opens anything, the way a hashicorp/go-plugin plugin calls
+// plugin.Serve:
+//
+//	func main() {
+//		dynop.ServeScanner()
+//		…
+//	}
+//
+// A host reads the info of a plugin file that has no manifest (and no
+// entry in the registry cache) by running its own program again (or
+// [Options.Scanner]) with the environment variable DYNOP_SCANNER=1 and
+// the file and its format in others. In that process ServeScanner
+// inspects the file with the registered loader of that format, writes
+// the answer on a pipe to the host and exits; so a plugin that crashes or
+// hangs there takes down only the child. If the program has no loader of
+// that format, the answer is an error saying which package to import. A
+// program whose main does not call ServeScanner runs its normal main as
+// the scanner child instead; the host then lists the plugin file as
+// broken with a reason that says so. See package discover for the
+// protocol.
+//
+// Nothing serves from an init: importing a loader package only registers
+// the loader. [github.com/dynop/dynop/cli.Main] calls ServeScanner first.
+// The scanner child of a test's host is the test binary, so a package
+// whose tests open hosts over plugin files without manifests calls it
+// from TestMain, before m.Run.
+func ServeScanner() {
+	if !discover.IsScanner() {
+		return
+	}
+	discover.ServeScanner(formats(registeredLoaders()))
 }
 
 func (l Loader) format() discover.Format {

@@ -23,8 +23,15 @@ import (
 // A text format for plugin files, loaded by a test loader: the magic
 // line, then "id=<plugin id>" and optionally "os=<GOOS>" (a requirement).
 // The scanner child process is this test binary, which registers the
-// loader from init.
+// loader from init and serves in TestMain.
 const testMagic = "#dynop-test-plugin\n"
+
+// TestMain serves as the scanner child process when a host of the tests
+// starts this binary as one.
+func TestMain(m *testing.M) {
+	dynop.ServeScanner()
+	os.Exit(m.Run())
+}
 
 func init() {
 	dynop.RegisterLoader(dynop.Loader{

@@ -28,7 +28,11 @@ var ctx = context.Background()
 // TestMain removes it.
 var fixtureDir string
 
+// TestMain serves as the scanner child process when a host of the
+// benchmarks starts this binary as one (the native host reads its plugin
+// files so), and removes fixtureDir at the end.
 func TestMain(m *testing.M) {
+	dynop.ServeScanner()
 	dir, err := os.MkdirTemp("", "dynop-bench")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

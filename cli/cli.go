@@ -30,7 +30,13 @@ import (
 // command so stopped that fails returns 128 + the signal's number (130,
 // 143); a second signal ends the process at once with that status, for
 // plugin code may block for ever.
+//
+// Main first serves as a scanner child when the process was started as
+// one ([dynop.ServeScanner]): it then inspects one plugin file for the
+// host that started it and exits. So a program whose main calls Main
+// before anything else reads plugin files like cmd/dynop.
 func Main() int {
+	dynop.ServeScanner()
 	ctx, in := catchInterrupts(context.Background(), os.Stderr, os.Exit)
 	defer in.stop()
 	return in.status(Run(ctx, os.Args[1:], os.Stdout, os.Stderr))

@@ -17,10 +17,11 @@ import (
 	"github.com/dynop/dynop/plugin"
 )
 
-// TestMain keeps the CLI's tests away from the user's plugins, trust store
-// and caches. (A scanner child process is this binary too; it answers
-// from init, before TestMain.)
+// TestMain serves as the scanner child process when a host of the tests
+// starts this binary as one, as Main does, and keeps the CLI's tests away
+// from the user's plugins, trust store and caches.
 func TestMain(m *testing.M) {
+	dynop.ServeScanner()
 	home, err := os.MkdirTemp("", "dynop-cli-test")
 	if err != nil {
 		panic(err)

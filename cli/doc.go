@@ -15,6 +15,10 @@
 //
 //	func main() { os.Exit(cli.Main()) }
 //
+// [Main] serves as the scanner child process first when the program is
+// started as one (see [dynop.ServeScanner]), so such a main needs nothing
+// else; it must not print, parse flags or open a host before calling Main.
+//
 // The package registers the native and WebAssembly loaders, NVIDIA GPU
 // detection and the image plugin (image.Decode and image.Encode, which
 // pipelines need).
@@ -54,7 +58,7 @@
 // $XDG_DATA_HOME/dynop/plugins (see package discover). Finding a plugin
 // runs none of its code in the CLI: its info comes from its manifest, the
 // registry cache or a scanner child process (this executable, started
-// again). $DYNOP_TRUST_DIR names a directory of trusted public keys, which
+// again, in which [Main] serves as the scanner). $DYNOP_TRUST_DIR names a directory of trusted public keys, which
 // makes the signature policy require unless $DYNOP_SIGNATURE_POLICY says
 // warn or off. $DYNOP_SANDBOX chooses between native and WebAssembly
 // builds (as --sandbox does), and $DYNOP_SANDBOX_GRANT lists what

@@ -13,10 +13,12 @@
 //   - the manifest next to the file (libx.so.dynop.json, see [Manifest]),
 //     checked against the file's SHA-256;
 //   - a scanner: the host's own executable started again as a child
-//     process (after GStreamer's gst-plugin-scanner) that loads the file,
-//     reads its Info and prints it as a manifest ([ServeScanner]). A
-//     plugin that crashes, hangs or answers garbage there is recorded as
-//     broken with the reason, and the host carries on.
+//     process (after GStreamer's gst-plugin-scanner) whose main serves
+//     first (dynop.ServeScanner, [ServeScanner]): it loads the file,
+//     reads its Info and prints it as a manifest. A plugin that crashes,
+//     hangs or answers garbage there is recorded as broken with the
+//     reason, and the host carries on; a program that does not serve is
+//     reported as such, and nothing is recorded against the plugin.
 //
 // What it learned goes back to the cache, written atomically, so hosts
 // opening at the same time never see half a cache; a corrupt cache is
@@ -90,8 +92,8 @@ type Options struct {
 	// NoCache neither reads nor writes the registry cache.
 	NoCache bool
 	// Scanner is the program started to read a plugin's info; "" means
-	// this program ([os.Executable]). It must register its loaders from
-	// package init functions; see [ServeScanner].
+	// this program ([os.Executable]). Its main must call
+	// dynop.ServeScanner first; see [ServeScanner].
 	Scanner string
 	// ScanTimeout bounds one scan; 0 means [DefaultScanTimeout].
 	ScanTimeout time.Duration
@@ -500,10 +502,12 @@ func formatOf(path string, formats []Format) (Format, error) {
 
 // knownFormats names the formats dynop has loaders for, so that a file of
 // a format whose loader the program did not import gets a useful error.
-var knownFormats = []struct{ magic, what, pkg string }{
-	{"\x7fELF", "an ELF file", "github.com/dynop/dynop/loader/native"},
-	{"\x00asm", "a WebAssembly module", "github.com/dynop/dynop/loader/wasm"},
+var knownFormats = []knownFormat{
+	{"native", "\x7fELF", "an ELF file", "github.com/dynop/dynop/loader/native"},
+	{"wasm", "\x00asm", "a WebAssembly module", "github.com/dynop/dynop/loader/wasm"},
 }
+
+type knownFormat struct{ name, magic, what, pkg string }
 
 // fileHead returns the first n bytes of the file at path (fewer if it is
 // shorter).

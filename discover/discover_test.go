@@ -282,8 +282,10 @@ func TestScanner(t *testing.T) {
 	for _, c := range []struct{ name, body, want string }{
 		{"garbage", `echo "hello, I am not a scanner" >&3`, `printed garbage "hello, I am not a scanner\n"`},
 		{"half an answer", `printf '{"schema": "dynop.manifest/v1", "info": {' >&3`, "truncated"},
-		{"nothing", "exit 0", "answered nothing"},
-		{"failure", "echo oops >&2; exit 3", "exit status 3; it printed: oops"},
+		{"nothing", "exit 0", "exited without answering (exit status 0): does its main call dynop.ServeScanner() first?"},
+		{"failure", "echo oops >&2; exit 3", "exited without answering (exit status 3): does its main call dynop.ServeScanner() first?; it printed: oops"},
+		{"served, then nothing", `printf '\n' >&3; exit 0`, "without answering (does the plugin exit?)"},
+		{"served, then failure", `printf '\n' >&3; echo oops >&2; exit 3`, "the scanner failed reading the plugin's info: exit status 3; it printed: oops"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			opts := options(t, filepath.Join(dir, "a-good.so"))

@@ -32,7 +32,7 @@ var textFormat = discover.Format{Name: "text", Magic: textMagic, Inspect: inspec
 // TestMain serves as the scanner child when the tests start this binary
 // as one.
 func TestMain(m *testing.M) {
-	discover.ServeScanner(textFormat)
+	discover.ServeScanner([]discover.Format{textFormat})
 	os.Exit(m.Run())
 }
 

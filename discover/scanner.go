@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,39 +62,79 @@ type Format struct {
 }
 
 // IsScanner reports whether this process was started as a scanner child
-// for the format named name. Loaders call [ServeScanner] when it is.
-func IsScanner(name string) bool {
-	return os.Getenv(envScanner) == "1" && os.Getenv(envFormat) == name
+// (the environment variable DYNOP_SCANNER is "1"), whose main must call
+// [ServeScanner] (dynop.ServeScanner) before anything else.
+func IsScanner() bool {
+	return os.Getenv(envScanner) == "1"
 }
 
+// serving is what a scanner child writes on descriptor 3 as soon as it
+// serves, before it inspects the file: a host that reads nothing there
+// knows the program never served (its main does not call ServeScanner),
+// rather than that the plugin hangs or exits. It is white space before the
+// answer, which JSON ignores.
+const serving = "\n"
+
 // ServeScanner is the child's side of the scanner protocol: if this
-// process is a scanner child for format f ([IsScanner]), it inspects the
-// file it was given, writes the manifest (or the loader's error) to file
-// descriptor 3 and exits; otherwise it returns at once.
+// process is a scanner child ([IsScanner]), it inspects the file it was
+// given with the format of formats that the host named, writes the
+// manifest (or the loader's error) to file descriptor 3 and exits;
+// otherwise it returns at once. A host names a format by its Name; if
+// formats has none of that name, the answer is an error that says so
+// (the program does not import the loader).
 //
 // A host starts a scanner by executing itself ([Options.Scanner] may name
 // another program) with the environment variables DYNOP_SCANNER=1,
-// DYNOP_SCANNER_FORMAT and DYNOP_SCANNER_FILE. Hosts register their
-// loaders from package init functions (dynop.RegisterLoader calls
-// ServeScanner), so the child inspects the file before the program's own
-// main runs. Anything the plugin prints goes to the child's stdout and
-// stderr, which the host keeps for its error message; only descriptor 3
-// carries the answer.
-func ServeScanner(f Format) {
-	if !IsScanner(f.Name) {
+// DYNOP_SCANNER_FORMAT and DYNOP_SCANNER_FILE. The child writes a newline
+// on descriptor 3 as soon as it serves, then the answer. Programs call
+// dynop.ServeScanner, which calls this with the registered loaders'
+// formats, first in main, as a program serving hashicorp/go-plugin
+// plugins calls plugin.Serve: nothing serves or exits from an init. A
+// program started as a scanner whose main does not call it runs its
+// normal main instead, and the host reports that it exited (or hung)
+// without answering. Anything the plugin prints goes to the child's
+// stdout and stderr, which the host keeps for its error message; only
+// descriptor 3 carries the answer.
+func ServeScanner(formats []Format) {
+	if !IsScanner() {
 		return
 	}
 	out := os.NewFile(resultFD, "scanner-result")
-	m, err := inspect(context.Background(), f, os.Getenv(envFile))
-	data := answer(f, m, err)
-	status := 0
 	if out == nil {
-		status = 3
-	} else if _, err := out.Write(data); err != nil {
+		fmt.Fprintf(os.Stderr, "dynop scanner: no descriptor %d to answer on\n", resultFD)
+		os.Exit(3)
+	}
+	if _, err := io.WriteString(out, serving); err != nil {
+		fmt.Fprintf(os.Stderr, "dynop scanner: write result: %v\n", err)
+		os.Exit(3)
+	}
+	var data []byte
+	if i := slices.IndexFunc(formats, func(f Format) bool { return f.Name == os.Getenv(envFormat) }); i >= 0 {
+		m, err := inspect(context.Background(), formats[i], os.Getenv(envFile))
+		data = answer(formats[i], m, err)
+	} else {
+		data = scannerAnswer(noLoader(os.Getenv(envFormat)))
+	}
+	status := 0
+	if _, err := out.Write(data); err != nil {
 		fmt.Fprintf(os.Stderr, "dynop scanner: write result: %v\n", err)
 		status = 3
 	}
 	os.Exit(status)
+}
+
+// noLoader is the error of a scanner child that has no loader for the
+// format the host named.
+func noLoader(name string) error {
+	hint := "import the package that registers it"
+	if i := slices.IndexFunc(knownFormats, func(k knownFormat) bool { return k.name == name }); i >= 0 {
+		hint = "import " + knownFormats[i].pkg
+	}
+	prog, err := os.Executable()
+	if err != nil {
+		prog = os.Args[0]
+	}
+	return fmt.Errorf("no loader %q is registered in %s: %s", name, prog, hint)
 }
 
 // answer is what a scanner child writes for the manifest m or the error
@@ -114,6 +155,16 @@ func answer(f Format, m *Manifest, err error) []byte {
 type scanError struct {
 	Schema string      `json:"schema"`
 	Error  *savedError `json:"error"`
+	// Scanner says the error is the scanner program's, not the plugin's
+	// (it has no loader for the format): no verdict on the plugin.
+	Scanner bool `json:"scanner,omitempty"`
+}
+
+// scannerAnswer is what a scanner child writes when it cannot inspect
+// the file for a reason of its own, err.
+func scannerAnswer(err error) []byte {
+	data, _ := json.Marshal(scanError{Schema: scanErrorSchema, Error: saveError(err, nil), Scanner: true})
+	return data
 }
 
 // inspect hashes the file at path and reads its Info with f.Inspect, in
@@ -147,6 +198,9 @@ type scanner struct {
 	timeout time.Duration
 	once    sync.Once
 	exeErr  error
+
+	mu        sync.Mutex
+	unserving error // why a child did not serve, if one did not: the next would not either
 }
 
 // self returns this program's path.
@@ -168,10 +222,41 @@ func (s *scanner) executable() (string, error) {
 // process (or here, for a sandboxed format). A child that crashes, hangs
 // past the timeout, exits without answering or prints something other
 // than an answer gives an error wrapping [ErrScan] that says which and
-// ends with what the child printed.
+// ends with what the child printed. A child that never serves (the
+// program's main does not call ServeScanner) gives an error that says so
+// and is no verdict on the plugin; s starts no other child after it.
 func (s *scanner) scan(ctx context.Context, f Format, path string) (*Manifest, error) {
 	if f.Sandboxed {
 		return inspect(ctx, f, path)
+	}
+	s.mu.Lock()
+	err := s.unserving
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.run(ctx, f, path)
+	var u *unservingError
+	if errors.As(err, &u) {
+		s.mu.Lock()
+		s.unserving = err
+		s.mu.Unlock()
+	}
+	return m, err
+}
+
+// unservingError is the error of a scanner child that never served.
+type unservingError struct{ error }
+
+func (e *unservingError) Unwrap() error { return e.error }
+
+// run reads the manifest of the plugin file path of format f in a child
+// process.
+func (s *scanner) run(ctx context.Context, f Format, path string) (*Manifest, error) {
+	if os.Getenv(envScanner) != "" {
+		// This program was started as a scanner and runs its normal main:
+		// a scanner of its own would do the same, and so on.
+		return nil, noVerdict(fmt.Errorf("%w: this process was started as a scanner child (%s is set) but did not serve as one (does its main call dynop.ServeScanner() first?), so it starts no scanner of its own", ErrScan, envScanner))
 	}
 	exe, err := s.executable()
 	if err != nil {
@@ -215,7 +300,7 @@ func (s *scanner) scan(ctx context.Context, f Format, path string) (*Manifest, e
 	}()
 	answer := make(chan []byte, 1)
 	go func() {
-		data, _ := io.ReadAll(io.LimitReader(r, maxManifest+1))
+		data, _ := io.ReadAll(io.LimitReader(r, maxManifest+int64(len(serving))+1))
 		r.Close() // a child still writing past the limit gets EPIPE
 		answer <- data
 	}()
@@ -232,8 +317,22 @@ func (s *scanner) scan(ctx context.Context, f Format, path string) (*Manifest, e
 	if err := parent.Err(); err != nil {
 		return nil, noVerdict(err)
 	}
+	// A child that wrote nothing, not even that it serves, never ran the
+	// plugin's code: whatever it did is no verdict on the plugin.
+	served := len(data) > 0
+	data = bytes.TrimPrefix(data, []byte(serving))
 	if ctx.Err() != nil {
+		if !served {
+			return nil, noVerdict(&unservingError{fmt.Errorf("%w: the scanner child (%s) did not answer within %v, nor start to: does its main call dynop.ServeScanner() first?%s", ErrScan, exe, s.timeout, says)})
+		}
 		return nil, fmt.Errorf("%w: the scanner timed out after %v reading the plugin's info (it hangs)%s", ErrScan, s.timeout, says)
+	}
+	if !served {
+		status := "exit status 0"
+		if werr != nil {
+			status = werr.Error()
+		}
+		return nil, noVerdict(&unservingError{fmt.Errorf("%w: the scanner child (%s) exited without answering (%s): does its main call dynop.ServeScanner() first?%s", ErrScan, exe, status, says)})
 	}
 	if len(data) > maxManifest {
 		return nil, fmt.Errorf("%w: the scanner's answer is larger than %d bytes%s", ErrScan, maxManifest, says)
@@ -242,8 +341,8 @@ func (s *scanner) scan(ctx context.Context, f Format, path string) (*Manifest, e
 	if errors.As(werr, &exitErr) && (!exitErr.Exited() || logs.crashed()) {
 		return nil, fmt.Errorf("%w: the scanner crashed reading the plugin's info (%v)%s", ErrScan, exitErr, says)
 	}
-	if werr != nil && len(data) == 0 {
-		return nil, fmt.Errorf("%w: the scanner failed: %v%s", ErrScan, werr, says)
+	if werr != nil && len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("%w: the scanner failed reading the plugin's info: %v%s", ErrScan, werr, says)
 	}
 	return parseAnswer(f, data, werr, says)
 }
@@ -251,7 +350,9 @@ func (s *scanner) scan(ctx context.Context, f Format, path string) (*Manifest, e
 // parseAnswer reads a scanner child's answer.
 func parseAnswer(f Format, data []byte, werr error, says string) (*Manifest, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, fmt.Errorf("%w: the scanner answered nothing (is it a dynop host that registers its loaders from init?)%s", ErrScan, says)
+		// It served, then exited 0 without answering: the plugin's code
+		// ended the process.
+		return nil, fmt.Errorf("%w: the scanner exited reading the plugin's info, without answering (does the plugin exit?)%s", ErrScan, says)
 	}
 	var head struct {
 		Schema string `json:"schema"`
@@ -269,6 +370,9 @@ func parseAnswer(f Format, data []byte, werr error, says string) (*Manifest, err
 			return nil, fmt.Errorf("%w: the scanner printed garbage %s: %v%s", ErrScan, quote(data), err, says)
 		}
 		err := e.Error.error(sentinelsOf([]Format{f}))
+		if e.Scanner {
+			return nil, noVerdict(fmt.Errorf("%w: scanner child: %w", ErrScan, err))
+		}
 		if len(e.Error.Kinds) == 0 {
 			err = fmt.Errorf("%w: %w", ErrScan, err)
 		}

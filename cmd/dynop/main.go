@@ -9,6 +9,7 @@ package main
 import (
 	"os"
 
+	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/cli"
 	_ "github.com/dynop/dynop/plugins/greeter" // example plugins, compiled in
 	_ "github.com/dynop/dynop/plugins/stats"   // bindings of the native examples' interfaces
@@ -16,4 +17,10 @@ import (
 	_ "github.com/dynop/dynop/plugins/vecmath/govecmath"
 )
 
-func main() { os.Exit(cli.Main()) }
+func main() {
+	// Started as a scanner child process by a host reading a plugin file
+	// that has no manifest, the program inspects the file and exits here.
+	// (cli.Main would too; a program that opens hosts does it first.)
+	dynop.ServeScanner()
+	os.Exit(cli.Main())
+}

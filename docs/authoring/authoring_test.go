@@ -32,6 +32,13 @@ import (
 	"github.com/dynop/dynop/tensor"
 )
 
+// TestMain serves as the scanner child process when a host of the tests
+// (one over a plugin file without a manifest) starts this binary as one.
+func TestMain(m *testing.M) {
+	dynop.ServeScanner()
+	os.Exit(m.Run())
+}
+
 // logBuffer collects a host's log; hosts log from many goroutines.
 type logBuffer = testutil.LogBuffer
 

@@ -66,6 +66,11 @@ import (
 )
 
 func main() {
+	// First of all: started as a scanner child process by a host (this
+	// program's own, reading a plugin file that has no manifest), the
+	// program inspects the file, answers and exits here.
+	dynop.ServeScanner()
+
 	// Ctrl-C (or SIGTERM) cancels ctx: every call that takes it gives up,
 	// and the pipeline leaves no output behind. A second Ctrl-C kills the
 	// program at once.

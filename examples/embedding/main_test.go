@@ -33,6 +33,13 @@ import (
 	"github.com/dynop/dynop/tensor"
 )
 
+// TestMain serves as the scanner child process when a host of the tests
+// starts this binary as one, as main does.
+func TestMain(m *testing.M) {
+	dynop.ServeScanner() // the scanner child process is this test binary
+	os.Exit(m.Run())
+}
+
 // images are the bundled sample images the program processes.
 var images = cbuild.Path("examples/pipelines/images")
 

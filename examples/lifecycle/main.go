@@ -20,6 +20,7 @@ import (
 )
 
 func main() {
+	dynop.ServeScanner() // as a scanner child process, inspect a plugin file and exit
 	if err := run(context.Background(), os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "lifecycle:", err)
 		os.Exit(1)

@@ -23,6 +23,7 @@ import (
 )
 
 func main() {
+	dynop.ServeScanner() // as a scanner child process, inspect a plugin file and exit
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: native PLUGIN.so... (make demo passes the example plugins)")
 		os.Exit(2)

@@ -3,12 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"testing"
 
-	"github.com/dynop/dynop/internal/demo"
-
+	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/internal/cbuild"
+	"github.com/dynop/dynop/internal/demo"
 )
+
+// TestMain serves as the scanner child process when a host of the tests
+// starts this binary as one, as main does.
+func TestMain(m *testing.M) {
+	dynop.ServeScanner()
+	os.Exit(m.Run())
+}
 
 // TestDemoOrder runs the demo over freshly built plugins and checks the
 // order of what it claims: loaded only once used, the C plugin started

@@ -33,6 +33,7 @@ import (
 )
 
 func main() {
+	dynop.ServeScanner() // as a scanner child process, inspect a plugin file and exit
 	outDir := flag.String("out", "", "directory for the results (default: a new temporary directory)")
 	flag.Parse()
 	if flag.NArg() < 1 {

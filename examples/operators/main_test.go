@@ -8,9 +8,17 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/internal/cbuild"
 	"github.com/dynop/dynop/internal/demo"
 )
+
+// TestMain serves as the scanner child process when a host of the tests
+// starts this binary as one, as main does.
+func TestMain(m *testing.M) {
+	dynop.ServeScanner()
+	os.Exit(m.Run())
+}
 
 // TestDemo runs the operator demo over a freshly built imgproc plugin and
 // checks the order of what it claims and the files it writes.

@@ -290,8 +290,10 @@ func BenchmarkColdScan(b *testing.B) {
 	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N*n), "ns/plugin")
 }
 
-// TestMain removes the generated plugins.
+// TestMain serves as the scanner child process when a host of the tests
+// starts this binary as one, and removes the generated plugins.
 func TestMain(m *testing.M) {
+	dynop.ServeScanner()
 	code := m.Run()
 	for _, dir := range benchDirs {
 		os.RemoveAll(dir)

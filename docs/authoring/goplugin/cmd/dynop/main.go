@@ -15,4 +15,7 @@ import (
 	_ "github.com/dynop/dynop/docs/authoring/goplugin" // registers acme.plugin.shout from init
 )
 
+// main calls cli.Main before anything else: started as a scanner child
+// process by a host reading a plugin file without a manifest, cli.Main
+// inspects the file and exits (dynop.ServeScanner).
 func main() { os.Exit(cli.Main()) }
