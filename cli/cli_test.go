@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -19,8 +20,16 @@ import (
 
 // TestMain serves as the scanner child process when a host of the tests
 // starts this binary as one, as Main does, and keeps the CLI's tests away
-// from the user's plugins, trust store and caches.
+// from the user's plugins, trust store and caches. With $DYNOP_TEST_MAIN
+// set, it is the main of another program instead (see testMainEnv).
 func TestMain(m *testing.M) {
+	switch os.Getenv(testMainEnv) {
+	case "cli.Main":
+		os.Exit(Main())
+	case "unserving":
+		fmt.Println("cli test binary: main ran, not serving")
+		os.Exit(0)
+	}
 	dynop.ServeScanner()
 	home, err := os.MkdirTemp("", "dynop-cli-test")
 	if err != nil {

@@ -30,10 +30,43 @@ const textMagic = "#dynop-test-plugin\n"
 var textFormat = discover.Format{Name: "text", Magic: textMagic, Inspect: inspectText}
 
 // TestMain serves as the scanner child when the tests start this binary
-// as one.
+// as one (unless $DYNOP_TEST_UNSERVING says to be a program that does
+// not).
 func TestMain(m *testing.M) {
+	if count := os.Getenv(unservingEnv); count != "" {
+		unservingMain(count)
+	}
 	discover.ServeScanner([]discover.Format{textFormat})
 	os.Exit(m.Run())
+}
+
+// unservingEnv names a file; with it set, this binary is a host program
+// whose main does not call ServeScanner: see unservingMain.
+const unservingEnv = "DYNOP_TEST_UNSERVING"
+
+// unservingMain is the main of a program that opens a host without first
+// serving as a scanner: started as a scanner child, it runs instead. It
+// appends a line to the file count and enumerates the plugin file it was
+// given (as such a program might enumerate its plugins), printing what it
+// learned, and exits 0 without an answer.
+func unservingMain(count string) {
+	f, err := os.OpenFile(count, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err == nil {
+		fmt.Fprintln(f, "ran")
+		f.Close()
+	}
+	res, err := discover.Enumerate(context.Background(), discover.Options{
+		Paths: []string{os.Getenv("DYNOP_SCANNER_FILE")}, NoDefaultPaths: true, NoCache: true,
+		Formats: []discover.Format{textFormat}, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		fmt.Println("unserving main:", err)
+		os.Exit(0)
+	}
+	for _, f := range res.Files {
+		fmt.Printf("unserving main: %s: %v\n", f.Path, f.Err)
+	}
+	os.Exit(0)
 }
 
 func inspectText(ctx context.Context, path string) (plugin.Info, json.RawMessage, error) {
