@@ -23,7 +23,7 @@
 // them is imported) are found on a search path and read by the loader
 // registered for their format ([RegisterLoader]) without running their
 // code in the host: their info comes from a manifest, the registry cache
-// or a scanner child process (see package discover). [Host.Plugins] lists
+// or a scanner child process: the program run again, whose main calls [ServeScanner] first (see package discover). [Host.Plugins] lists
 // every plugin found with its state, including those that cannot be used
 // (broken, unsupported on this machine, untrusted under the signature
 // policy, or a duplicate of an earlier one) and why.
@@ -123,8 +123,10 @@ type Options struct {
 	// NoCache neither reads nor writes the registry cache.
 	NoCache bool
 	// Scanner is the program run to read the info of a plugin file that
-	// has no manifest; "" runs this program again (see
-	// [discover.ServeScanner]). ScanTimeout bounds one scan (0: 10 s).
+	// has no manifest; "" runs this program again. Its main must call
+	// [ServeScanner] first (cli.Main does) and import the loaders; a file
+	// whose scanner does not serve is listed as broken, with a reason that
+	// says so. ScanTimeout bounds one scan (0: 10 s).
 	Scanner     string
 	ScanTimeout time.Duration
 

@@ -8,7 +8,8 @@
 //
 // A host reads a plugin file's info without running it in the host's
 // process (see package discover): from its manifest, the registry cache,
-// or a scanner child process in which this package checks the file with
+// or a scanner child process (the host's program run again, whose main
+// calls dynop.ServeScanner first) in which this package checks the file with
 // debug/elf (ELF class and machine, type, the exported entry symbol), then
 // loads it with dlopen(RTLD_NOW) just long enough to read its info — so a
 // symbol that does not resolve is found there, not on the first call —
