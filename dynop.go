@@ -23,8 +23,9 @@
 // them is imported) are found on a search path and read by the loader
 // registered for their format ([RegisterLoader]) without running their
 // code in the host: their info comes from a manifest, the registry cache
-// or a scanner child process: the program run again, whose main calls [ServeScanner] first (see package discover). [Host.Plugins] lists
-// every plugin found with its state, including those that cannot be used
+// or a scanner child process: the program run again, whose main calls
+// [ServeScanner] first (see package discover). [Host.Plugins] lists every
+// plugin found with its state, including those that cannot be used
 // (broken, unsupported on this machine, untrusted under the signature
 // policy, or a duplicate of an earlier one) and why.
 //
