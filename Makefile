@@ -58,7 +58,7 @@ FUZZ_TARGETS = \
 	machine:FuzzParseDriverVersion \
 	discover:FuzzParseManifest discover:FuzzDecodeCache \
 	pipeline:FuzzParse \
-	loader/wasm:FuzzDecodeInfo loader/native:FuzzNativeInfo \
+	internal/abihost:FuzzDecodeInfo loader/native:FuzzNativeInfo \
 	.:FuzzParseSandboxPolicy loader/wasm:FuzzDecodeEntry
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

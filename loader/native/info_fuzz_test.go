@@ -47,7 +47,7 @@ func validRecipe() recipe {
 // accept anything invalid: an error names the file and wraps native.ErrABI
 // or plugin.ErrInvalid; an info that loads validates.
 func FuzzNativeInfo(f *testing.F) {
-	lib := cbuild.Plugin(f, "libfuzzinfo.so", "loader/native/testdata/fuzzinfo.c")
+	lib := cbuild.Plugin(f, "libfuzzinfo.so", "abi/testdata/fuzzinfo.c")
 	in := filepath.Join(f.TempDir(), "recipe")
 	os.Setenv("DYNOP_FUZZ_INFO", in)
 	valid := validRecipe()
@@ -88,7 +88,7 @@ func FuzzNativeInfo(f *testing.F) {
 // TestNativeInfoRecipe: the fuzz target's valid seed is a valid plugin,
 // so that mutations start from one.
 func TestNativeInfoRecipe(t *testing.T) {
-	lib := cbuild.Plugin(t, "libfuzzinfo.so", "loader/native/testdata/fuzzinfo.c")
+	lib := cbuild.Plugin(t, "libfuzzinfo.so", "abi/testdata/fuzzinfo.c")
 	in := filepath.Join(t.TempDir(), "recipe")
 	t.Setenv("DYNOP_FUZZ_INFO", in)
 	if err := os.WriteFile(in, validRecipe(), 0o600); err != nil {

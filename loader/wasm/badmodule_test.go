@@ -35,7 +35,9 @@ func TestBadModules(t *testing.T) {
 		{"unknown import", cbuild.Wasm(t, "badimport.wasm", []string{"loader/wasm/testdata/badimport.c"}), wasm.ErrABI,
 			[]string{"imports function dynop.teleport, which this host does not provide"}},
 		{"info outside memory", cbuild.WasmRaw(t, "badinfo.wasm", []string{"loader/wasm/testdata/badinfo.c"}), wasm.ErrABI,
-			[]string{"dynop_wasm_info returned offset 0xffff0000 and length 4096, outside the module's memory"}},
+			[]string{"plugin info (get_info's result) at 0xffff0000 lies outside the plugin's memory"}},
+		{"built for ABI 1.0", cbuild.WasmRaw(t, "abi1.wasm", []string{"loader/wasm/testdata/badinfo.c"}, "-DBADINFO_ABI_VERSION=0x10000"), wasm.ErrABI,
+			[]string{"dynop_wasm_abi_version returned version 1.0; this host implements 2.x: rebuild the module with this dynop's abi/wasm/dynop_wasm.c (C) or loader/wasm/guest (Go)"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

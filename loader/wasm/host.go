@@ -4,13 +4,17 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync"
 
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/dynop/dynop/abi"
+	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/internal/abihost"
 	"github.com/dynop/dynop/internal/errdefs"
+	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
 )
 
@@ -30,7 +34,8 @@ var hostFunctions = []hostFunction{
 	{"log", i32s(3), nil, hostLog},
 	{"set_error", i32s(2), nil, hostSetError},
 	{"last_error", i32s(2), i32s(1), hostLastError},
-	{"register_operator", i32s(5), i32s(1), hostRegisterOperator},
+	{"register_operator", i32s(1), i32s(1), hostRegisterOperator},
+	{"select_variant", i32s(4), i32s(1), hostSelectVariant},
 	{"add_interface", i32s(1), i32s(1), hostAddInterface},
 	{"remove_interface", i32s(1), i32s(1), hostRemoveInterface},
 	{"acquire", i32s(5), i32s(1), hostAcquire},
@@ -110,9 +115,49 @@ type registered struct {
 }
 
 func hostRegisterOperator(in *instance, stack []uint64) {
-	name := in.str("register_operator name", stack[1], stack[2])
-	variant := in.str("register_operator variant", stack[3], stack[4])
-	in.done(stack, in.registerOperator(registered{name: name, variant: variant, handle: uint32(stack[0])}))
+	o, err := abihost.DecodeOperator(linear{in.mem}, uint64(uint32(stack[0])))
+	if err != nil {
+		in.done(stack, err)
+		return
+	}
+	r := registered{name: o.Name, handle: uint32(o.Addr)}
+	switch {
+	case o.Device != op.CPU:
+		err = fmt.Errorf("%w: register_operator %q: device %q: WebAssembly plugins run on the cpu only", errdefs.ErrUnsupported, o.Name, o.Device)
+	case o.Variants != nil:
+		// The module runs the reference, the last variant: CPU features
+		// mean nothing in wasm.
+		ref := o.Variants[len(o.Variants)-1]
+		if ref.Needs != 0 {
+			err = fmt.Errorf("%w: register_operator %q: no variant can run: the last, %q, needs CPU features %s, and WebAssembly plugins have none", errdefs.ErrUnsupported, o.Name, ref.Name, ref.Needs)
+		}
+		r.variant = ref.Name
+	}
+	if err == nil {
+		err = in.registerOperator(r)
+	}
+	in.done(stack, err)
+}
+
+// hostSelectVariant is dynop_host.select_variant: it checks the list as
+// for a native plugin and chooses as for a CPU without features, which
+// is what a module runs on.
+func hostSelectVariant(in *instance, stack []uint64) {
+	name := in.str("select_variant name", stack[0], stack[1])
+	vs, err := abihost.DecodeVariants(linear{in.mem}, "select_variant "+name, uint64(uint32(stack[2])), uint32(stack[3]))
+	if err == nil {
+		var ch dispatch.Choice
+		if ch, err = dispatch.Choose(abihost.Descs(vs), dispatch.CPU{}, nil); err != nil {
+			err = fmt.Errorf("%w: select_variant %s: %w (WebAssembly plugins have no CPU features)", errdefs.ErrUnsupported, name, err)
+		} else {
+			in.lastErr = nil
+			in.logger().Debug("variant chosen", "function", name, "variant", vs[ch.Index].Name)
+			stack[0] = uint64(uint32(ch.Index))
+			return
+		}
+	}
+	in.lastErr = err
+	stack[0] = uint64(math.MaxUint32) // -1
 }
 
 func (in *instance) registerOperator(r registered) error {

@@ -1,6 +1,7 @@
 package wasm
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -67,7 +69,7 @@ func i32s(n int) []api.ValueType {
 }
 
 // abiMajor is the major version of dynop_wasm.h this host implements.
-const abiMajor = 1
+const abiMajor = 2
 
 const (
 	pageSize           = 64 << 10
@@ -379,7 +381,7 @@ func (e *engine) newInstance(ctx context.Context) (*instance, error) {
 	}
 	if v := uint32(in.stack[0]); v>>16 != abiMajor {
 		in.discard(nil)
-		return nil, fmt.Errorf("wasm: %s: %w: %s returned version %d.%d; this host implements %d.x", e.name, ErrABI, exports[exABIVersion].name, v>>16, v&0xffff, abiMajor)
+		return nil, fmt.Errorf("wasm: %s: %w: %s returned version %d.%d; this host implements %d.x: rebuild the module with this dynop's abi/wasm/dynop_wasm.c (C) or loader/wasm/guest (Go)", e.name, ErrABI, exports[exABIVersion].name, v>>16, v&0xffff, abiMajor)
 	}
 	return in, nil
 }
@@ -469,6 +471,34 @@ func (in *instance) read(what string, off, n uint32) []byte {
 		panic(&abiError{fmt.Sprintf("%v: %s at offset %#x, %d bytes, lies outside the module's memory (%d bytes)", ErrABI, what, off, n, in.mem.Size())})
 	}
 	return b
+}
+
+// linear is an instance's memory as package abihost reads it: wasm32
+// pointers, every read bounds-checked.
+type linear struct{ mem api.Memory }
+
+// PointerSize implements abihost.Memory.
+func (linear) PointerSize() uint32 { return 4 }
+
+// Read implements abihost.Memory.
+func (m linear) Read(addr uint64, n uint32) ([]byte, bool) {
+	if addr > math.MaxUint32 {
+		return nil, false
+	}
+	return m.mem.Read(uint32(addr), n)
+}
+
+// CString implements abihost.Memory.
+func (m linear) CString(addr uint64, max int) (string, bool) {
+	size := uint64(m.mem.Size())
+	if addr >= size {
+		return "", false
+	}
+	b, _ := m.mem.Read(uint32(addr), uint32(min(uint64(max), size-addr)))
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return string(b[:i]), true
+	}
+	return string(b), false
 }
 
 // alloc returns n bytes of guest memory from the module's allocator.

@@ -81,6 +81,7 @@ import (
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/abi"
 	"github.com/dynop/dynop/discover"
+	"github.com/dynop/dynop/internal/abihost"
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/internal/regfile"
 	"github.com/dynop/dynop/op"
@@ -122,13 +123,6 @@ type loaderData struct {
 	Capabilities []string `json:"capabilities,omitempty"`
 }
 
-// moduleInfo is what dynop_wasm_info returns.
-type moduleInfo struct {
-	ABI          string          `json:"abi"`
-	Info         json.RawMessage `json:"info"`
-	Capabilities []string        `json:"capabilities"`
-}
-
 // inspect reads the plugin in the file at path in the sandbox, in this
 // process, with the settings of the host that asks (dynop.OptionsFrom).
 func inspect(ctx context.Context, path string) (plugin.Info, json.RawMessage, error) {
@@ -168,22 +162,18 @@ func readInfo(ctx context.Context, path string, code []byte, sum sign.Digest, cf
 	return info, caps, e.compileTime, err
 }
 
-// info calls dynop_wasm_info and decodes what it returns.
+// info calls dynop_wasm_info and decodes what it returns (see
+// decodeInfo).
 func (in *instance) info(ctx context.Context) (plugin.Info, []string, error) {
 	name := in.e.name
 	if err := in.call(ctx, exInfo); err != nil {
 		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w", name, err)
 	}
 	r := in.stack[0]
-	off, n := uint32(r), uint32(r>>32)
-	b, ok := in.mem.Read(off, n)
-	switch {
-	case !ok:
-		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: %s returned offset %#x and length %d, outside the module's memory (%d bytes)", name, ErrABI, exports[exInfo].name, off, n, in.mem.Size())
-	case n == 0:
-		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: %s returned no info (the plugin's get_info failed, or its info is malformed: see its log)", name, ErrABI, exports[exInfo].name)
+	if uint32(r) == 0 {
+		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: %s returned no info (the plugin has no get_info, or its get_info returned NULL: see its log)", name, ErrABI, exports[exInfo].name)
 	}
-	return decodeInfo(name, b)
+	return decodeInfo(name, linear{in.mem}, uint64(uint32(r)), uint64(r>>32))
 }
 
 // readModule reads the module file at path, refusing without blocking a
@@ -196,43 +186,44 @@ func readModule(path string) ([]byte, error) {
 	return code, err
 }
 
-// decodeInfo reads what dynop_wasm_info returned, b, for the module name:
-// the ABI version, the plugin's info, validated, and the capabilities it
-// asks for. Errors name the module and wrap ErrABI, plugin.ErrInvalid or
-// dynop.ErrUnsupported.
-func decodeInfo(name string, b []byte) (plugin.Info, []string, error) {
-	var mi moduleInfo
-	if err := json.Unmarshal(b, &mi); err != nil {
-		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: %s: %v", name, ErrABI, exports[exInfo].name, err)
-	}
-	if major, _, _ := strings.Cut(mi.ABI, "."); major != fmt.Sprint(abiMajor) {
-		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: %s: abi %q; this host implements %d.x", name, ErrABI, exports[exInfo].name, mi.ABI, abiMajor)
-	}
-	var info plugin.Info
-	if err := json.Unmarshal(mi.Info, &info); err != nil {
-		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: %s: info: %v", name, ErrABI, exports[exInfo].name, err)
-	}
-	if err := info.Validate(); err != nil {
+// decodeInfo reads what dynop_wasm_info returned in the memory m of
+// module name: the dynop_plugin_info at info, read and checked as a
+// native plugin's is (package abihost), and the list of capabilities the
+// module asks for at caps (0: none). On top of the ABI's rules, a module's
+// operators run on the cpu and it declares no graph passes. Errors name
+// the module and wrap ErrABI, plugin.ErrInvalid or dynop.ErrUnsupported.
+func decodeInfo(name string, m abihost.Memory, info, caps uint64) (plugin.Info, []string, error) {
+	pi, _, err := abihost.DecodeInfo(m, info)
+	if err != nil {
 		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w", name, err)
 	}
-	if info.APIVersion.IsZero() {
-		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: plugin %q does not say which plugin API it was built for (api_version)", name, plugin.ErrInvalid, info.ID)
+	if len(pi.Passes) > 0 {
+		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: plugin %q declares graph passes, which WebAssembly plugins cannot provide yet", name, errdefs.ErrUnsupported, pi.ID)
 	}
-	if len(info.Passes) > 0 {
-		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: plugin %q declares graph passes, which WebAssembly plugins cannot provide yet", name, errdefs.ErrUnsupported, info.ID)
-	}
-	for _, s := range info.Operators {
+	for _, s := range pi.Operators {
 		if !slices.Equal(s.Devices, []op.Device{"cpu"}) {
 			return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: operator %q lists devices %v; a WebAssembly operator runs on the cpu only", name, plugin.ErrInvalid, s.Name, s.Devices)
 		}
 	}
-	known := dynop.SandboxCapabilities()
-	for _, c := range mi.Capabilities {
-		if !slices.Contains(known, c) {
-			return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: plugin %q asks for capability %q, which no host grants (known: %s)", name, ErrABI, info.ID, c, strings.Join(known, ", "))
+	var capabilities []string
+	if caps != 0 {
+		list, ok := m.CString(caps, abihost.MaxString)
+		if !ok {
+			return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: the capabilities at %#x are not a NUL-terminated string in the module's memory", name, ErrABI, caps)
+		}
+		for c := range strings.SplitSeq(list, ",") {
+			if c = strings.TrimSpace(c); c != "" && !slices.Contains(capabilities, c) {
+				capabilities = append(capabilities, c)
+			}
 		}
 	}
-	return info, mi.Capabilities, nil
+	known := dynop.SandboxCapabilities()
+	for _, c := range capabilities {
+		if !slices.Contains(known, c) {
+			return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: plugin %q asks for capability %q, which no host grants (known: %s)", name, ErrABI, pi.ID, c, strings.Join(known, ", "))
+		}
+	}
+	return pi, capabilities, nil
 }
 
 // open makes the plugin enumerated as f, without loading it.

@@ -39,9 +39,10 @@
  *                                       0 when out of memory (a Go module
  *                                       traps instead)
  *   dynop_wasm_free(ptr)
- *   dynop_wasm_info() -> i64            the plugin's info as UTF-8 JSON, at
- *                                       (uint32_t)r, (uint32_t)(r >> 32)
- *                                       bytes long (see "Info" below)
+ *   dynop_wasm_info() -> i64            the plugin's dynop_plugin_info at
+ *                                       (uint32_t)r, and its capabilities
+ *                                       at (uint32_t)(r >> 32) (see "Info"
+ *                                       below)
  *   dynop_wasm_register() -> result     register, with the host table
  *   dynop_wasm_deregister() -> result   deregister
  *   dynop_wasm_op_create(op, args, arg_count, *instance) -> result
@@ -70,12 +71,21 @@
  *   last_error(buf ptr, cap i32) -> i32  copies why the last failed host
  *                                      call failed (no NUL), returns its
  *                                      full length
- *   register_operator(op i32, name ptr, name_len i32,
- *                     variant ptr, variant_len i32) -> result
- *                                      during register: op is the
- *                                      module's handle for operator name
- *                                      (device "cpu"); variant names the
- *                                      implementation, or is empty
+ *   register_operator(op ptr) -> result
+ *                                      during register: op is a
+ *                                      dynop_operator (device "cpu"),
+ *                                      which the host reads and checks as
+ *                                      it does a native plugin's; its
+ *                                      address is the operator's handle.
+ *                                      The host runs run, or with
+ *                                      variants the last (the reference),
+ *                                      which must need no CPU features
+ *   select_variant(name ptr, name_len i32, variants ptr,
+ *                  count i32) -> i32   dynop_host.select_variant: the host
+ *                                      checks the list and returns the
+ *                                      index of the last variant if it
+ *                                      needs no CPU features, or -1
+ *                                      (last_error says why)
  *   add_interface(table ptr) -> result    a struct starting with a
  *                                      dynop_header and holding function
  *                                      table indices (C function pointers)
@@ -99,19 +109,23 @@
  *
  * # Info
  *
- * dynop_wasm_info returns
- *
- *   {"abi": "1.0", "info": INFO, "capabilities": [NAME, ...]}
- *
- * where INFO is plugin.Info as JSON — what a native plugin's manifest
- * holds under "info" (dynop_wasm.c writes it from dynop_plugin_info) —
- * and capabilities lists what the module asks the host to grant beyond
- * computing: "clock" (the real wall and monotonic clocks; otherwise both
- * are fixed), "random" (the host's random source; otherwise a fixed
+ * dynop_wasm_info returns the address of the plugin's dynop_plugin_info
+ * (what its get_info returns) in the low 32 bits: the host reads it, and
+ * everything it points to, in the module's memory with the very code
+ * that reads a native plugin's (wasm32 layout: 4-byte pointers), so a
+ * module's info follows dynop.h's rules to the letter and a malformed one
+ * gets the errors a native plugin would. The high 32 bits are the
+ * address of a NUL-terminated, comma-separated list of the capabilities
+ * the module asks the host to grant beyond computing, or 0 for none:
+ * "clock" (the real wall and monotonic clocks; otherwise both are
+ * fixed), "random" (the host's random source; otherwise a fixed
  * seed), "env" (the host's environment variables; otherwise none) and
  * "stdio" (stdout and stderr go to the host's log; otherwise they are
  * discarded). A module that asks for one the host does not grant is
  * unsupported. No module gets a file system or a network.
+ *
+ * Version 2.0 made the info a struct (1.x wrote it as JSON); a host
+ * refuses a module built for another major version and says so.
  *
  * # Limits
  *
@@ -136,7 +150,7 @@
 #include "dynop.h"
 
 /* The version of this ABI: major << 16 | minor. */
-#define DYNOP_WASM_ABI_MAJOR 1
+#define DYNOP_WASM_ABI_MAJOR 2
 #define DYNOP_WASM_ABI_MINOR 0
 #define DYNOP_WASM_ABI_VERSION ((DYNOP_WASM_ABI_MAJOR << 16) | DYNOP_WASM_ABI_MINOR)
 

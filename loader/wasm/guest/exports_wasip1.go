@@ -10,8 +10,8 @@ import (
 //go:wasmexport dynop_wasm_abi_version
 func exportABIVersion() int32 { return abiVersion }
 
-// abiVersion is DYNOP_WASM_ABI_VERSION: major 1 << 16 | minor 0.
-const abiVersion = 1 << 16
+// abiVersion is DYNOP_WASM_ABI_VERSION: major 2 << 16 | minor 0.
+const abiVersion = 2 << 16
 
 //go:wasmexport dynop_wasm_alloc
 func exportAlloc(size, align uint32) uint32 { return alloc(size, align) }
@@ -20,13 +20,9 @@ func exportAlloc(size, align uint32) uint32 { return alloc(size, align) }
 func exportFree(ptr uint32) { delete(allocs, ptr) }
 
 //go:wasmexport dynop_wasm_info
-func exportInfo() uint64 {
-	b := mod.infoJSON() // kept by mod
-	if len(b) == 0 {
-		return 0
-	}
-	return uint64(len(b))<<32 | uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
-}
+func exportInfo() uint64 { return mod.infoAddr() }
+
+func init() { allocate = alloc }
 
 //go:wasmexport dynop_wasm_register
 func exportRegister() int32 { return int32(mod.register()) }

@@ -136,19 +136,19 @@ func resultOf(err error) abi.Result {
 
 // Register makes p the plugin that the module is. Call it once, from an
 // init function of the main package; it panics if it is called twice or
-// if p's info cannot be written as JSON. Everything else about p is
-// checked when the host registers the plugin, whose error says what is
-// wrong.
+// if p's info cannot be laid out (an argument default JSON cannot
+// hold). Everything else about p is checked when the host registers the
+// plugin, whose error says what is wrong.
 func Register(p Plugin) {
 	if mod.plugin != nil {
 		panic("guest: Register called twice")
 	}
 	p.Capabilities = slices.Clone(p.Capabilities)
-	info, err := infoJSON(&p)
+	im, info, caps, err := infoImage(&p)
 	if err != nil {
 		panic(fmt.Sprintf("guest: plugin %q: %v", p.Info.ID, err))
 	}
-	mod.plugin, mod.info = &p, info
+	mod.plugin, mod.info = &p, placed{image: im, info: info, caps: caps}
 }
 
 // Log writes msg to the host's log at level (slog's levels are dynop's),
@@ -192,7 +192,7 @@ type hostAPI interface {
 	log(level int32, msg string)
 	setError(msg string)
 	lastError() string
-	registerOperator(op int32, name, variant string) abi.Result
+	registerOperator(op uint32) abi.Result
 	acquire(pluginID string, uid iface.UID, min iface.Version) (uint64, abi.Result)
 	release(ref uint64) abi.Result
 }

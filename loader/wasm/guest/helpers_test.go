@@ -6,6 +6,7 @@ import (
 
 	"github.com/dynop/dynop/abi"
 	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/internal/abihost"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/tensor"
 )
@@ -21,11 +22,13 @@ func newTestMem(size int) *testMem {
 	return &testMem{sliceMemory: make(sliceMemory, size), next: 64}
 }
 
-// use makes m the package's memory for the test.
+// use makes m the package's memory, and its allocator the module's, for
+// the test.
 func (m *testMem) use(t *testing.T) {
-	old := mem
+	old, oldAlloc := mem, allocate
 	mem = m.sliceMemory
-	t.Cleanup(func() { mem = old })
+	allocate = func(size, _ uint32) uint32 { return m.alloc(int(size)) }
+	t.Cleanup(func() { mem, allocate = old, oldAlloc })
 }
 
 func (m *testMem) alloc(n int) uint32 {
@@ -160,7 +163,8 @@ func (m *testMem) encStr(v ...string) []byte {
 type fakeHost struct {
 	logs     []string
 	errs     []string
-	ops      []string // "handle name variant"
+	ops      []string // "name device" of each dynop_operator registered
+	handles  []uint32 // their addresses
 	opResult abi.Result
 	last     string
 }
@@ -168,8 +172,14 @@ type fakeHost struct {
 func (h *fakeHost) log(level int32, msg string) { h.logs = append(h.logs, msg) }
 func (h *fakeHost) setError(msg string)         { h.errs = append(h.errs, msg) }
 func (h *fakeHost) lastError() string           { return h.last }
-func (h *fakeHost) registerOperator(op int32, name, variant string) abi.Result {
-	h.ops = append(h.ops, string(rune('0'+op))+" "+name+" "+variant)
+func (h *fakeHost) registerOperator(op uint32) abi.Result {
+	o, err := abihost.DecodeOperator(abihost.Bytes{B: mem.(sliceMemory), Ptr: 4}, uint64(op))
+	if err != nil {
+		h.last = err.Error()
+		return abi.ErrorInvalidArgument
+	}
+	h.ops = append(h.ops, o.Name+" "+string(o.Device))
+	h.handles = append(h.handles, op)
 	return h.opResult
 }
 func (h *fakeHost) acquire(string, iface.UID, iface.Version) (uint64, abi.Result) {
@@ -193,6 +203,7 @@ func useHost(t *testing.T) *fakeHost {
 	oldHost, oldMod := host, mod
 	host, mod = h, module{}
 	t.Cleanup(func() { host, mod = oldHost, oldMod })
+	newTestMem(1 << 16).use(t)
 	return h
 }
 

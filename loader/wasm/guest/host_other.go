@@ -23,9 +23,9 @@ type noHost struct{}
 func (noHost) log(level int32, msg string) {
 	slog.Default().Log(context.Background(), slog.Level(level), msg)
 }
-func (noHost) setError(string)                                   {}
-func (noHost) lastError() string                                 { return "not running as a WebAssembly module" }
-func (noHost) registerOperator(int32, string, string) abi.Result { return abi.ErrorUnsupported }
+func (noHost) setError(string)                    {}
+func (noHost) lastError() string                  { return "not running as a WebAssembly module" }
+func (noHost) registerOperator(uint32) abi.Result { return abi.ErrorUnsupported }
 func (noHost) acquire(string, iface.UID, iface.Version) (uint64, abi.Result) {
 	return 0, abi.ErrorUnsupported
 }

@@ -23,7 +23,7 @@ func importSetError(msg unsafe.Pointer, msgLen int32)
 func importLastError(buf unsafe.Pointer, bufCap int32) int32
 
 //go:wasmimport dynop register_operator
-func importRegisterOperator(op int32, name unsafe.Pointer, nameLen int32, variant unsafe.Pointer, variantLen int32) int32
+func importRegisterOperator(op uint32) int32
 
 //go:wasmimport dynop add_interface
 func importAddInterface(table unsafe.Pointer) int32
@@ -74,10 +74,8 @@ func (wasmHost) lastError() string {
 	}
 }
 
-func (wasmHost) registerOperator(op int32, name, variant string) abi.Result {
-	np, nn := str(name)
-	vp, vn := str(variant)
-	return abi.Result(importRegisterOperator(op, np, nn, vp, vn))
+func (wasmHost) registerOperator(op uint32) abi.Result {
+	return abi.Result(importRegisterOperator(op))
 }
 
 func (wasmHost) acquire(pluginID string, uid iface.UID, min iface.Version) (uint64, abi.Result) {

@@ -1,49 +1,46 @@
 package guest
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/dynop/dynop/abi"
+	"github.com/dynop/dynop/internal/abihost"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
 )
 
-// ABI is the version of the wasm32 ABI this package implements, as the
-// info JSON spells it.
-const ABI = "1.0"
-
-// infoDoc is what dynop_wasm_info returns, as JSON.
-type infoDoc struct {
-	ABI          string      `json:"abi"`
-	Info         plugin.Info `json:"info"`
-	Capabilities []string    `json:"capabilities"`
-}
-
-// infoJSON returns p's info as dynop_wasm_info returns it: with a zero
+// hostInfo returns p's info as the module hands it to the host: a zero
 // APIVersion made plugin.APIVersion and empty operator device lists made
-// "cpu", and capabilities as a list even when there are none.
-func infoJSON(p *Plugin) ([]byte, error) {
-	doc := infoDoc{ABI: ABI, Info: p.Info, Capabilities: p.Capabilities}
-	if doc.Info.APIVersion.IsZero() {
-		doc.Info.APIVersion = plugin.APIVersion
+// "cpu".
+func hostInfo(p *Plugin) plugin.Info {
+	info := p.Info
+	if info.APIVersion.IsZero() {
+		info.APIVersion = plugin.APIVersion
 	}
-	doc.Info.Operators = slices.Clone(doc.Info.Operators)
-	for i := range doc.Info.Operators {
-		if len(doc.Info.Operators[i].Devices) == 0 {
-			doc.Info.Operators[i].Devices = cpuOnly
+	info.Operators = slices.Clone(info.Operators)
+	for i := range info.Operators {
+		if len(info.Operators[i].Devices) == 0 {
+			info.Operators[i].Devices = cpuOnly
 		}
 	}
-	if doc.Capabilities == nil {
-		doc.Capabilities = []string{}
+	return info
+}
+
+// infoImage lays out p's info as the dynop_plugin_info that
+// dynop_wasm_info hands the host, and its capabilities as a
+// comma-separated C string (at offset 0, NULL, if it asks for none).
+func infoImage(p *Plugin) (im *abihost.Image, info, caps uint32, err error) {
+	im = abihost.NewImage(4)
+	if info, err = im.EncodeInfo(hostInfo(p), 0); err != nil {
+		return nil, 0, 0, fmt.Errorf("info: %v", err)
 	}
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return nil, fmt.Errorf("info as JSON: %v", err)
+	if len(p.Capabilities) > 0 {
+		caps = im.String(strings.Join(p.Capabilities, ","))
 	}
-	return b, nil
+	return im, info, caps, nil
 }
 
 // check reports what keeps p from registering: an operator of the info

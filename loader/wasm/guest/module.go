@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/dynop/dynop/abi"
+	"github.com/dynop/dynop/internal/abihost"
 	"github.com/dynop/dynop/op"
 )
 
@@ -17,8 +18,13 @@ import (
 // a byte slice for memory and a fake host.
 type module struct {
 	plugin  *Plugin
-	info    []byte // the info JSON, made by Register
+	info    placed // the info and capabilities, laid out by Register
 	started bool   // between a successful register and deregister
+
+	// The dynop_operator structs handed to register_operator: their
+	// addresses are the operators' handles, mapped to indexes into the
+	// info's operators.
+	handles map[uint32]int
 
 	instances map[uint32]*instance
 	lastID    uint32 // the last instance handle handed out
@@ -35,14 +41,57 @@ type instance struct {
 // module's memory, set by the platform's files.
 var mod module
 
-// infoJSON returns the info JSON, or nil (logging why) if Register was
-// not called: the host then rejects the module, as it does a C module
-// whose info is malformed.
-func (m *module) infoJSON() []byte {
-	if m.info == nil {
-		host.log(int32(slog.LevelError), "dynop_wasm_info: no plugin: the program must call guest.Register from an init function")
+// placed is an image of structs and where its parts are, once it lies
+// in the module's memory.
+type placed struct {
+	image      *abihost.Image
+	info, caps uint32 // offsets in the image (caps 0: none)
+	base       uint32 // where it lies; 0 until it is placed
+}
+
+// allocate returns size bytes of the module's memory aligned to align
+// that stay allocated, or 0: the allocator of dynop_wasm_alloc in a
+// module, set by tests elsewhere.
+var allocate = func(size, align uint32) uint32 { return 0 }
+
+// place copies im into the module's memory, at an address from
+// allocate, with its pointers made absolute, and returns the address.
+func place(im *abihost.Image) (uint32, error) {
+	base := allocate(uint32(im.Len()), 8)
+	if base == 0 {
+		return 0, codedf(abi.ErrorNoMemory, "no memory for %d bytes of ABI structs", im.Len())
 	}
-	return m.info
+	b, err := mem.view(base, uint64(im.Len()))
+	if err != nil {
+		return 0, err
+	}
+	copy(b, im.Place(uint64(base)))
+	return base, nil
+}
+
+// infoAddr returns what dynop_wasm_info returns: the address of the
+// plugin's dynop_plugin_info, and in the high 32 bits that of its
+// capabilities (0: none); or 0, logging why, if Register was not called
+// (the host then rejects the module, as it does a C module without
+// get_info).
+func (m *module) infoAddr() uint64 {
+	if m.plugin == nil {
+		host.log(int32(slog.LevelError), "dynop_wasm_info: no plugin: the program must call guest.Register from an init function")
+		return 0
+	}
+	if m.info.base == 0 {
+		base, err := place(m.info.image)
+		if err != nil {
+			host.log(int32(slog.LevelError), fmt.Sprintf("dynop_wasm_info: %v", err))
+			return 0
+		}
+		m.info.base = base
+	}
+	var caps uint64
+	if m.info.caps != 0 {
+		caps = uint64(m.info.base + m.info.caps)
+	}
+	return caps<<32 | uint64(m.info.base+m.info.info)
 }
 
 // fail reports err to the host and returns its code. The message is the
@@ -64,7 +113,8 @@ func notePanic() {
 }
 
 // register is dynop_wasm_register: it registers each operator of the
-// info with the host (handle i+1 for operator i), then runs Start.
+// info with the host (its dynop_operator's address is its handle), then
+// runs Start.
 func (m *module) register() abi.Result {
 	defer notePanic()
 	p := m.plugin
@@ -77,9 +127,26 @@ func (m *module) register() abi.Result {
 	if err := p.check(); err != nil {
 		return fail(err)
 	}
-	for i, s := range p.Info.Operators {
-		if rc := host.registerOperator(int32(i+1), s.Name, ""); rc != abi.OK {
-			return fail(hostError(fmt.Sprintf("register_operator %q", s.Name), rc))
+	if m.handles == nil {
+		// One dynop_operator per operator, for as long as the module
+		// lives: their addresses are the handles.
+		im := abihost.NewImage(4)
+		at := make([]uint32, len(p.Info.Operators))
+		for i, s := range p.Info.Operators {
+			at[i] = im.EncodeOperator(s.Name, op.CPU, 1)
+		}
+		base, err := place(im)
+		if err != nil {
+			return fail(err)
+		}
+		m.handles = make(map[uint32]int, len(at))
+		for i, a := range at {
+			m.handles[base+a] = i
+		}
+	}
+	for handle, i := range m.sortedHandles() {
+		if rc := host.registerOperator(handle); rc != abi.OK {
+			return fail(hostError(fmt.Sprintf("register_operator %q", p.Info.Operators[i].Name), rc))
 		}
 	}
 	if p.Start != nil {
@@ -115,12 +182,25 @@ func (m *module) operator(handle uint32) (*op.Schema, Factory, error) {
 	if !m.started {
 		return nil, nil, codedf(abi.ErrorState, "the plugin is not registered")
 	}
-	ops := m.plugin.Info.Operators
-	if handle == 0 || handle > uint32(len(ops)) {
+	i, ok := m.handles[handle]
+	if !ok {
 		return nil, nil, codedf(abi.ErrorInvalidArgument, "no operator has handle %d", handle)
 	}
-	s := &ops[handle-1]
+	s := &m.plugin.Info.Operators[i]
 	return s, m.plugin.Operators[s.Name], nil
+}
+
+// sortedHandles yields the operators' handles and indexes in the order
+// of the info's operators.
+func (m *module) sortedHandles() func(yield func(uint32, int) bool) {
+	return func(yield func(uint32, int) bool) {
+		hs := slices.SortedFunc(maps.Keys(m.handles), func(a, b uint32) int { return m.handles[a] - m.handles[b] })
+		for _, h := range hs {
+			if !yield(h, m.handles[h]) {
+				return
+			}
+		}
+	}
 }
 
 // create is dynop_wasm_op_create: it decodes the arguments, calls the
@@ -291,8 +371,8 @@ func (m *module) destroy(handle, id uint32) {
 	if c, ok := in.impl.(io.Closer); ok {
 		if err := c.Close(); err != nil {
 			name := "?"
-			if handle > 0 && int(handle) <= len(m.plugin.Info.Operators) {
-				name = m.plugin.Info.Operators[handle-1].Name
+			if i, ok := m.handles[handle]; ok {
+				name = m.plugin.Info.Operators[i].Name
 			}
 			host.log(int32(slog.LevelWarn), fmt.Sprintf("%s: close: %v", name, err))
 		}

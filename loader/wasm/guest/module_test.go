@@ -1,7 +1,6 @@
 package guest
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/dynop/dynop/abi"
 	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/internal/abihost"
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
@@ -83,54 +83,55 @@ func (s *scale) Close() error {
 	return errors.New("closing hurts")
 }
 
-func TestInfoJSON(t *testing.T) {
+// TestInfoImage: dynop_wasm_info hands the host a dynop_plugin_info that
+// the host's decoder (the one native plugins go through) reads back as
+// the plugin's info, and the capabilities as a C string.
+func TestInfoImage(t *testing.T) {
+	useHost(t)
 	var events []string
 	p := testPlugin(&events)
-	b, err := infoJSON(&p)
+	Register(p)
+	r := mod.infoAddr()
+	if r == 0 {
+		t.Fatal("dynop_wasm_info returned 0")
+	}
+	m := abihost.Bytes{B: mem.(sliceMemory), Ptr: 4}
+	info, _, err := abihost.DecodeInfo(m, uint64(uint32(r)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc struct {
-		ABI          string          `json:"abi"`
-		Info         plugin.Info     `json:"info"`
-		Capabilities []string        `json:"capabilities"`
-		Rest         json.RawMessage `json:"rest"`
+	if caps, ok := m.CString(r>>32, 100); !ok || caps != "clock" {
+		t.Errorf("capabilities %q (%v)", caps, ok)
 	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatalf("%v\n%s", err, b)
-	}
-	if doc.ABI != "1.0" || !slices.Equal(doc.Capabilities, []string{"clock"}) {
-		t.Errorf("abi %q, capabilities %q", doc.ABI, doc.Capabilities)
-	}
-	if err := doc.Info.Validate(); err != nil {
-		t.Errorf("the info does not validate: %v", err)
-	}
-	if doc.Info.APIVersion != plugin.APIVersion {
-		t.Errorf("api_version %v, want the zero version made %v", doc.Info.APIVersion, plugin.APIVersion)
+	if info.APIVersion != plugin.APIVersion {
+		t.Errorf("api_version %v, want the zero version made %v", info.APIVersion, plugin.APIVersion)
 	}
 	want := p.Info
 	want.APIVersion = plugin.APIVersion
 	want.Operators = slices.Clone(want.Operators)
 	want.Operators[1].Devices = []op.Device{op.CPU}
-	if d := want.Diff(doc.Info); d != "" {
+	if d := want.Diff(info); d != "" {
 		t.Errorf("the info changed on the way: %s", d)
 	}
 	if p.Info.Operators[1].Devices != nil || !p.Info.APIVersion.IsZero() {
-		t.Error("infoJSON changed the plugin's own info")
+		t.Error("Register changed the plugin's own info")
+	}
+	if again := mod.infoAddr(); again != r {
+		t.Errorf("a second dynop_wasm_info returned %#x, the first %#x: the info is laid out once", again, r)
 	}
 
-	// No capabilities: a list all the same.
-	p = Plugin{Info: plugin.Info{ID: "test.plugin.x", APIVersion: iface.V(0, 1, 0)}}
-	b, _ = infoJSON(&p)
-	if !strings.Contains(string(b), `"capabilities":[]`) || !strings.HasPrefix(string(b), `{"abi":"1.0","info":{"id":"test.plugin.x"`) {
-		t.Errorf("info JSON %s", b)
+	// No capabilities: 0 in the high half.
+	useHost(t)
+	Register(Plugin{Info: plugin.Info{ID: "test.plugin.x", APIVersion: iface.V(0, 1, 0)}})
+	if r := mod.infoAddr(); r>>32 != 0 || uint32(r) == 0 {
+		t.Errorf("dynop_wasm_info without capabilities: %#x", r)
 	}
 
-	// Info that JSON cannot hold makes Register panic.
+	// Info that cannot be laid out makes Register panic.
 	useHost(t)
 	func() {
 		defer func() {
-			if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "info as JSON") {
+			if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), `argument "c"`) {
 				t.Errorf("Register of a channel default: panic %v", r)
 			}
 		}()
@@ -142,8 +143,8 @@ func TestRegisterTwicePanics(t *testing.T) {
 	useHost(t)
 	var events []string
 	Register(testPlugin(&events))
-	if !json.Valid(mod.infoJSON()) {
-		t.Errorf("info JSON %s", mod.infoJSON())
+	if mod.infoAddr() == 0 {
+		t.Error("no info")
 	}
 	defer func() {
 		if r := recover(); r == nil {
@@ -155,8 +156,8 @@ func TestRegisterTwicePanics(t *testing.T) {
 
 func TestRegister(t *testing.T) {
 	h := useHost(t)
-	if mod.infoJSON() != nil || len(h.logs) != 1 || !strings.Contains(h.logs[0], "guest.Register") {
-		t.Errorf("info without a plugin: %q, logs %q", mod.infoJSON(), h.logs)
+	if mod.infoAddr() != 0 || len(h.logs) != 1 || !strings.Contains(h.logs[0], "guest.Register") {
+		t.Errorf("info without a plugin: %#x, logs %q", mod.infoAddr(), h.logs)
 	}
 	if rc := mod.register(); rc != abi.ErrorState || !strings.Contains(h.lastErr(), "guest.Register") {
 		t.Errorf("register without a plugin: %v %q", rc, h.lastErr())
@@ -166,7 +167,7 @@ func TestRegister(t *testing.T) {
 	if rc := mod.register(); rc != abi.OK {
 		t.Fatalf("register: %v %q", rc, h.lastErr())
 	}
-	if want := []string{"1 test.Scale ", "2 test.Nothing "}; !slices.Equal(h.ops, want) {
+	if want := []string{"test.Scale cpu", "test.Nothing cpu"}; !slices.Equal(h.ops, want) {
 		t.Errorf("register_operator calls %q, want %q", h.ops, want)
 	}
 	if !slices.Equal(events, []string{"start"}) {
@@ -236,9 +237,10 @@ func start(t *testing.T) (*fakeHost, *testMem, *[]string) {
 
 func TestOperatorLifecycle(t *testing.T) {
 	h, m, events := start(t)
+	op1, op2 := h.handles[0], h.handles[1]
 	instOut := m.alloc(4)
 	args := m.args(arg{"factor", op.Float, true, 1, encF64(3)})
-	if rc := mod.create(1, args, 1, instOut); rc != abi.OK {
+	if rc := mod.create(op1, args, 1, instOut); rc != abi.OK {
 		t.Fatalf("create: %v %q", rc, h.lastErr())
 	}
 	inst := m.u32(instOut)
@@ -257,7 +259,7 @@ func TestOperatorLifecycle(t *testing.T) {
 	}
 	failed := m.alloc(4)
 	le.PutUint32(m.sliceMemory[failed:], 99)
-	if rc := mod.call(false, 1, inst, 2, inputs, 1, outputs, 1, failed); rc != abi.OK {
+	if rc := mod.call(false, op1, inst, 2, inputs, 1, outputs, 1, failed); rc != abi.OK {
 		t.Fatalf("setup: %v %q", rc, h.lastErr())
 	}
 	for j, want := range [][]int64{{2, 3, 1}, {4, 1}} {
@@ -285,7 +287,7 @@ func TestOperatorLifecycle(t *testing.T) {
 	y1 := fill(outputs+tensorSize, make([]float32, 4)...)
 	le.PutUint32(m.sliceMemory[outputs+24:], m.i64s(3, 1, 1))
 	le.PutUint32(m.sliceMemory[outputs+tensorSize+24:], m.i64s(1, 1))
-	if rc := mod.call(true, 1, inst, 2, inputs, 1, outputs, 1, failed); rc != abi.OK {
+	if rc := mod.call(true, op1, inst, 2, inputs, 1, outputs, 1, failed); rc != abi.OK {
 		t.Fatalf("run: %v %q", rc, h.lastErr())
 	}
 	got := func(q uint32, n int) []float32 {
@@ -304,18 +306,18 @@ func TestOperatorLifecycle(t *testing.T) {
 
 	// A failing sample: its index goes to *failed, the error to set_error.
 	fill(inputs+tensorSize, -1, 0, 0, 0)
-	if rc := mod.call(true, 1, inst, 2, inputs, 1, outputs, 1, failed); rc != abi.ErrorInvalidArgument ||
+	if rc := mod.call(true, op1, inst, 2, inputs, 1, outputs, 1, failed); rc != abi.ErrorInvalidArgument ||
 		m.u32(failed) != 1 || h.lastErr() != "a sample starting with -1" {
 		t.Errorf("failing run: %v, failed %d, %q", rc, m.u32(failed), h.lastErr())
 	}
 	// An error wrapping a sentinel returns its code.
 	m.tensorAt(inputs, 0, tensor.Float32, m.i64s(2, 0), 0, 2, 0)
-	if rc := mod.call(false, 1, inst, 2, inputs, 1, outputs, 1, failed); rc != abi.ErrorNoMemory ||
+	if rc := mod.call(false, op1, inst, 2, inputs, 1, outputs, 1, failed); rc != abi.ErrorNoMemory ||
 		m.u32(failed) != 0 || h.lastErr() != "out of memory: an empty sample" {
 		t.Errorf("failing setup: %v, failed %d, %q", rc, m.u32(failed), h.lastErr())
 	}
 	// Wrong handles.
-	if rc := mod.call(true, 2, inst, 1, inputs, 1, outputs, 1, failed); rc != abi.ErrorInvalidArgument ||
+	if rc := mod.call(true, op2, inst, 1, inputs, 1, outputs, 1, failed); rc != abi.ErrorInvalidArgument ||
 		!strings.Contains(h.lastErr(), "run: no instance 1 of operator test.Nothing") {
 		t.Errorf("run of another operator's instance: %v %q", rc, h.lastErr())
 	}
@@ -325,17 +327,17 @@ func TestOperatorLifecycle(t *testing.T) {
 	}
 
 	// destroy closes; a close error is logged.
-	mod.destroy(1, inst)
+	mod.destroy(op1, inst)
 	if !slices.Equal(*events, []string{"start", "close"}) || !slices.Equal(h.logs, []string{"test.Scale: close: closing hurts"}) {
 		t.Errorf("destroy: events %q, logs %q", *events, h.logs)
 	}
-	mod.destroy(1, inst) // gone: nothing happens
+	mod.destroy(op1, inst) // gone: nothing happens
 	if len(*events) != 2 {
 		t.Errorf("destroy twice: events %q", *events)
 	}
 
 	// deregister closes what is left, then stops.
-	if rc := mod.create(1, args, 1, instOut); rc != abi.OK {
+	if rc := mod.create(op1, args, 1, instOut); rc != abi.OK {
 		t.Fatalf("create: %v %q", rc, h.lastErr())
 	}
 	if m.u32(instOut) == inst {
@@ -349,6 +351,7 @@ func TestOperatorLifecycle(t *testing.T) {
 
 func TestCreateFails(t *testing.T) {
 	h, m, _ := start(t)
+	op1, op2 := h.handles[0], h.handles[1]
 	instOut := m.alloc(4)
 	for _, tc := range []struct {
 		name       string
@@ -357,12 +360,12 @@ func TestCreateFails(t *testing.T) {
 		rc         abi.Result
 		msg        string
 	}{
-		{"factory error", 1, m.args(arg{"factor", op.Float, true, 1, encF64(0)}), 1, instOut,
+		{"factory error", op1, m.args(arg{"factor", op.Float, true, 1, encF64(0)}), 1, instOut,
 			abi.ErrorUnsupported, "unsupported: factor 0"},
-		{"nil operator", 2, 0, 0, instOut, abi.ErrorGeneric, "the factory of test.Nothing returned no operator and no error"},
-		{"bad args", 1, m.args(arg{"factor", op.Float, true, 3, encF64(1, 2, 3)}), 1, instOut,
+		{"nil operator", op2, 0, 0, instOut, abi.ErrorGeneric, "the factory of test.Nothing returned no operator and no error"},
+		{"bad args", op1, m.args(arg{"factor", op.Float, true, 3, encF64(1, 2, 3)}), 1, instOut,
 			abi.ErrorInvalidArgument, `argument "factor" (float): 3 values for a scalar`},
-		{"NULL *instance", 1, 0, 0, 0, abi.ErrorInvalidArgument, "*instance: NULL pointer"},
+		{"NULL *instance", op1, 0, 0, 0, abi.ErrorInvalidArgument, "*instance: NULL pointer"},
 		{"no operator 0", 0, 0, 0, instOut, abi.ErrorInvalidArgument, "no operator has handle 0"},
 	} {
 		le.PutUint32(m.sliceMemory[instOut:], 77)
@@ -377,8 +380,9 @@ func TestCreateFails(t *testing.T) {
 
 func TestPanicCrashes(t *testing.T) {
 	h, m, _ := start(t)
+	op1 := h.handles[0]
 	instOut := m.alloc(4)
-	if rc := mod.create(1, m.args(arg{"factor", op.Float, false, 1, encF64(2)}), 1, instOut); rc != abi.OK {
+	if rc := mod.create(op1, m.args(arg{"factor", op.Float, false, 1, encF64(2)}), 1, instOut); rc != abi.OK {
 		t.Fatal(rc)
 	}
 	inputs, outputs := m.alloc(tensorSize), m.alloc(tensorSize)
@@ -394,7 +398,7 @@ func TestPanicCrashes(t *testing.T) {
 			t.Errorf("set_error got %q", h.lastErr())
 		}
 	}()
-	mod.call(true, 1, m.u32(instOut), 1, inputs, 1, outputs, 1, m.alloc(4))
+	mod.call(true, op1, m.u32(instOut), 1, inputs, 1, outputs, 1, m.alloc(4))
 	t.Error("the panic was recovered")
 }
 

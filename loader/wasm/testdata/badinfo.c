@@ -1,14 +1,20 @@
 /*
  * badinfo.c — a module with the dynop_wasm_* exports of its own, built
  * without abi/wasm/dynop_wasm.c (cbuild.WasmRaw), whose dynop_wasm_info
- * returns 4096 bytes at 0xFFFF0000: outside its memory.
+ * returns an info at 0xFFFF0000: outside its memory. Built with
+ * -DBADINFO_ABI_VERSION=0x10000 it says it is built for version 1.0 of
+ * dynop_wasm.h.
  */
 #include <stdint.h>
 #include <stdlib.h>
 
+#ifndef BADINFO_ABI_VERSION
+#define BADINFO_ABI_VERSION 0x20000
+#endif
+
 #define WASM_EXPORT(name) __attribute__((export_name(name)))
 
-WASM_EXPORT("dynop_wasm_abi_version") uint32_t abi_version(void) { return 0x10000; }
+WASM_EXPORT("dynop_wasm_abi_version") uint32_t abi_version(void) { return BADINFO_ABI_VERSION; }
 
 WASM_EXPORT("dynop_wasm_alloc") void *alloc(uint32_t size, uint32_t align) {
     (void)align;
@@ -17,7 +23,7 @@ WASM_EXPORT("dynop_wasm_alloc") void *alloc(uint32_t size, uint32_t align) {
 
 WASM_EXPORT("dynop_wasm_free") void dealloc(void *p) { free(p); }
 
-WASM_EXPORT("dynop_wasm_info") uint64_t info(void) { return (uint64_t)4096 << 32 | 0xFFFF0000u; }
+WASM_EXPORT("dynop_wasm_info") uint64_t info(void) { return 0xFFFF0000u; }
 
 WASM_EXPORT("dynop_wasm_register") int32_t register_(void) { return 0; }
 

@@ -1,10 +1,15 @@
 /*
- * fuzzinfo.c — a native plugin whose info is made, at each get_info, from
- * the bytes of the file $DYNOP_FUZZ_INFO names: the C harness of the
- * native info reader's fuzz target (info_fuzz_test.go).
+ * fuzzinfo.c — a plugin whose info is made, at each get_info, from the
+ * bytes of the file $DYNOP_FUZZ_INFO names (a native library), or from
+ * the hex digits of the macro FUZZINFO_RECIPE it was built with (a
+ * WebAssembly module, which has no files, nor an environment while the
+ * host reads its info): the C harness of the native info reader's
+ * fuzz target (loader/native/info_fuzz_test.go), and of the test that
+ * both loaders read a malformed info alike (abi/malformed_test.go).
  *
  * The bytes are read as a recipe: counts, strings (a length, 255 for
- * NULL, 254 for a string of 70,000 bytes without its NUL), versions, flags,
+ * NULL, 254 for a string of 70,000 bytes without its NUL, 253 for one of
+ * 10,000 bytes), versions, flags,
  * and for every struct a byte whose bits break its header (another type,
  * another major version, a size of the recipe's choosing, small or large).
  * Every struct is allocated as large as its header says (at least its
@@ -55,6 +60,11 @@ static const char *str(void) {
     if (k == 254) {
         s = (char *)alloc(70000);
         if (s != NULL) memset(s, 'x', 70000); /* no NUL */
+        return s;
+    }
+    if (k == 253) {
+        s = (char *)alloc(10001);
+        if (s != NULL) memset(s, 'a', 10000); /* and a NUL */
         return s;
     }
     s = (char *)alloc(k + 1);
@@ -239,16 +249,33 @@ static void *make_pass(void) {
     return d;
 }
 
-static const dynop_plugin_info *get_info(void) {
+/* read_recipe reads the recipe: from the hex digits of FUZZINFO_RECIPE,
+ * or else from the file $DYNOP_FUZZ_INFO. */
+static void read_recipe(void) {
+#if defined(FUZZINFO_RECIPE)
+    const char *hex = FUZZINFO_RECIPE;
+    static const char digits[] = "0123456789abcdef";
+    while (hex != NULL && hex[0] != '\0' && hex[1] != '\0' && len < sizeof recipe) {
+        const char *hi = strchr(digits, hex[0]), *lo = strchr(digits, hex[1]);
+        if (hi == NULL || lo == NULL) break;
+        recipe[len++] = (unsigned char)((hi - digits) << 4 | (lo - digits));
+        hex += 2;
+    }
+#else
     const char *path = getenv("DYNOP_FUZZ_INFO");
     FILE *f;
-    dynop_plugin_info *info;
-    free_all();
-    len = pos = 0;
     if (path != NULL && (f = fopen(path, "rb")) != NULL) {
         len = fread(recipe, 1, sizeof recipe, f);
         fclose(f);
     }
+#endif
+}
+
+static const dynop_plugin_info *get_info(void) {
+    dynop_plugin_info *info;
+    free_all();
+    len = pos = 0;
+    read_recipe();
     if (byte() == 0xEE) return NULL;
     info = (dynop_plugin_info *)make(&proper_info, sizeof *info);
     if (info == NULL) return NULL;
