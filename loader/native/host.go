@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"runtime/cgo"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/dynop/dynop"
@@ -31,62 +30,37 @@ type session struct {
 	who  *C.dynop_loader_ident // the library's, for reports of crashes in its code
 
 	mu      sync.Mutex
-	step    string          // the entry point running: "register", "deregister" or ""
-	stepCtx context.Context // the context of the entry point running, or nil
-	message string          // set_error's message during the running entry point
-	lastErr error           // the last error a host function returned during it
-	refs    map[C.dynop_ref]plugin.Ref
+	step    string                  // the entry point running: "register", "deregister" or ""
+	stepCtx context.Context         // the context of the entry point running, or nil
+	message string                  // set_error's message during the running entry point
+	lastErr error                   // the last error a host function returned during it
+	refs    abihost.Refs            // what the plugin acquired
 	ops     map[string]*op.Operator // registered during register
 	opOrder []string                // their names, in order
-	stopped atomic.Bool             // deregister began: operator code may be gone
-	calls   atomic.Int64            // calls into the plugin's code in flight (operators, passes)
-	idleMu  sync.Mutex              // with idle, lets stop wait for calls to reach 0
-	idle    sync.Cond               // on idleMu: newSession sets it up
+	gate    abihost.Gate            // calls into the plugin's code (operators, passes)
 }
 
 func newSession(p *Plugin, h plugin.Host) *session {
-	s := &session{p: p, host: h, refs: make(map[C.dynop_ref]plugin.Ref)}
-	s.idle.L = &s.idleMu
-	return s
+	return &session{p: p, host: h}
 }
 
 // enter begins a call into the plugin's code (an operator function, a
 // pass): it fails if the plugin stopped, and otherwise holds off stop
-// until leave. It never waits, unlike a read lock, so calls may nest (a
-// pass that instantiates one of its plugin's operators) even while stop
-// is waiting for the outer call: the inner one fails instead of
-// deadlocking.
+// until leave (see abihost.Gate: calls may nest).
 func (s *session) enter() error {
-	s.calls.Add(1)
-	if s.stopped.Load() {
-		s.leave()
+	if !s.gate.Enter() {
 		return fmt.Errorf("native: plugin %q: %w: the plugin stopped; its code is gone", s.p.info.ID, dynop.ErrState)
 	}
 	return nil
 }
 
 // leave ends a call begun by a successful enter.
-func (s *session) leave() {
-	if s.calls.Add(-1) == 0 && s.stopped.Load() {
-		s.idleMu.Lock()
-		s.idle.Broadcast()
-		s.idleMu.Unlock()
-	}
-}
+func (s *session) leave() { s.gate.Leave() }
 
 // stop marks the session stopped and waits for calls in flight to
 // return, so that no call runs the plugin's code once deregister (and
-// dlclose) begins. enter and stop each write one variable and then read
-// the other's, so at least one of them sees the other: either the call
-// backs off or stop waits for it.
-func (s *session) stop() {
-	s.stopped.Store(true)
-	s.idleMu.Lock()
-	defer s.idleMu.Unlock()
-	for s.calls.Load() > 0 {
-		s.idle.Wait()
-	}
-}
+// dlclose) begins.
+func (s *session) stop() { s.gate.Stop() }
 
 // begin marks the start of a call into the plugin's entry point step:
 // host functions it calls use ctx, and its messages are collected afresh.
@@ -103,15 +77,10 @@ func (s *session) end(step string, rc C.dynop_result) error {
 	defer s.mu.Unlock()
 	msg, last := s.message, s.lastErr
 	s.step, s.stepCtx, s.message, s.lastErr = "", nil, "", nil
-	r := Result(rc)
-	if r == OK {
+	if Result(rc) == OK {
 		return nil
 	}
-	e := &ResultError{Kind: "native", Plugin: s.p.info.ID, Call: step, Result: r, Message: msg}
-	if last != nil && resultOf(last) == r {
-		e.Cause = last
-	}
-	return e
+	return abihost.CallError("native", s.p.info.ID, step, Result(rc), msg, -1, last)
 }
 
 // ctx returns the context for a host call made now: the running entry
@@ -175,27 +144,20 @@ func catch(what string, rc *C.dynop_result, buf *C.char, n C.size_t) {
 	}
 }
 
-// refTokens numbers the references native plugins hold, process-wide, so
-// that a token from one start never names a reference of another.
-var refTokens atomic.Uint64
-
 //export dynopGoAddInterface
 func dynopGoAddInterface(h C.uintptr_t, tbl unsafe.Pointer, buf *C.char, n C.size_t) (rc C.dynop_result) {
 	defer catch("add_interface", &rc, buf, n)
 	s := sessionOf(h)
 	t := TableAt(tbl)
-	hd := t.Header()
-	desc := iface.Desc{UID: hd.Type, Version: hd.Version}
-	if d, ok := s.p.info.Provides(hd.Type); ok {
-		desc.Name = d.Name
-	}
+	desc, err := abihost.CheckInterface(&s.p.info, t.Header())
 	var impl any
-	err := fmt.Errorf("%w: its header says %d bytes, less than the header itself (%d)", ErrABI, hd.Size, HeaderSize)
-	if hd.Size >= HeaderSize {
-		impl, err = bindTable(t)
+	if err == nil {
+		if impl, err = bindTable(t); err != nil {
+			err = fmt.Errorf("add_interface %s: %w", desc, err)
+		}
 	}
 	if err != nil {
-		err = fmt.Errorf("native: plugin %q: add_interface %s: %w", s.p.info.ID, desc, err)
+		err = fmt.Errorf("native: plugin %q: %w", s.p.info.ID, err)
 	} else {
 		err = s.host.AddInterface(desc, impl)
 	}
@@ -236,12 +198,8 @@ func dynopGoAcquire(h C.uintptr_t, id *C.char, uid *C.dynop_uid, min *C.dynop_ve
 	if err := t.Check(iface.Desc{UID: want, Name: fmt.Sprintf("of plugin %q", pluginID), Version: minVersion}, HeaderSize); err != nil {
 		return s.fail(errors.Join(err, r.Release()), buf, n)
 	}
-	token := C.dynop_ref(refTokens.Add(1))
-	s.mu.Lock()
-	s.refs[token] = r
-	s.mu.Unlock()
 	*out = t.Pointer()
-	*ref = token
+	*ref = C.dynop_ref(s.refs.Add(r))
 	return C.DYNOP_OK
 }
 
@@ -255,18 +213,10 @@ func dynopGoRelease(h C.uintptr_t, token C.dynop_ref, buf *C.char, n C.size_t) (
 	defer catch("release", &rc, buf, n)
 	s := sessionOf(h)
 	s.mu.Lock()
-	r, ok := s.refs[token]
-	delete(s.refs, token)
 	deferred := s.step == "deregister"
 	s.mu.Unlock()
-	if !ok {
-		return s.fail(fmt.Errorf("native: plugin %q: release(%d): %w: no such reference, or released already", s.p.info.ID, uint64(token), dynop.ErrReleased), buf, n)
-	}
-	if deferred {
-		return C.DYNOP_OK
-	}
-	if err := r.Release(); err != nil {
-		return s.fail(err, buf, n)
+	if err := s.refs.Release(uint64(token), deferred); err != nil {
+		return s.fail(fmt.Errorf("native: plugin %q: %w", s.p.info.ID, err), buf, n)
 	}
 	return C.DYNOP_OK
 }

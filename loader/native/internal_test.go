@@ -2,14 +2,11 @@ package native
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/dynop/dynop"
@@ -100,47 +97,6 @@ func TestGlobalSymbols(t *testing.T) {
 				}
 			})
 		})
-	}
-}
-
-// TestNestedCallWhileStopping: a call into the plugin that begins inside
-// another one (a pass that instantiates one of its plugin's operators)
-// while stop is waiting for the outer call fails at once instead of
-// waiting for stop, which waits for the outer call: no deadlock. stop
-// returns when the outer call does.
-func TestNestedCallWhileStopping(t *testing.T) {
-	s := newSession(&Plugin{info: plugin.Info{ID: "test.plugin.nested"}}, nil)
-	if err := s.enter(); err != nil {
-		t.Fatal(err)
-	}
-	stopped := make(chan struct{})
-	go func() {
-		s.stop()
-		close(stopped)
-	}()
-	for !s.stopped.Load() {
-		runtime.Gosched()
-	}
-	select {
-	case <-stopped:
-		t.Fatal("stop returned while a call was in flight")
-	case <-time.After(20 * time.Millisecond):
-	}
-	nested := make(chan error, 1)
-	go func() { nested <- s.enter() }()
-	select {
-	case err := <-nested:
-		if !errors.Is(err, dynop.ErrState) {
-			t.Errorf("nested call while stopping: %v, want ErrState", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("a nested call waits for stop, which waits for the outer call")
-	}
-	s.leave()
-	select {
-	case <-stopped:
-	case <-time.After(5 * time.Second):
-		t.Fatal("stop did not return after the call in flight")
 	}
 }
 

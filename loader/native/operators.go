@@ -43,12 +43,9 @@ func (s *session) registerOperator(cop *C.dynop_operator) error {
 	fail := func(sentinel error, format string, args ...any) error {
 		return fmt.Errorf("native: plugin %q: register_operator %q (%s): %w: "+format, append([]any{s.p.info.ID, name, device, sentinel}, args...)...)
 	}
-	schema, ok := s.p.info.Operator(name)
-	switch {
-	case !ok:
-		return fail(dynop.ErrInvalid, "a backend without a schema: the plugin's info does not declare it")
-	case !schema.HasDevice(device):
-		return fail(dynop.ErrInvalid, "the schema lists devices %v", schema.Devices)
+	schema, err := abihost.CheckOperator(&s.p.info, name, device)
+	if err != nil {
+		return fmt.Errorf("native: plugin %q: %w", s.p.info.ID, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -130,10 +127,7 @@ func (o *nativeOp) create(vals *op.Values) (op.Impl, error) {
 
 // fail describes a failed operator function call.
 func (o *nativeOp) fail(call string, rc C.dynop_result, msg string, sample int) error {
-	if sample >= 0 {
-		call = fmt.Sprintf("%s (sample %d)", call, sample)
-	}
-	return &ResultError{Kind: "native", Plugin: o.sess.p.info.ID, Call: call, Result: Result(rc), Message: msg}
+	return abihost.CallError("native", o.sess.p.info.ID, call, Result(rc), msg, sample, nil)
 }
 
 const errBufSize = 1024
@@ -449,35 +443,17 @@ func (im *nativeImpl) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
 	if err := im.call("setup", samples, nin, nout, ts); err != nil {
 		return nil, err
 	}
-	id := im.op.sess.p.info.ID
-	descs := make([]op.OutputDesc, nout)
-	for i := range descs {
-		d := &descs[i]
-		d.Shapes = make([][]int64, samples)
-		for j := range samples {
-			k := samples*nin + j*nout + i
-			ct := &ts[k]
-			dt := tensor.DType{Code: tensor.Code(ct.dtype.code), Bits: uint8(ct.dtype.bits), Lanes: uint16(ct.dtype.lanes)}
-			nd := int(ct.ndim)
-			if nd < 0 || nd > maxNDim {
-				return nil, fmt.Errorf("native: plugin %q: setup (sample %d): %w: output %d has ndim %d, not 0 to DYNOP_MAX_NDIM (%d)", id, j, ErrABI, i, nd, maxNDim)
-			}
-			if !dt.Known() {
-				return nil, fmt.Errorf("native: plugin %q: setup (sample %d): %w: output %d has dtype %s, which is not a DLPack type this host knows", id, j, ErrABI, i, dt)
-			}
-			if j == 0 {
-				d.DType = dt
-			} else if dt != d.DType || nd != len(d.Shapes[0]) {
-				return nil, fmt.Errorf("native: plugin %q: setup (sample %d): %w: output %d is %s with %d dimension(s); sample 0's is %s with %d", id, j, op.ErrSchema, i, dt, nd, d.DType, len(d.Shapes[0]))
-			}
-			d.Shapes[j] = make([]int64, nd)
-			for x := range nd {
-				d.Shapes[j][x] = int64(dims[k*2*maxNDim+x])
-			}
+	descs, err := abihost.OutputDescs(im.op.schema, samples, func(j, i int) abihost.SetupOutput {
+		k := samples*nin + j*nout + i
+		ct := &ts[k]
+		return abihost.SetupOutput{
+			DType: tensor.DType{Code: tensor.Code(ct.dtype.code), Bits: uint8(ct.dtype.bits), Lanes: uint16(ct.dtype.lanes)},
+			NDim:  int(ct.ndim),
+			Dim:   func(x int) int64 { return int64(dims[k*2*maxNDim+x]) },
 		}
-		if l := im.op.schema.Outputs[i].Layout; samples > 0 && len(l) == len(d.Shapes[0]) {
-			d.Layout = l
-		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("native: plugin %q: %w", im.op.sess.p.info.ID, err)
 	}
 	return descs, nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"sync"
 
 	"github.com/tetratelabs/wazero/api"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/dynop/dynop/internal/abihost"
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
-	"github.com/dynop/dynop/plugin"
 )
 
 // hostFunction is one import of module "dynop" (see dynop_wasm.h).
@@ -165,12 +163,8 @@ func (in *instance) registerOperator(r registered) error {
 	if reg == nil || s == nil {
 		return fmt.Errorf("%w: register_operator %q is allowed only during register", errdefs.ErrState, r.name)
 	}
-	schema, ok := s.p.info.Operator(r.name)
-	switch {
-	case !ok:
-		return fmt.Errorf("%w: register_operator %q: a backend without a schema: the plugin's info does not declare it", plugin.ErrInvalid, r.name)
-	case !schema.HasDevice("cpu"):
-		return fmt.Errorf("%w: register_operator %q: the schema lists devices %v; a WebAssembly backend runs on the cpu", plugin.ErrInvalid, r.name, schema.Devices)
+	if _, err := abihost.CheckOperator(&s.p.info, r.name, op.CPU); err != nil {
+		return err
 	}
 	for _, o := range reg.ops {
 		if o.name == r.name {
@@ -205,20 +199,9 @@ func (in *instance) addInterface(off uint32) error {
 		reg.ifaces = append(reg.ifaces, off)
 		return nil
 	}
-	var desc iface.Desc
-	for _, d := range s.p.info.Interfaces {
-		if d.UID == hdr.Type {
-			desc = d
-		}
-	}
-	if desc.UID.IsZero() {
-		return fmt.Errorf("%w: add_interface {%s}: the plugin's info declares no interface with that UID", plugin.ErrInvalid, hdr.Type)
-	}
-	if hdr.Size < abi.HeaderSize {
-		return fmt.Errorf("%w: add_interface %s: header.size %d is smaller than the header", ErrABI, desc, hdr.Size)
-	}
-	if hdr.Version != desc.Version {
-		return fmt.Errorf("%w: add_interface %s: the table has version %s", iface.ErrVersion, desc, hdr.Version)
+	desc, err := abihost.CheckInterface(&s.p.info, hdr)
+	if err != nil {
+		return err
 	}
 	t := &Table{s: s, off: off, hdr: hdr}
 	if err := s.h.AddInterface(desc, t); err != nil {
@@ -272,35 +255,14 @@ func hostRelease(in *instance, stack []uint64) {
 	in.done(stack, s.release(token))
 }
 
-// refs are the references a started plugin's module holds, by token.
-type refs struct {
-	mu   sync.Mutex
-	next uint64
-	held map[uint64]plugin.Ref
-}
-
 func (s *session) acquire(ctx context.Context, id string, uid iface.UID, min iface.Version) (uint64, error) {
 	_, ref, err := s.h.Acquire(ctx, id, uid, min)
 	if err != nil {
 		return 0, err
 	}
-	s.refs.mu.Lock()
-	defer s.refs.mu.Unlock()
-	if s.refs.held == nil {
-		s.refs.held = make(map[uint64]plugin.Ref)
-	}
-	s.refs.next++
-	s.refs.held[s.refs.next] = ref
-	return s.refs.next, nil
+	return s.refs.Add(ref), nil
 }
 
 func (s *session) release(token uint64) error {
-	s.refs.mu.Lock()
-	ref, ok := s.refs.held[token]
-	delete(s.refs.held, token)
-	s.refs.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("%w: release: reference %d is not held (released twice?)", errdefs.ErrReleased, token)
-	}
-	return ref.Release()
+	return s.refs.Release(token, s.deregistering.Load())
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/dynop/dynop/internal/abihost"
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/tensor"
@@ -312,35 +313,18 @@ func (im *wasmImpl) setup(ctx context.Context, inputs []*tensor.Batch) ([]op.Out
 	}
 	in := im.in
 	meta := in.read("setup outputs", im.arena, lay.metaSize)
-	descs := make([]op.OutputDesc, nout)
-	for i := range descs {
-		d := &descs[i]
-		d.Shapes = make([][]int64, samples)
-		for j := range samples {
-			k := samples*nin + j*nout + i
-			t := meta[k*tensorSize:]
-			dt := tensor.DType{Code: tensor.Code(t[16]), Bits: t[17], Lanes: uint16(t[18]) | uint16(t[19])<<8}
-			nd := int(int32(le.Uint32(t[12:])))
-			if nd < 0 || nd > maxNDim {
-				return nil, fmt.Errorf("%s: %w: output %d of sample %d has ndim %d, not 0 to DYNOP_MAX_NDIM (%d)", im.where("setup"), ErrABI, i, j, nd, maxNDim)
-			}
-			if !dt.Known() {
-				return nil, fmt.Errorf("%s: %w: output %d of sample %d has dtype %s, which is not a DLPack type this host knows", im.where("setup"), ErrABI, i, j, dt)
-			}
-			if j == 0 {
-				d.DType = dt
-			} else if dt != d.DType || nd != len(d.Shapes[0]) {
-				return nil, fmt.Errorf("%s (sample %d): %w: output %d is %s with %d dimension(s); sample 0's is %s with %d", im.where("setup"), j, op.ErrSchema, i, dt, nd, d.DType, len(d.Shapes[0]))
-			}
-			dims := meta[lay.dims+k*dimsSize:]
-			d.Shapes[j] = make([]int64, nd)
-			for x := range nd {
-				d.Shapes[j][x] = int64(le.Uint64(dims[8*x:]))
-			}
+	descs, err := abihost.OutputDescs(im.op.schema, samples, func(j, i int) abihost.SetupOutput {
+		k := samples*nin + j*nout + i
+		t := meta[k*tensorSize:]
+		dims := meta[lay.dims+k*dimsSize:]
+		return abihost.SetupOutput{
+			DType: tensor.DType{Code: tensor.Code(t[16]), Bits: t[17], Lanes: uint16(t[18]) | uint16(t[19])<<8},
+			NDim:  int(int32(le.Uint32(t[12:]))),
+			Dim:   func(x int) int64 { return int64(le.Uint64(dims[8*x:])) },
 		}
-		if l := im.op.schema.Outputs[i].Layout; samples > 0 && len(l) == len(d.Shapes[0]) {
-			d.Layout = l
-		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("wasm: plugin %q: operator %q: %w", im.op.s.p.info.ID, im.op.name, err)
 	}
 	return descs, nil
 }

@@ -76,10 +76,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dynop/dynop"
-	"github.com/dynop/dynop/abi"
 	"github.com/dynop/dynop/discover"
 	"github.com/dynop/dynop/internal/abihost"
 	"github.com/dynop/dynop/internal/errdefs"
@@ -414,16 +414,16 @@ type session struct {
 	h plugin.Host
 	e *engine
 
-	mainMu sync.Mutex // the first instance runs one call at a time
-	main   *instance  // the first instance: register ran here, interfaces live here
-	ops    []*wasmOp  // what register registered, in order
-	tables []*Table   // the interfaces added
-	refs   refs
-
-	// Calls hold stop shared; stop takes it exclusively.
-	stopMu  sync.RWMutex
-	stopped bool
-	pool    pool
+	mainMu sync.Mutex   // the first instance runs one call at a time
+	main   *instance    // the first instance: register ran here, interfaces live here
+	ops    []*wasmOp    // what register registered, in order
+	tables []*Table     // the interfaces added
+	refs   abihost.Refs // what the module acquired
+	gate   abihost.Gate // calls into the module (operators, interfaces)
+	// deregistering: the module's deregister runs, and releases only
+	// forget (abihost.Refs.Release).
+	deregistering atomic.Bool
+	pool          pool
 }
 
 // register runs the module's register in instance in.
@@ -445,14 +445,7 @@ func (s *session) register(ctx context.Context, in *instance, replica bool) (*re
 
 // resultError describes a module function that returned rc.
 func (s *session) resultError(in *instance, call string, rc int32, sample int) error {
-	if sample >= 0 {
-		call = fmt.Sprintf("%s (sample %d)", call, sample)
-	}
-	e := &ResultError{Kind: "wasm", Plugin: s.p.info.ID, Call: call, Result: Result(rc), Message: in.message}
-	if last := in.lastErr; last != nil && abi.ResultOf(last) == e.Result {
-		e.Cause = last // the host's error the module passed on
-	}
-	return in.atLimit(e)
+	return in.atLimit(abihost.CallError("wasm", s.p.info.ID, call, Result(rc), in.message, sample, in.lastErr))
 }
 
 // publish registers the operators register registered with the host.
@@ -487,6 +480,8 @@ func (s *session) deregister(ctx context.Context) error {
 	if s.main.dead != nil {
 		return nil
 	}
+	s.deregistering.Store(true)
+	defer s.deregistering.Store(false)
 	if err := s.main.call(ctx, exDeregister); err != nil {
 		return fmt.Errorf("wasm: plugin %q: %w", s.p.info.ID, err)
 	}
@@ -497,21 +492,15 @@ func (s *session) deregister(ctx context.Context) error {
 }
 
 // stop waits for the calls in flight and makes later ones fail.
-func (s *session) stop() {
-	s.stopMu.Lock()
-	s.stopped = true
-	s.stopMu.Unlock()
-}
+func (s *session) stop() { s.gate.Stop() }
 
 // enter begins a call into the plugin, failing if it stopped; leave ends
-// it.
+// it. Calls may nest (abihost.Gate).
 func (s *session) enter() error {
-	s.stopMu.RLock()
-	if s.stopped {
-		s.stopMu.RUnlock()
+	if !s.gate.Enter() {
 		return fmt.Errorf("wasm: plugin %q: %w: the plugin stopped", s.p.info.ID, dynop.ErrState)
 	}
 	return nil
 }
 
-func (s *session) leave() { s.stopMu.RUnlock() }
+func (s *session) leave() { s.gate.Leave() }

@@ -1,0 +1,118 @@
+package abihost
+
+import (
+	"errors"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dynop/dynop/abi"
+	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/internal/errdefs"
+	"github.com/dynop/dynop/plugin"
+)
+
+// TestGateNested: a call that begins while Stop waits for another fails
+// at once (no deadlock, unlike a read lock with a writer waiting), and
+// Stop returns when the call in flight leaves.
+func TestGateNested(t *testing.T) {
+	var g Gate
+	if !g.Enter() {
+		t.Fatal("a new gate is closed")
+	}
+	stopped := make(chan struct{})
+	go func() {
+		g.Stop()
+		close(stopped)
+	}()
+	for !g.Stopped() {
+		runtime.Gosched()
+	}
+	select {
+	case <-stopped:
+		t.Fatal("Stop returned while a call was in flight")
+	case <-time.After(20 * time.Millisecond):
+	}
+	nested := make(chan bool, 1)
+	go func() { nested <- g.Enter() }()
+	select {
+	case ok := <-nested:
+		if ok {
+			t.Error("a call entered a stopping gate")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a nested call waits for Stop, which waits for the outer call")
+	}
+	g.Leave()
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Stop did not return after the call in flight")
+	}
+	if g.Enter() {
+		t.Error("a stopped gate admits calls")
+	}
+}
+
+type counter struct{ released int }
+
+func (c *counter) ReleaseRef(uint64) error { c.released++; return nil }
+
+func TestRefs(t *testing.T) {
+	var refs Refs
+	c := &counter{}
+	a, b := refs.Add(plugin.NewRef(c, 1)), refs.Add(plugin.NewRef(c, 2))
+	if a == 0 || a == b {
+		t.Fatalf("tokens %d, %d", a, b)
+	}
+	if err := refs.Release(a, false); err != nil || c.released != 1 {
+		t.Errorf("Release: %v, %d released", err, c.released)
+	}
+	if err := refs.Release(b, true); err != nil || c.released != 1 {
+		t.Errorf("deferred Release: %v, %d released (the host releases it after unload)", err, c.released)
+	}
+	err := refs.Release(a, false)
+	if !errors.Is(err, errdefs.ErrReleased) || err.Error() != "release("+strconv.FormatUint(a, 10)+"): reference already released: no such reference, or released already" {
+		t.Errorf("Release twice: %v", err)
+	}
+}
+
+func TestCheckInterface(t *testing.T) {
+	info := sampleInfo()
+	d := info.Interfaces[0]
+	if got, err := CheckInterface(&info, abi.Header{Type: d.UID, Version: d.Version, Size: 48}); err != nil || got != d {
+		t.Errorf("CheckInterface: %v, %v", got, err)
+	}
+	for _, tc := range []struct {
+		h    abi.Header
+		want error
+		text string
+	}{
+		{abi.Header{Type: iface.MustParseUID("00000000-0000-0000-0000-000000000001"), Version: d.Version, Size: 48}, plugin.ErrInvalid, "declares no interface with that UID"},
+		{abi.Header{Type: d.UID, Version: d.Version, Size: 8}, errdefs.ErrABI, "its header says 8 bytes, less than the header itself (32)"},
+		{abi.Header{Type: d.UID, Version: iface.V(1, 0, 0), Size: 48}, iface.ErrVersion, "the table has version 1.0.0"},
+	} {
+		if _, err := CheckInterface(&info, tc.h); !errors.Is(err, tc.want) || !contains(err, tc.text) {
+			t.Errorf("CheckInterface(%+v): %v, want %v saying %q", tc.h, err, tc.want, tc.text)
+		}
+	}
+}
+
+func TestCheckOperator(t *testing.T) {
+	info := sampleInfo()
+	if s, err := CheckOperator(&info, "acme.Blur", "cpu"); err != nil || s.Name != "acme.Blur" {
+		t.Errorf("CheckOperator: %v", err)
+	}
+	if _, err := CheckOperator(&info, "acme.Sharpen", "cpu"); !errors.Is(err, plugin.ErrInvalid) || !contains(err, "a backend without a schema") {
+		t.Errorf("an undeclared operator: %v", err)
+	}
+	if _, err := CheckOperator(&info, "acme.Blur", "gpu"); !errors.Is(err, plugin.ErrInvalid) || !contains(err, "the schema lists devices [cpu]") {
+		t.Errorf("an unlisted device: %v", err)
+	}
+}
+
+func contains(err error, text string) bool {
+	return err != nil && text != "" && strings.Contains(err.Error(), text)
+}
