@@ -54,7 +54,7 @@ FUZZ_TARGETS = \
 	dispatch:FuzzParse \
 	tensor:FuzzParseDType tensor:FuzzDTypeString \
 	sign:FuzzParseDigest sign:FuzzParsePolicy sign:FuzzParseSignature sign:FuzzParsePublicKey sign:FuzzParsePrivateKey \
-	op:FuzzSchemaJSON op:FuzzTypeText op:FuzzCheck \
+	op:FuzzSchemaJSON op:FuzzTypeText op:FuzzCheck schema:FuzzPassName \
 	machine:FuzzParseDriverVersion \
 	discover:FuzzParseManifest discover:FuzzDecodeCache \
 	pipeline:FuzzParse \

@@ -37,6 +37,7 @@ import (
 
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 )
 
 // Sentinel errors.
@@ -44,8 +45,9 @@ var (
 	// ErrInvalid: the graph is malformed (unknown node, duplicate name,
 	// a port that does not exist, a cycle, a node without a definition).
 	ErrInvalid = errors.New("invalid graph")
-	// ErrPass: a pass failed or broke the rules of passes.
-	ErrPass = errors.New("graph pass failed")
+	// ErrPass: a pass failed or broke the rules of passes. It is
+	// [schema.ErrPass], which [PassDesc.Validate] reports.
+	ErrPass = schema.ErrPass
 )
 
 // Graph is a set of nodes joined by edges, with named inputs and outputs.

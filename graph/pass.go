@@ -6,72 +6,35 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"slices"
 	"sync"
 
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 )
 
-// PassKind says when a pass runs and what it may do.
-type PassKind string
+// PassKind says when a pass runs and what it may do; it is
+// [schema.PassKind].
+type PassKind = schema.PassKind
 
-// The kinds of pass, in the order a build runs them.
+// The kinds of pass, in the order a build runs them (see
+// [schema.Populate], [schema.Partition] and [schema.Global]).
 const (
 	// Populate passes attach definitions to nodes. One registered under
 	// a node's name runs on that node; failing that, one registered under
 	// the node's kind.
-	Populate PassKind = "populate"
+	Populate = schema.Populate
 	// Partition passes group nodes into subgraph nodes through the
 	// Builder, higher priority first.
-	Partition PassKind = "partition"
+	Partition = schema.Partition
 	// Global passes see the whole graph last, higher priority first.
-	Global PassKind = "global"
+	Global = schema.Global
 )
 
-// PassDesc describes a pass. It is data, so a plugin's Info can declare
-// its passes before the plugin starts.
-type PassDesc struct {
-	// Name names the pass, unique among passes, such as
-	// "imgproc.simd-grayscale".
-	Name string   `json:"name"`
-	Kind PassKind `json:"kind"`
-	// Match is, for a populate pass, the node name or node kind it
-	// attaches definitions to.
-	Match string `json:"match,omitempty"`
-	// Priority orders partition and global passes: higher runs first,
-	// ties by name. Populate passes registered under the same Match are
-	// tried in the same order until one attaches a definition.
-	Priority int `json:"priority,omitempty"`
-	// Doc says in a sentence what the pass does.
-	Doc string `json:"doc,omitempty"`
-}
-
-var passName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.+-]*$`)
-
-// Validate checks the descriptor's fields.
-func (d PassDesc) Validate() error {
-	fail := func(format string, a ...any) error {
-		return fmt.Errorf("graph: pass %q: %w: "+format, append([]any{d.Name, ErrPass}, a...)...)
-	}
-	if !passName.MatchString(d.Name) {
-		return fail("a pass name starts with a letter and has letters, digits and _ . + - only")
-	}
-	switch d.Kind {
-	case Populate:
-		if d.Match == "" {
-			return fail("a populate pass needs Match: the node name or kind it populates")
-		}
-	case Partition, Global:
-		if d.Match != "" {
-			return fail("Match is for populate passes, not %s passes", d.Kind)
-		}
-	default:
-		return fail("kind %q is not one of populate, partition, global", d.Kind)
-	}
-	return nil
-}
+// PassDesc describes a pass; it is [schema.Pass], data, so a plugin's
+// Info can declare its passes before the plugin starts.
+type PassDesc = schema.Pass
 
 // PopulatePass attaches definitions to nodes ([Builder.SetDefinition]).
 type PopulatePass interface {

@@ -129,7 +129,7 @@ func (r *Registry) Register(o Operator) error {
 	if err := CheckBackends(o); err != nil {
 		return err
 	}
-	s, err := o.Schema.normalized()
+	s, err := normalized(o.Schema)
 	if err != nil {
 		return err
 	}
@@ -175,7 +175,7 @@ func (r *Registry) Declare(s Schema, plugin string, p Provider) error {
 	if p == nil {
 		return fmt.Errorf("%w: operator %q: declared without a provider", ErrSchema, s.Name)
 	}
-	s, err := s.normalized()
+	s, err := normalized(s)
 	if err != nil {
 		return err
 	}
@@ -330,7 +330,7 @@ func (r *Registry) New(ctx context.Context, name string, args Args, opts ...Opti
 	if err != nil {
 		return nil, err
 	}
-	in := &Instance{schema: vals.schema, plugin: e.Plugin, device: dev, args: vals, release: release, maxBytes: r.maxBytes}
+	in := &Instance{schema: vals.Schema(), plugin: e.Plugin, device: dev, args: vals, release: release, maxBytes: r.maxBytes}
 	factory, variant, err := r.choose(e, o, dev, s.variant)
 	in.variant = variant
 	if err != nil {

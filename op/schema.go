@@ -2,7 +2,11 @@
 // a [Schema] (what it is called, what it takes, which arguments it accepts)
 // plus a factory per device ([Operator]). Schemas are data: they travel in a
 // plugin's Info, the CLI prints them, and pipeline files are checked against
-// them before any plugin code runs.
+// them before any plugin code runs. They are defined, with their
+// validation and argument checking, in package schema, which imports no
+// part of the runtime, so that a WebAssembly guest can declare operators
+// without linking it; Schema and the other names here are aliases of
+// schema's.
 //
 // A [Registry] maps names to operators. An operator may be registered with
 // its backends ([Registry.Register]), or only declared with its schema and a
@@ -17,26 +21,22 @@
 package op
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
-	"strings"
 
-	"github.com/dynop/dynop/tensor"
+	"github.com/dynop/dynop/schema"
 )
 
 // Sentinel errors; test for them with [errors.Is]. Messages name the
 // operator and, where there is one, the argument or input.
 var (
 	// ErrSchema: a schema breaks the rules of [Schema.Validate], or
-	// backends do not match it.
-	ErrSchema = errors.New("invalid operator schema")
+	// backends do not match it. It is [schema.ErrOp].
+	ErrSchema = schema.ErrOp
 	// ErrArgument: an argument is unknown, of the wrong type, out of
-	// range, not allowed, or missing.
-	ErrArgument = errors.New("invalid operator argument")
+	// range, not allowed, or missing. It is [schema.ErrArgument].
+	ErrArgument = schema.ErrArgument
 	// ErrInput: inputs or outputs do not fit the schema (count, dtype,
 	// layout, ndim, batch size).
 	ErrInput = errors.New("invalid operator input")
@@ -45,191 +45,62 @@ var (
 	ErrVariant = errors.New("no such variant")
 )
 
-// Device names where an operator backend runs.
-type Device string
+// Device names where an operator backend runs: [schema.Device].
+type Device = schema.Device
 
 // The devices an operator can have backends for.
 const (
-	CPU Device = "cpu"
-	GPU Device = "gpu"
+	CPU = schema.CPU
+	GPU = schema.GPU
 )
 
-var knownDevices = []Device{CPU, GPU}
-
-// Type is the type of an operator argument.
-type Type uint8
+// Type is the type of an operator argument: [schema.Type].
+type Type = schema.Type
 
 // Argument types. Lists hold elements of the matching scalar type.
 const (
-	Int Type = iota + 1
-	Float
-	Bool
-	String
-	DType
-	IntList
-	FloatList
-	BoolList
-	StringList
-	DTypeList
+	Int        = schema.Int
+	Float      = schema.Float
+	Bool       = schema.Bool
+	String     = schema.String
+	DType      = schema.DType
+	IntList    = schema.IntList
+	FloatList  = schema.FloatList
+	BoolList   = schema.BoolList
+	StringList = schema.StringList
+	DTypeList  = schema.DTypeList
 )
 
-var typeNames = [...]string{"", "int", "float", "bool", "string", "dtype", "[]int", "[]float", "[]bool", "[]string", "[]dtype"}
-
-// String returns the type as schemas spell it: "int", "[]float".
-func (t Type) String() string {
-	if int(t) < len(typeNames) && t != 0 {
-		return typeNames[t]
-	}
-	return fmt.Sprintf("type(%d)", uint8(t))
-}
-
-// IsList reports whether t is a list type.
-func (t Type) IsList() bool { return t >= IntList && t <= DTypeList }
-
-// Elem returns the element type of a list type, or t itself.
-func (t Type) Elem() Type {
-	if t.IsList() {
-		return t - IntList + Int
-	}
-	return t
-}
-
-func (t Type) valid() bool { return t >= Int && t <= DTypeList }
-
-// MarshalText implements encoding.TextMarshaler.
-func (t Type) MarshalText() ([]byte, error) {
-	if !t.valid() {
-		return nil, fmt.Errorf("%w: argument type %d", ErrSchema, uint8(t))
-	}
-	return []byte(t.String()), nil
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (t *Type) UnmarshalText(b []byte) error {
-	i := slices.Index(typeNames[:], string(b))
-	if i <= 0 {
-		return fmt.Errorf("%w: unknown argument type %q (known: %s)", ErrSchema, b, strings.Join(typeNames[1:], ", "))
-	}
-	*t = Type(i)
-	return nil
-}
-
 // Schema describes an operator: its name, what it does, its inputs and
-// outputs, its arguments and the devices it has backends for.
-type Schema struct {
-	// Name is namespaced: lower-case namespaces and a CamelCase name,
-	// separated by dots, for example "image.Decode".
-	Name string `json:"name"`
-	// Doc says what the operator does.
-	Doc string `json:"doc"`
-	// Inputs describes each input in order.
-	Inputs []Input `json:"inputs,omitempty"`
-	// OptionalInputs is how many of the last inputs may be left out: the
-	// operator takes len(Inputs)-OptionalInputs to len(Inputs) inputs.
-	OptionalInputs int `json:"optional_inputs,omitempty"`
-	// Outputs describes each output in order.
-	Outputs []Output `json:"outputs,omitempty"`
-	// Args are the arguments the operator accepts.
-	Args []Arg `json:"args,omitempty"`
-	// Devices lists the devices the operator has backends for. Registering
-	// backends fills it in when empty; a declared schema must set it.
-	Devices []Device `json:"devices"`
-}
+// outputs, its arguments and the devices it has backends for. It is
+// [schema.Op].
+type Schema = schema.Op
 
-// Input describes one input of an operator: a batch of tensors.
-type Input struct {
-	Name string `json:"name"`
-	Doc  string `json:"doc,omitempty"`
-	// DTypes the input may have; empty means any.
-	DTypes []tensor.DType `json:"dtypes,omitempty"`
-	// Layouts the input may have, such as "HWC"; empty means any. A layout
-	// fixes the number of dimensions.
-	Layouts []string `json:"layouts,omitempty"`
-	// NDim is the number of dimensions each sample must have; 0 means any
-	// (or what Layouts imply).
-	NDim int `json:"ndim,omitempty"`
-}
+// Input describes one input of an operator: [schema.Input].
+type Input = schema.Input
 
-// Output describes one output of an operator.
-type Output struct {
-	Name string `json:"name"`
-	Doc  string `json:"doc,omitempty"`
-	// Layout names the output's dimensions, such as "HWC", if it always
-	// has that layout. Go operators set OutputDesc.Layout themselves; the
-	// outputs of native operators get this one.
-	Layout string `json:"layout,omitempty"`
-}
+// Output describes one output of an operator: [schema.Output].
+type Output = schema.Output
 
-// Arg describes one argument of an operator.
-type Arg struct {
-	Name string `json:"name"`
-	Doc  string `json:"doc,omitempty"`
-	Type Type   `json:"type"`
-	// Required arguments must be given and have no default.
-	Required bool `json:"required,omitempty"`
-	// Default is the value of an optional argument that is not given, of
-	// the Go type that [Values] returns for Type (int64, float64, bool,
-	// string, tensor.DType or a slice of them). Nil means none: the
-	// operator sees the zero value and [Values.Has] is false.
-	Default any `json:"default,omitempty"`
-	// Min and Max bound numeric arguments (each element of a list).
-	Min *float64 `json:"min,omitempty"`
-	Max *float64 `json:"max,omitempty"`
-	// Allowed, if not empty, lists every value the argument (each element
-	// of a list) may take.
-	Allowed []any `json:"allowed,omitempty"`
-	// Deprecated lists former names of the argument. They are still
-	// accepted, with a warning, and mean this argument.
-	Deprecated []string `json:"deprecated,omitempty"`
-}
+// Arg describes one argument of an operator: [schema.Arg].
+type Arg = schema.Arg
 
-// UnmarshalJSON decodes an Arg, converting Default and Allowed to the Go
-// types that Type calls for (JSON numbers decode as float64 otherwise).
-// The type is required: an argument without one (or with a null one)
-// is an error wrapping [ErrSchema], for it would be an Arg that cannot
-// be encoded again.
-func (a *Arg) UnmarshalJSON(b []byte) error {
-	type plain Arg
-	var p plain
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber() // integers beyond 2^53 keep their value
-	if err := d.Decode(&p); err != nil {
-		return err
-	}
-	if p.Type == 0 {
-		return fmt.Errorf("%w: argument %q: missing type (known: %s)", ErrSchema, p.Name, strings.Join(typeNames[1:], ", "))
-	}
-	*a = Arg(p)
-	return a.Normalize()
-}
+// Args are the arguments given to an operator, by name: [schema.Args].
+type Args = schema.Args
 
-// Normalize converts Default and Allowed to the Go types that Type calls
-// for, as decoded JSON or C plugins give them (numbers as float64, lists
-// as []any). Errors wrap [ErrSchema].
-func (a *Arg) Normalize() error {
-	if a.Default != nil {
-		v, err := convert(a.Type, a.Default)
-		if err != nil {
-			return fmt.Errorf("%w: argument %q: default: %v", ErrSchema, a.Name, err)
-		}
-		a.Default = v
-	}
-	for i, x := range a.Allowed {
-		v, err := convert(a.Type.Elem(), x)
-		if err != nil {
-			return fmt.Errorf("%w: argument %q: allowed[%d]: %v", ErrSchema, a.Name, i, err)
-		}
-		a.Allowed[i] = v
-	}
-	return nil
-}
+// Values are an operator's arguments after validation: [schema.Values].
+type Values = schema.Values
 
 // Bounds returns a *float64 for Arg.Min and Arg.Max literals.
-func Bounds(v float64) *float64 { return &v }
+func Bounds(v float64) *float64 { return schema.Bounds(v) }
+
+// ValidateName reports whether name is a valid operator name
+// ([schema.ValidateOpName]).
+func ValidateName(name string) error { return schema.ValidateOpName(name) }
 
 // normalized returns a copy of s whose argument defaults and allowed
 // values have the Go types their Type calls for (see [Arg.Normalize]).
-func (s Schema) normalized() (Schema, error) {
+func normalized(s Schema) (Schema, error) {
 	s.Args = slices.Clone(s.Args)
 	for i := range s.Args {
 		a := &s.Args[i]
@@ -239,167 +110,4 @@ func (s Schema) normalized() (Schema, error) {
 		}
 	}
 	return s, nil
-}
-
-// MinInputs is the least number of inputs the operator takes.
-func (s *Schema) MinInputs() int { return len(s.Inputs) - s.OptionalInputs }
-
-// Arg returns the argument called name, or called so formerly, and
-// whether there is one.
-func (s *Schema) Arg(name string) (*Arg, bool) {
-	if i := s.argIndex(name); i >= 0 {
-		return &s.Args[i], true
-	}
-	return nil, false
-}
-
-func (s *Schema) argIndex(name string) int {
-	return slices.IndexFunc(s.Args, func(a Arg) bool { return a.Name == name || slices.Contains(a.Deprecated, name) })
-}
-
-// HasDevice reports whether the schema lists device d.
-func (s *Schema) HasDevice(d Device) bool { return slices.Contains(s.Devices, d) }
-
-const nameRule = `want lower-case namespaces and a CamelCase name separated by dots, such as "image.Decode"`
-
-// ValidateName reports whether name is a valid operator name.
-func ValidateName(name string) error {
-	parts := strings.Split(name, ".")
-	ok := len(parts) >= 2
-	for i, p := range parts {
-		if !ok {
-			break
-		}
-		if i == len(parts)-1 {
-			ok = p != "" && p[0] >= 'A' && p[0] <= 'Z' && identChars(p, true)
-		} else {
-			ok = p != "" && p[0] >= 'a' && p[0] <= 'z' && identChars(p, false)
-		}
-	}
-	if !ok {
-		return fmt.Errorf("%w: operator name %q: %s", ErrSchema, name, nameRule)
-	}
-	return nil
-}
-
-// identChars reports whether p has only letters (upper case only if
-// upper), digits and '_'.
-func identChars(p string, upper bool) bool {
-	for _, c := range []byte(p) {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || upper && c >= 'A' && c <= 'Z') {
-			return false
-		}
-	}
-	return true
-}
-
-func validArgName(n string) bool {
-	return n != "" && n[0] >= 'a' && n[0] <= 'z' && identChars(n, false)
-}
-
-// Validate checks the schema's rules: a valid name; input, output and
-// argument names unique and well formed (arguments in snake_case); layouts
-// consistent with NDim; argument types known; defaults, bounds and allowed
-// values of the argument's type and consistent with each other; required
-// arguments without default; known devices, each once. All problems are
-// reported together; each wraps [ErrSchema] and names the operator.
-func (s *Schema) Validate() error {
-	var errs []error
-	add := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%w: operator %q: "+format, append([]any{ErrSchema, s.Name}, args...)...))
-	}
-	if err := ValidateName(s.Name); err != nil {
-		errs = append(errs, err)
-	}
-	if s.OptionalInputs < 0 || s.OptionalInputs > len(s.Inputs) {
-		add("optional_inputs %d is not between 0 and the %d input(s)", s.OptionalInputs, len(s.Inputs))
-	}
-	ports := map[string]bool{}
-	port := func(kind, name string) {
-		switch {
-		case name == "":
-			add("%s has no name", kind)
-		case ports[name]:
-			add("%s name %q used twice", kind, name)
-		}
-		ports[name] = true
-	}
-	for _, in := range s.Inputs {
-		port("input", in.Name)
-		for _, l := range in.Layouts {
-			if err := tensor.ValidateLayout(l); err != nil {
-				add("input %q: %v", in.Name, err)
-			} else if in.NDim != 0 && len(l) != in.NDim {
-				add("input %q: layout %q has %d dimensions, ndim is %d", in.Name, l, len(l), in.NDim)
-			}
-		}
-		if in.NDim < 0 || in.NDim > tensor.MaxNDim {
-			add("input %q: ndim %d is not between 0 (any) and %d (DYNOP_MAX_NDIM)", in.Name, in.NDim, tensor.MaxNDim)
-		}
-	}
-	for _, out := range s.Outputs {
-		port("output", out.Name)
-		if err := tensor.ValidateLayout(out.Layout); err != nil {
-			add("output %q: %v", out.Name, err)
-		}
-	}
-	names := map[string]bool{}
-	for i := range s.Args {
-		a := &s.Args[i]
-		for _, n := range append([]string{a.Name}, a.Deprecated...) {
-			if !validArgName(n) {
-				add("argument name %q: want snake_case: lower-case letters, digits and '_', starting with a letter", n)
-			} else if names[n] {
-				add("argument name %q used twice", n)
-			}
-			names[n] = true
-		}
-		if err := a.validate(); err != nil {
-			add("argument %q: %v", a.Name, err)
-		}
-	}
-	if len(s.Devices) == 0 {
-		add("lists no devices")
-	}
-	for i, d := range s.Devices {
-		if !slices.Contains(knownDevices, d) {
-			add("device %q is not one of %v", d, knownDevices)
-		} else if slices.Contains(s.Devices[:i], d) {
-			add("device %q listed twice", d)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// validate checks one argument's type, default, bounds and allowed values.
-func (a *Arg) validate() error {
-	if !a.Type.valid() {
-		return fmt.Errorf("unknown type %d", uint8(a.Type))
-	}
-	numeric := a.Type.Elem() == Int || a.Type.Elem() == Float
-	switch {
-	case (a.Min != nil || a.Max != nil) && !numeric:
-		return fmt.Errorf("min/max on a %s argument", a.Type)
-	case a.Min != nil && a.Max != nil && *a.Min > *a.Max:
-		return fmt.Errorf("min %g is above max %g", *a.Min, *a.Max)
-	case a.Min != nil && (math.IsNaN(*a.Min) || math.IsInf(*a.Min, 0)), a.Max != nil && (math.IsNaN(*a.Max) || math.IsInf(*a.Max, 0)):
-		return errors.New("min or max is not a finite number (leave it unset for no bound)")
-	case a.Required && a.Default != nil:
-		return errors.New("required, yet has a default")
-	}
-	for i, v := range a.Allowed {
-		if _, err := convert(a.Type.Elem(), v); err != nil {
-			return fmt.Errorf("allowed[%d]: %v", i, err)
-		}
-	}
-	if a.Default != nil {
-		v, err := convert(a.Type, a.Default)
-		if err != nil {
-			return fmt.Errorf("default: %v", err)
-		}
-		if err := a.check(v); err != nil {
-			return fmt.Errorf("default: %v", err)
-		}
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package op
+package schema
 
 import (
 	"encoding/json"
@@ -29,7 +29,7 @@ type Args map[string]any
 // wrong type: that is a bug in the operator, and the panic is recovered
 // into an error naming it.
 type Values struct {
-	schema *Schema
+	schema *Op
 	vals   []any  // by argument index; nil: not given and no default
 	given  []bool // by argument index
 }
@@ -40,7 +40,7 @@ type Values struct {
 // wrapping [ErrArgument] that name the operator and the argument; all are
 // reported together. A deprecated name is accepted with a warning on log
 // (nil: slog.Default()).
-func (s *Schema) Check(args Args, log *slog.Logger) (*Values, error) {
+func (s *Op) Check(args Args, log *slog.Logger) (*Values, error) {
 	v := &Values{schema: s, vals: make([]any, len(s.Args)), given: make([]bool, len(s.Args))}
 	usedAs := make([]string, len(s.Args)) // the name each given argument was given by
 	var errs []error
@@ -97,7 +97,7 @@ func (s *Schema) Check(args Args, log *slog.Logger) (*Values, error) {
 }
 
 // unknownArg says that name is no argument of s, suggesting the nearest.
-func (s *Schema) unknownArg(name string) string {
+func (s *Op) unknownArg(name string) string {
 	var known []string
 	current := map[string]string{} // every name to the argument's current name
 	for _, a := range s.Args {
@@ -281,7 +281,7 @@ func describe(v any) string {
 }
 
 // Schema returns the schema the values were checked against.
-func (v *Values) Schema() *Schema { return v.schema }
+func (v *Values) Schema() *Op { return v.schema }
 
 // Has reports whether argument name was given, rather than defaulted.
 func (v *Values) Has(name string) bool { return v.given[v.index(name, 0)] }
