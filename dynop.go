@@ -323,7 +323,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	found = append(found, files...)
 	for _, rec := range found {
 		if rec.state == StateAvailable {
-			if err := rec.info.Requirements.Check(h.machine); err != nil {
+			if err := h.machine.Check(rec.info.Requirements); err != nil {
 				h.setState(rec, StateUnsupported, err)
 			}
 		}

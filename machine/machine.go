@@ -5,7 +5,8 @@
 // [Current] detects the machine once and shares the result; [Detect]
 // detects it afresh. CPU features come from golang.org/x/sys/cpu, named
 // after its fields ("avx2" for HasAVX2); [KnownCPUFeatures] lists the names
-// for an architecture.
+// for an architecture. [Machine.Check] checks a plugin's requirements
+// (plugin.Info's Requirements, a schema.Requirements) against a machine.
 //
 // GPUs come from the probes that vendor subpackages register with
 // [RegisterGPUProbe] from their init functions, so that a program pays for

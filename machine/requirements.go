@@ -1,20 +1,24 @@
-package plugin
+package machine
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/dynop/dynop/dispatch"
-
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/internal/suggest"
-	"github.com/dynop/dynop/machine"
+	"github.com/dynop/dynop/schema"
 )
 
-// Check reports whether machine m meets r. It returns nil, or an error
-// wrapping [dynop.ErrUnsupported] that names every unmet requirement
-// together, for example
+// envCPUFeatures is dispatch.EnvFeatures, the variable that turns CPU
+// features off (package dispatch imports this one, so this one cannot
+// import it; a test checks that the two agree).
+const envCPUFeatures = "DYNOP_CPU_FEATURES"
+
+// Check reports whether m meets r, the requirements of a plugin
+// (plugin.Info.Requirements). It returns nil, or an error wrapping
+// [dynop.ErrUnsupported] that names every unmet requirement together, for
+// example
 //
 //	unsupported: needs os windows or darwin (this is linux); needs CPU features avx512f, avx512bw (this CPU lacks them)
 //
@@ -24,10 +28,10 @@ import (
 //   - MinOSVersion: m.OSVersion must not be older. An unknown (zero)
 //     OSVersion meets it, and it is not checked on an OS that is not in
 //     the OS list, whose versions it does not describe.
-//   - CPUFeatures: m must have each ([machine.Machine.HasCPUFeature]). A
-//     name that [machine.KnownCPUFeatures] does not list for m.Arch is
-//     reported as unknown, with the known name it is likely a typo of; one
-//     the CPU has but that was turned off (m.CPUFeaturesOff, from
+//   - CPUFeatures: m must have each ([Machine.HasCPUFeature]). A name
+//     that [KnownCPUFeatures] does not list for m.Arch is reported as
+//     unknown, with the known name it is likely a typo of; one the CPU
+//     has but that was turned off (m.CPUFeaturesOff, from
 //     DYNOP_CPU_FEATURES) is reported as turned off.
 //     Features are not checked on an architecture that is not in the Arch
 //     list: they are features of the architectures listed.
@@ -35,14 +39,14 @@ import (
 //     the architecture and driver versions. Otherwise the error says why
 //     there is no GPU (m.GPUErr), or why the GPU closest to a match falls
 //     short.
-func (r Requirements) Check(m *machine.Machine) error {
+func (m *Machine) Check(r schema.Requirements) error {
 	var unmet []string
 	osOK := len(r.OS) == 0 || slices.Contains(r.OS, m.OS)
 	if !osOK {
 		unmet = append(unmet, fmt.Sprintf("needs os %s (this is %s)", orList(r.OS), orUnknown(m.OS)))
 	}
 	if osOK && !r.MinOSVersion.IsZero() && !m.OSVersion.IsZero() && m.OSVersion.Compare(r.MinOSVersion) < 0 {
-		unmet = append(unmet, fmt.Sprintf("needs %s %s or newer (this is %s)", machine.OSVersionName(m.OS), r.MinOSVersion, m.OSVersion))
+		unmet = append(unmet, fmt.Sprintf("needs %s %s or newer (this is %s)", OSVersionName(m.OS), r.MinOSVersion, m.OSVersion))
 	}
 	archOK := len(r.Arch) == 0 || slices.Contains(r.Arch, m.Arch)
 	if !archOK {
@@ -51,7 +55,7 @@ func (r Requirements) Check(m *machine.Machine) error {
 		unmet = append(unmet, unmetCPUFeatures(r.CPUFeatures, m)...)
 	}
 	if r.GPU != nil {
-		if problem := r.GPU.unmet(m); problem != "" {
+		if problem := unmetGPU(r.GPU, m); problem != "" {
 			unmet = append(unmet, problem)
 		}
 	}
@@ -63,16 +67,16 @@ func (r Requirements) Check(m *machine.Machine) error {
 
 // unmetCPUFeatures describes the features that m lacks, those it cannot
 // detect on its architecture, and names it does not know, in that order.
-func unmetCPUFeatures(features []string, m *machine.Machine) []string {
+func unmetCPUFeatures(features []string, m *Machine) []string {
 	if len(features) == 0 {
 		return nil
 	}
-	known := machine.KnownCPUFeatures(m.Arch)
+	known := KnownCPUFeatures(m.Arch)
 	var missing, off, undetectable, unknown []string
 	for i, f := range features {
 		switch {
 		case slices.Contains(features[:i], f), m.HasCPUFeature(f):
-		case slices.Contains(m.CPUFeaturesOff, machine.CanonicalCPUFeature(m.Arch, f)):
+		case slices.Contains(m.CPUFeaturesOff, CanonicalCPUFeature(m.Arch, f)):
 			off = append(off, f)
 		case known == nil:
 			undetectable = append(undetectable, f)
@@ -97,7 +101,7 @@ func unmetCPUFeatures(features []string, m *machine.Machine) []string {
 		unmet = append(unmet, fmt.Sprintf("needs %s (this CPU lacks %s)", cpuFeatureList(missing), them))
 	}
 	if len(off) > 0 {
-		unmet = append(unmet, fmt.Sprintf("needs %s (turned off for this host: %s or Options.CPUFeatures)", cpuFeatureList(off), dispatch.EnvFeatures))
+		unmet = append(unmet, fmt.Sprintf("needs %s (turned off for this host: %s or Options.CPUFeatures)", cpuFeatureList(off), envCPUFeatures))
 	}
 	if len(undetectable) > 0 {
 		unmet = append(unmet, fmt.Sprintf("needs %s, which dynop cannot detect on %s", cpuFeatureList(undetectable), orUnknown(m.Arch)))
@@ -113,8 +117,8 @@ func cpuFeatureList(names []string) string {
 	return "CPU features " + strings.Join(names, ", ")
 }
 
-// unmet describes why no GPU of m meets g, or returns "" if one does.
-func (g *GPURequirements) unmet(m *machine.Machine) string {
+// unmetGPU describes why no GPU of m meets g, or returns "" if one does.
+func unmetGPU(g *schema.GPURequirements, m *Machine) string {
 	if len(m.GPUs) == 0 {
 		problem := "needs " + g.String() + "; this machine has none"
 		if m.GPUErr != nil {
@@ -124,12 +128,12 @@ func (g *GPURequirements) unmet(m *machine.Machine) string {
 		return problem
 	}
 	var (
-		best      machine.GPU
+		best      GPU
 		bestWhy   []string
 		bestScore = -1
 	)
 	for _, gpu := range m.GPUs {
-		why, score := g.mismatch(gpu)
+		why, score := mismatch(g, gpu)
 		if score == 0 {
 			return ""
 		}
@@ -143,7 +147,7 @@ func (g *GPURequirements) unmet(m *machine.Machine) string {
 // mismatch says how gpu falls short of g, and scores it: 0 if it meets g,
 // more the worse it is; a GPU of another vendor scores worse than any of
 // the vendor.
-func (g *GPURequirements) mismatch(gpu machine.GPU) (why []string, score int) {
+func mismatch(g *schema.GPURequirements, gpu GPU) (why []string, score int) {
 	if g.Vendor != "" && gpu.Vendor != g.Vendor {
 		why = append(why, "vendor "+orUnknown(gpu.Vendor))
 		score += 10
@@ -151,9 +155,9 @@ func (g *GPURequirements) mismatch(gpu machine.GPU) (why []string, score int) {
 	if !g.MinArch.IsZero() && gpu.Arch.Compare(g.MinArch) < 0 {
 		have := "unknown"
 		if !gpu.Arch.IsZero() {
-			have = machine.ArchString(gpu.Arch)
+			have = ArchString(gpu.Arch)
 		}
-		why = append(why, fmt.Sprintf("arch %s < %s", have, machine.ArchString(g.MinArch)))
+		why = append(why, fmt.Sprintf("arch %s < %s", have, ArchString(g.MinArch)))
 		score++
 	}
 	if !g.MinDriver.IsZero() && gpu.Driver.Compare(g.MinDriver) < 0 {
@@ -165,31 +169,6 @@ func (g *GPURequirements) mismatch(gpu machine.GPU) (why []string, score int) {
 		score++
 	}
 	return why, score
-}
-
-// String describes the GPU g asks for, for example "an nvidia GPU with
-// arch 8.6 or newer and driver 525.0.0 or newer".
-func (g *GPURequirements) String() string {
-	s := "a GPU"
-	if g.Vendor != "" {
-		// The article goes by sound: "an nvidia" is said "an en-vidia".
-		article := "a"
-		if g.Vendor == "nvidia" || strings.ContainsRune("aeiou", rune(g.Vendor[0])) {
-			article = "an"
-		}
-		s = article + " " + g.Vendor + " GPU"
-	}
-	var with []string
-	if !g.MinArch.IsZero() {
-		with = append(with, "arch "+machine.ArchString(g.MinArch)+" or newer")
-	}
-	if !g.MinDriver.IsZero() {
-		with = append(with, "driver "+g.MinDriver.String()+" or newer")
-	}
-	if len(with) > 0 {
-		s += " with " + strings.Join(with, " and ")
-	}
-	return s
 }
 
 // orList returns "a", "a or b", "a, b or c".

@@ -1,12 +1,13 @@
-package plugin_test
+package machine_test
 
 import (
 	"testing"
 
+	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/machine"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 )
 
 // A requirement spelled "neon" (another name of asimd) is reported as
@@ -15,7 +16,11 @@ import (
 func TestRegressAliasTurnedOff(t *testing.T) {
 	m := &machine.Machine{OS: "linux", Arch: "arm64", CPUFeatures: []string{"fp"}, CPUFeaturesOff: []string{"asimd"}}
 	for _, name := range []string{"neon", "asimd"} {
-		err := plugin.Requirements{CPUFeatures: []string{name}}.Check(m)
+		err := m.Check(schema.Requirements{CPUFeatures: []string{name}})
 		testutil.WantErr(t, err, errdefs.ErrUnsupported, "needs CPU feature "+name+" (turned off for this host")
 	}
+	// The message names the variable that turned it off, which package
+	// dispatch reads.
+	err := m.Check(schema.Requirements{CPUFeatures: []string{"asimd"}})
+	testutil.WantErr(t, err, errdefs.ErrUnsupported, "turned off for this host: "+dispatch.EnvFeatures+" or Options.CPUFeatures)")
 }

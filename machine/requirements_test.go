@@ -1,4 +1,4 @@
-package plugin_test
+package machine_test
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/machine"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 )
 
 // Machines for the Check tests.
@@ -38,85 +38,85 @@ var (
 )
 
 func TestRequirementsCheck(t *testing.T) {
-	nvidia := func(minArch, minDriver iface.Version) *plugin.GPURequirements {
-		return &plugin.GPURequirements{Vendor: "nvidia", MinArch: minArch, MinDriver: minDriver}
+	nvidia := func(minArch, minDriver iface.Version) *schema.GPURequirements {
+		return &schema.GPURequirements{Vendor: "nvidia", MinArch: minArch, MinDriver: minDriver}
 	}
 	zero := iface.Version{}
 	for _, tc := range []struct {
 		name string
-		r    plugin.Requirements
+		r    schema.Requirements
 		m    *machine.Machine
 		want string // "" for nil
 	}{
-		{"nothing required", plugin.Requirements{}, linuxBox, ""},
-		{"nothing required, empty machine", plugin.Requirements{}, &machine.Machine{}, ""},
+		{"nothing required", schema.Requirements{}, linuxBox, ""},
+		{"nothing required, empty machine", schema.Requirements{}, &machine.Machine{}, ""},
 
 		// OS and its version.
-		{"os listed", plugin.Requirements{OS: []string{"darwin", "linux"}}, linuxBox, ""},
-		{"os not listed", plugin.Requirements{OS: []string{"windows", "darwin"}}, linuxBox,
+		{"os listed", schema.Requirements{OS: []string{"darwin", "linux"}}, linuxBox, ""},
+		{"os not listed", schema.Requirements{OS: []string{"windows", "darwin"}}, linuxBox,
 			"unsupported: needs os windows or darwin (this is linux)"},
-		{"os not in three", plugin.Requirements{OS: []string{"windows", "darwin", "freebsd"}}, linuxBox,
+		{"os not in three", schema.Requirements{OS: []string{"windows", "darwin", "freebsd"}}, linuxBox,
 			"unsupported: needs os windows, darwin or freebsd (this is linux)"},
-		{"os unknown", plugin.Requirements{OS: []string{"linux"}}, &machine.Machine{}, "unsupported: needs os linux (this is unknown)"},
-		{"kernel too old", plugin.Requirements{MinOSVersion: iface.V(6, 8, 0)}, linuxBox,
+		{"os unknown", schema.Requirements{OS: []string{"linux"}}, &machine.Machine{}, "unsupported: needs os linux (this is unknown)"},
+		{"kernel too old", schema.Requirements{MinOSVersion: iface.V(6, 8, 0)}, linuxBox,
 			"unsupported: needs kernel 6.8.0 or newer (this is 6.1.0)"},
-		{"kernel new enough", plugin.Requirements{OS: []string{"linux"}, MinOSVersion: iface.V(6, 1, 0)}, linuxBox, ""},
-		{"kernel unknown", plugin.Requirements{MinOSVersion: iface.V(6, 8, 0)}, &machine.Machine{OS: "linux"}, ""},
-		{"darwin too old", plugin.Requirements{MinOSVersion: iface.V(14, 0, 0)}, armMac,
+		{"kernel new enough", schema.Requirements{OS: []string{"linux"}, MinOSVersion: iface.V(6, 1, 0)}, linuxBox, ""},
+		{"kernel unknown", schema.Requirements{MinOSVersion: iface.V(6, 8, 0)}, &machine.Machine{OS: "linux"}, ""},
+		{"darwin too old", schema.Requirements{MinOSVersion: iface.V(14, 0, 0)}, armMac,
 			"unsupported: needs OS version 14.0.0 or newer (this is 13.1.0)"},
-		{"version not checked on another os", plugin.Requirements{OS: []string{"windows"}, MinOSVersion: iface.V(10, 0, 0)}, linuxBox,
+		{"version not checked on another os", schema.Requirements{OS: []string{"windows"}, MinOSVersion: iface.V(10, 0, 0)}, linuxBox,
 			"unsupported: needs os windows (this is linux)"},
 
 		// Arch and CPU features.
-		{"arch listed", plugin.Requirements{Arch: []string{"amd64", "arm64"}}, armMac, ""},
-		{"arch not listed", plugin.Requirements{Arch: []string{"arm64"}, CPUFeatures: []string{"sve"}}, linuxBox,
+		{"arch listed", schema.Requirements{Arch: []string{"amd64", "arm64"}}, armMac, ""},
+		{"arch not listed", schema.Requirements{Arch: []string{"arm64"}, CPUFeatures: []string{"sve"}}, linuxBox,
 			"unsupported: needs arch arm64 (this is amd64)"},
-		{"features present", plugin.Requirements{Arch: []string{"amd64"}, CPUFeatures: []string{"avx2", "fma", "sse42"}}, linuxBox, ""},
-		{"one feature missing", plugin.Requirements{CPUFeatures: []string{"avx2", "avx512f"}}, linuxBox,
+		{"features present", schema.Requirements{Arch: []string{"amd64"}, CPUFeatures: []string{"avx2", "fma", "sse42"}}, linuxBox, ""},
+		{"one feature missing", schema.Requirements{CPUFeatures: []string{"avx2", "avx512f"}}, linuxBox,
 			"unsupported: needs CPU feature avx512f (this CPU lacks it)"},
-		{"features missing and os", plugin.Requirements{OS: []string{"windows", "darwin"}, CPUFeatures: []string{"avx512f", "avx2", "avx512bw", "avx512f"}}, linuxBox,
+		{"features missing and os", schema.Requirements{OS: []string{"windows", "darwin"}, CPUFeatures: []string{"avx512f", "avx2", "avx512bw", "avx512f"}}, linuxBox,
 			"unsupported: needs os windows or darwin (this is linux); needs CPU features avx512f, avx512bw (this CPU lacks them)"},
-		{"neon is asimd", plugin.Requirements{CPUFeatures: []string{"neon", "aes"}}, armMac, ""},
-		{"arm64 feature missing", plugin.Requirements{CPUFeatures: []string{"sve2"}}, armMac,
+		{"neon is asimd", schema.Requirements{CPUFeatures: []string{"neon", "aes"}}, armMac, ""},
+		{"arm64 feature missing", schema.Requirements{CPUFeatures: []string{"sve2"}}, armMac,
 			"unsupported: needs CPU feature sve2 (this CPU lacks it)"},
-		{"unknown features", plugin.Requirements{CPUFeatures: []string{"sse4.2", "AVX2", "quantum", "avx"}}, linuxBox,
+		{"unknown features", schema.Requirements{CPUFeatures: []string{"sse4.2", "AVX2", "quantum", "avx"}}, linuxBox,
 			`unsupported: unknown CPU feature "sse4.2" on amd64 (did you mean sse42?); ` +
 				`unknown CPU feature "AVX2" on amd64 (did you mean avx2?); unknown CPU feature "quantum" on amd64`},
-		{"x86 feature on arm64", plugin.Requirements{CPUFeatures: []string{"avx2"}}, armMac,
+		{"x86 feature on arm64", schema.Requirements{CPUFeatures: []string{"avx2"}}, armMac,
 			`unsupported: unknown CPU feature "avx2" on arm64`},
-		{"missing before unknown", plugin.Requirements{CPUFeatures: []string{"avx2x", "avx512vl"}}, linuxBox,
+		{"missing before unknown", schema.Requirements{CPUFeatures: []string{"avx2x", "avx512vl"}}, linuxBox,
 			`unsupported: needs CPU feature avx512vl (this CPU lacks it); unknown CPU feature "avx2x" on amd64 (did you mean avx2?)`},
-		{"features of an unknown arch", plugin.Requirements{CPUFeatures: []string{"v", "zbb"}}, riscv,
+		{"features of an unknown arch", schema.Requirements{CPUFeatures: []string{"v", "zbb"}}, riscv,
 			"unsupported: needs CPU features v, zbb, which dynop cannot detect on riscv64"},
 
 		// GPU.
-		{"no GPU, probe failed", plugin.Requirements{GPU: nvidia(zero, zero)}, linuxBox,
+		{"no GPU, probe failed", schema.Requirements{GPU: nvidia(zero, zero)}, linuxBox,
 			"unsupported: needs an nvidia GPU; this machine has none (" + errNoNVML.Error() + ")"},
-		{"no GPU, probes failed", plugin.Requirements{GPU: &plugin.GPURequirements{MinArch: iface.V(8, 6, 0)}},
+		{"no GPU, probes failed", schema.Requirements{GPU: &schema.GPURequirements{MinArch: iface.V(8, 6, 0)}},
 			&machine.Machine{GPUErr: errors.Join(errors.New("amd: no"), errors.New("nvml: no"))},
 			"unsupported: needs a GPU with arch 8.6 or newer; this machine has none (amd: no; nvml: no)"},
-		{"no GPU found", plugin.Requirements{GPU: &plugin.GPURequirements{}}, &machine.Machine{}, "unsupported: needs a GPU; this machine has none"},
-		{"any GPU", plugin.Requirements{GPU: &plugin.GPURequirements{}}, oldGPUBox, ""},
-		{"vendor present", plugin.Requirements{GPU: nvidia(zero, zero)}, gpuBox, ""},
-		{"second GPU fits", plugin.Requirements{GPU: nvidia(iface.V(8, 6, 0), iface.V(525, 0, 0))}, gpuBox, ""},
-		{"exact versions fit", plugin.Requirements{GPU: nvidia(iface.V(9, 0, 0), iface.V(550, 54, 15))}, gpuBox, ""},
-		{"closest GPU too old", plugin.Requirements{GPU: nvidia(iface.V(8, 6, 0), iface.V(525, 0, 0))}, oldGPUBox,
+		{"no GPU found", schema.Requirements{GPU: &schema.GPURequirements{}}, &machine.Machine{}, "unsupported: needs a GPU; this machine has none"},
+		{"any GPU", schema.Requirements{GPU: &schema.GPURequirements{}}, oldGPUBox, ""},
+		{"vendor present", schema.Requirements{GPU: nvidia(zero, zero)}, gpuBox, ""},
+		{"second GPU fits", schema.Requirements{GPU: nvidia(iface.V(8, 6, 0), iface.V(525, 0, 0))}, gpuBox, ""},
+		{"exact versions fit", schema.Requirements{GPU: nvidia(iface.V(9, 0, 0), iface.V(550, 54, 15))}, gpuBox, ""},
+		{"closest GPU too old", schema.Requirements{GPU: nvidia(iface.V(8, 6, 0), iface.V(525, 0, 0))}, oldGPUBox,
 			`unsupported: needs an nvidia GPU with arch 8.6 or newer and driver 525.0.0 or newer ` +
 				`(closest: GPU 1 "NVIDIA A100": arch 8.0 < 8.6, driver 470.1.0 < 525.0.0)`},
-		{"closest is the first of equals", plugin.Requirements{GPU: nvidia(iface.V(9, 0, 1), zero)}, gpuBox,
+		{"closest is the first of equals", schema.Requirements{GPU: nvidia(iface.V(9, 0, 1), zero)}, gpuBox,
 			`unsupported: needs an nvidia GPU with arch 9.0.1 or newer (closest: GPU 0 "NVIDIA A100": arch 8.0 < 9.0.1)`},
-		{"closest has the fewest shortfalls", plugin.Requirements{GPU: nvidia(iface.V(8, 6, 0), iface.V(500, 0, 0))},
+		{"closest has the fewest shortfalls", schema.Requirements{GPU: nvidia(iface.V(8, 6, 0), iface.V(500, 0, 0))},
 			&machine.Machine{GPUs: []machine.GPU{a100, {Index: 1, Vendor: "nvidia", Name: "NVIDIA A10", Arch: iface.V(8, 6, 0), Driver: iface.V(470, 1, 0)}}},
 			`unsupported: needs an nvidia GPU with arch 8.6 or newer and driver 500.0.0 or newer (closest: GPU 1 "NVIDIA A10": driver 470.1.0 < 500.0.0)`},
-		{"wrong vendor", plugin.Requirements{GPU: nvidia(zero, zero)}, &machine.Machine{GPUs: []machine.GPU{radeon}},
+		{"wrong vendor", schema.Requirements{GPU: nvidia(zero, zero)}, &machine.Machine{GPUs: []machine.GPU{radeon}},
 			`unsupported: needs an nvidia GPU (closest: GPU 0 "Radeon PRO W7900": vendor amd)`},
-		{"vendor and versions unknown", plugin.Requirements{GPU: &plugin.GPURequirements{Vendor: "intel", MinArch: iface.V(1, 0, 0), MinDriver: iface.V(31, 0, 0)}},
+		{"vendor and versions unknown", schema.Requirements{GPU: &schema.GPURequirements{Vendor: "intel", MinArch: iface.V(1, 0, 0), MinDriver: iface.V(31, 0, 0)}},
 			&machine.Machine{GPUs: []machine.GPU{{Index: 3, Name: "Mystery"}}},
 			`unsupported: needs an intel GPU with arch 1.0 or newer and driver 31.0.0 or newer ` +
 				`(closest: GPU 3 "Mystery": vendor unknown, arch unknown < 1.0, driver unknown < 31.0.0)`},
 
 		// Everything at once.
-		{"all unmet", plugin.Requirements{
+		{"all unmet", schema.Requirements{
 			OS: []string{"linux"}, MinOSVersion: iface.V(14, 0, 0), Arch: []string{"arm64"},
 			CPUFeatures: []string{"sve2", "neon", "sha3", "crc"}, GPU: nvidia(iface.V(8, 6, 0), zero),
 		}, armMac,
@@ -124,7 +124,7 @@ func TestRequirementsCheck(t *testing.T) {
 				`unknown CPU feature "crc" on arm64; needs an nvidia GPU with arch 8.6 or newer; this machine has none`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.r.Check(tc.m)
+			err := tc.m.Check(tc.r)
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("Check = %v, want nil", err)
@@ -148,58 +148,39 @@ func TestRequirementsCheck(t *testing.T) {
 // test runs on.
 func TestRequirementsCheckCurrent(t *testing.T) {
 	m := machine.Current()
-	if err := (plugin.Requirements{}).Check(m); err != nil {
+	if err := m.Check(schema.Requirements{}); err != nil {
 		t.Errorf("zero requirements: %v", err)
 	}
-	own := plugin.Requirements{
+	own := schema.Requirements{
 		OS:           []string{runtime.GOOS},
 		MinOSVersion: m.OSVersion,
 		Arch:         []string{runtime.GOARCH},
 		CPUFeatures:  m.CPUFeatures,
 	}
-	if err := own.Check(m); err != nil {
+	if err := m.Check(own); err != nil {
 		t.Errorf("this machine's own OS, arch and CPU features: %v", err)
 	}
-	other := plugin.Requirements{OS: []string{"plan9"}}
-	if err := other.Check(m); !errors.Is(err, errdefs.ErrUnsupported) {
+	other := schema.Requirements{OS: []string{"plan9"}}
+	if err := m.Check(other); !errors.Is(err, errdefs.ErrUnsupported) {
 		t.Errorf("requiring plan9: %v, want errdefs.ErrUnsupported", err)
-	}
-}
-
-func TestGPURequirementsString(t *testing.T) {
-	for _, tc := range []struct {
-		g    plugin.GPURequirements
-		want string
-	}{
-		{plugin.GPURequirements{}, "a GPU"},
-		{plugin.GPURequirements{Vendor: "amd"}, "an amd GPU"},
-		{plugin.GPURequirements{Vendor: "qualcomm"}, "a qualcomm GPU"},
-		{plugin.GPURequirements{Vendor: "nvidia", MinArch: iface.V(8, 6, 0)}, "an nvidia GPU with arch 8.6 or newer"},
-		{plugin.GPURequirements{MinDriver: iface.V(535, 104, 0)}, "a GPU with driver 535.104.0 or newer"},
-		{plugin.GPURequirements{Vendor: "nvidia", MinArch: iface.V(9, 0, 0), MinDriver: iface.V(550, 0, 0)},
-			"an nvidia GPU with arch 9.0 or newer and driver 550.0.0 or newer"},
-	} {
-		if got := tc.g.String(); got != tc.want {
-			t.Errorf("%+v.String() = %q, want %q", tc.g, got, tc.want)
-		}
 	}
 }
 
 // A host checks a plugin's requirements against the machine before it
 // offers the plugin; here the machine is described by hand.
-func ExampleRequirements_Check() {
-	r := plugin.Requirements{
+func ExampleMachine_Check() {
+	r := schema.Requirements{
 		OS:          []string{"linux"},
 		Arch:        []string{"amd64"},
 		CPUFeatures: []string{"avx2", "avx512f"},
-		GPU:         &plugin.GPURequirements{Vendor: "nvidia", MinArch: iface.V(8, 6, 0)},
+		GPU:         &schema.GPURequirements{Vendor: "nvidia", MinArch: iface.V(8, 6, 0)},
 	}
 	m := &machine.Machine{
 		OS: "linux", Arch: "amd64", OSVersion: iface.V(6, 1, 0),
 		CPUFeatures: []string{"avx", "avx2", "sse2"},
 		GPUs:        []machine.GPU{{Index: 0, Vendor: "nvidia", Name: "NVIDIA A100", Arch: iface.V(8, 0, 0), Driver: iface.V(550, 54, 15)}},
 	}
-	err := r.Check(m)
+	err := m.Check(r)
 	fmt.Println(errors.Is(err, errdefs.ErrUnsupported))
 	fmt.Println(err)
 	// Output:
