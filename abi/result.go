@@ -11,7 +11,7 @@ import (
 
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/errdefs"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 )
 
 // Result is a dynop_result, the status code of a call across the ABI.
@@ -61,7 +61,7 @@ var sentinels = []struct {
 	{ErrorDuplicate, errdefs.ErrDuplicate},
 	{ErrorType, iface.ErrType},
 	{ErrorClosed, errdefs.ErrClosed},
-	{ErrorInvalidArgument, plugin.ErrInvalid},
+	{ErrorInvalidArgument, schema.ErrPlugin},
 	{ErrorUnsupported, errdefs.ErrUnsupported},
 }
 

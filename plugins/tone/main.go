@@ -8,37 +8,36 @@ import (
 
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/loader/wasm/guest"
-	"github.com/dynop/dynop/op"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
 func init() {
 	guest.Register(guest.Plugin{
-		Info: plugin.Info{
+		Info: schema.Plugin{
 			ID:          "dynop.plugin.tone",
 			Version:     iface.V(0, 1, 0),
-			APIVersion:  plugin.APIVersion,
+			APIVersion:  schema.APIVersion,
 			Description: "Example Go WebAssembly plugin: tone curves.",
-			Operators: []op.Schema{{
+			Operators: []schema.Op{{
 				Name: "tone.Gamma",
 				Doc:  "Applies gamma correction: uint8 on a 0..255 scale, float32 on a 0..1 scale (negatives become 0).",
-				Inputs: []op.Input{{
+				Inputs: []schema.Input{{
 					Name:    "images",
 					DTypes:  []tensor.DType{tensor.Uint8, tensor.Float32},
 					Layouts: []string{"HWC"},
 					NDim:    3,
 				}},
-				Outputs: []op.Output{{Name: "out", Doc: "The images, of the input's shape and dtype.", Layout: "HWC"}},
-				Args: []op.Arg{{
+				Outputs: []schema.Output{{Name: "out", Doc: "The images, of the input's shape and dtype.", Layout: "HWC"}},
+				Args: []schema.Arg{{
 					Name:     "gamma",
 					Doc:      "The gamma; values are raised to 1/gamma.",
-					Type:     op.Float,
+					Type:     schema.Float,
 					Required: true,
-					Min:      op.Bounds(0.01),
-					Max:      op.Bounds(100),
+					Min:      schema.Bounds(0.01),
+					Max:      schema.Bounds(100),
 				}},
-				Devices: []op.Device{op.CPU},
+				Devices: []schema.Device{schema.CPU},
 			}},
 		},
 		Operators: map[string]guest.Factory{"tone.Gamma": newGamma},

@@ -15,23 +15,22 @@ import (
 
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/loader/wasm/guest"
-	"github.com/dynop/dynop/op"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
 // The host calls _initialize, which runs init; main never runs.
 func init() {
 	guest.Register(guest.Plugin{
-		Info: plugin.Info{
+		Info: schema.Plugin{
 			ID:          "acme.plugin.clock",
 			Version:     iface.V(1, 0, 0),
 			Description: "Stamps samples with the time: the sandbox example of docs/authoring.md.",
-			Operators: []op.Schema{{
+			Operators: []schema.Op{{
 				Name:    "clock.Stamp",
 				Doc:     "Outputs the Unix time in milliseconds, one int64 per sample; ignores its input.",
-				Inputs:  []op.Input{{Name: "x"}},
-				Outputs: []op.Output{{Name: "ms"}},
+				Inputs:  []schema.Input{{Name: "x"}},
+				Outputs: []schema.Output{{Name: "ms"}},
 			}},
 		},
 		// Without "clock" the module would see a fixed time; a host that

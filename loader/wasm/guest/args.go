@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -22,9 +22,9 @@ type Args struct {
 }
 
 type argValue struct {
-	typ   op.Type
+	typ   schema.Type
 	given bool
-	v     any // nil, or the Go type of typ as op.Values has it
+	v     any // nil, or the Go type of typ as schema.Values has it
 }
 
 // Names returns the names of the arguments, in the schema's order.
@@ -38,40 +38,40 @@ func (a Args) Given(name string) bool { return a.vals[name].given }
 func (a Args) Has(name string) bool { return a.vals[name].v != nil }
 
 // Int returns int argument name.
-func (a Args) Int(name string) int64 { return get[int64](a, name, op.Int) }
+func (a Args) Int(name string) int64 { return get[int64](a, name, schema.Int) }
 
 // Float returns float argument name.
-func (a Args) Float(name string) float64 { return get[float64](a, name, op.Float) }
+func (a Args) Float(name string) float64 { return get[float64](a, name, schema.Float) }
 
 // Bool returns bool argument name.
-func (a Args) Bool(name string) bool { return get[bool](a, name, op.Bool) }
+func (a Args) Bool(name string) bool { return get[bool](a, name, schema.Bool) }
 
 // String returns string argument name.
-func (a Args) String(name string) string { return get[string](a, name, op.String) }
+func (a Args) String(name string) string { return get[string](a, name, schema.String) }
 
 // DType returns dtype argument name.
-func (a Args) DType(name string) tensor.DType { return get[tensor.DType](a, name, op.DType) }
+func (a Args) DType(name string) tensor.DType { return get[tensor.DType](a, name, schema.DType) }
 
 // IntList returns []int argument name.
-func (a Args) IntList(name string) []int64 { return get[[]int64](a, name, op.IntList) }
+func (a Args) IntList(name string) []int64 { return get[[]int64](a, name, schema.IntList) }
 
 // FloatList returns []float argument name.
-func (a Args) FloatList(name string) []float64 { return get[[]float64](a, name, op.FloatList) }
+func (a Args) FloatList(name string) []float64 { return get[[]float64](a, name, schema.FloatList) }
 
 // BoolList returns []bool argument name.
-func (a Args) BoolList(name string) []bool { return get[[]bool](a, name, op.BoolList) }
+func (a Args) BoolList(name string) []bool { return get[[]bool](a, name, schema.BoolList) }
 
 // StringList returns []string argument name.
-func (a Args) StringList(name string) []string { return get[[]string](a, name, op.StringList) }
+func (a Args) StringList(name string) []string { return get[[]string](a, name, schema.StringList) }
 
 // DTypeList returns []dtype argument name.
 func (a Args) DTypeList(name string) []tensor.DType {
-	return get[[]tensor.DType](a, name, op.DTypeList)
+	return get[[]tensor.DType](a, name, schema.DTypeList)
 }
 
 // get returns argument name, which must be of type t. Lists are returned
 // as copies, so that an operator may keep and change them.
-func get[T any](a Args, name string, t op.Type) T {
+func get[T any](a Args, name string, t schema.Type) T {
 	v, ok := a.vals[name]
 	if !ok {
 		panic(fmt.Sprintf("guest: no argument %q; the operator's arguments are %s", name, strings.Join(a.names, ", ")))
@@ -112,10 +112,10 @@ func decodeArgs(m memory, off, count uint32) (Args, error) {
 			return a, fmt.Errorf("argument %d: name: %v", i, err)
 		}
 		typ := int32(le.Uint32(e[4:]))
-		if typ < int32(op.Int) || typ > int32(op.DTypeList) {
+		if typ < int32(schema.Int) || typ > int32(schema.DTypeList) {
 			return a, fmt.Errorf("argument %q: unknown type %d", name, typ)
 		}
-		v := argValue{typ: op.Type(typ), given: le.Uint32(e[8:]) != 0}
+		v := argValue{typ: schema.Type(typ), given: le.Uint32(e[8:]) != 0}
 		if v.v, err = decodeValue(m, v.typ, le.Uint32(e[12:]), le.Uint32(e[16:])); err != nil {
 			return a, fmt.Errorf("argument %q (%s): %v", name, v.typ, err)
 		}
@@ -130,31 +130,31 @@ func decodeArgs(m memory, off, count uint32) (Args, error) {
 
 // decodeValue reads count elements of type t at off: for a scalar type
 // the value itself, or nil if count is 0; for a list type a slice.
-func decodeValue(m memory, t op.Type, count, off uint32) (any, error) {
+func decodeValue(m memory, t schema.Type, count, off uint32) (any, error) {
 	if !t.IsList() && count > 1 {
 		return nil, fmt.Errorf("%d values for a scalar", count)
 	}
 	if count == 0 {
 		return nil, nil
 	}
-	size := map[op.Type]uint64{op.Int: 8, op.Float: 8, op.Bool: 4, op.String: 4, op.DType: 4}[t.Elem()]
+	size := map[schema.Type]uint64{schema.Int: 8, schema.Float: 8, schema.Bool: 4, schema.String: 4, schema.DType: 4}[t.Elem()]
 	b, err := elems(m, off, count, size)
 	if err != nil {
 		return nil, err
 	}
 	var v any
 	switch t.Elem() {
-	case op.Int:
+	case schema.Int:
 		v = decodeList(b, count, func(e []byte) (int64, error) { return int64(le.Uint64(e)), nil })
-	case op.Float:
+	case schema.Float:
 		v = decodeList(b, count, func(e []byte) (float64, error) { return math.Float64frombits(le.Uint64(e)), nil })
-	case op.Bool:
+	case schema.Bool:
 		v = decodeList(b, count, func(e []byte) (bool, error) { return le.Uint32(e) != 0, nil })
-	case op.DType:
+	case schema.DType:
 		v = decodeList(b, count, func(e []byte) (tensor.DType, error) {
 			return tensor.DType{Code: tensor.Code(e[0]), Bits: e[1], Lanes: le.Uint16(e[2:])}, nil
 		})
-	case op.String:
+	case schema.String:
 		v = decodeList(b, count, func(e []byte) (string, error) { return m.cstring(le.Uint32(e)) })
 	}
 	if err, ok := v.(error); ok {

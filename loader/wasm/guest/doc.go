@@ -23,24 +23,23 @@
 //
 //		"github.com/dynop/dynop/iface"
 //		"github.com/dynop/dynop/loader/wasm/guest"
-//		"github.com/dynop/dynop/op"
-//		"github.com/dynop/dynop/plugin"
+//		"github.com/dynop/dynop/schema"
 //		"github.com/dynop/dynop/tensor"
 //	)
 //
 //	func init() {
 //		guest.Register(guest.Plugin{
-//			Info: plugin.Info{
+//			Info: schema.Plugin{
 //				ID:         "acme.plugin.scale",
 //				Version:    iface.V(1, 0, 0),
-//				APIVersion: plugin.APIVersion,
-//				Operators: []op.Schema{{
+//				APIVersion: schema.APIVersion,
+//				Operators: []schema.Op{{
 //					Name:    "acme.Scale",
 //					Doc:     "Multiplies float32 tensors by a factor.",
-//					Inputs:  []op.Input{{Name: "x", DTypes: []tensor.DType{tensor.Float32}}},
-//					Outputs: []op.Output{{Name: "y"}},
-//					Args:    []op.Arg{{Name: "factor", Type: op.Float, Default: 2.0}},
-//					Devices: []op.Device{op.CPU},
+//					Inputs:  []schema.Input{{Name: "x", DTypes: []tensor.DType{tensor.Float32}}},
+//					Outputs: []schema.Output{{Name: "y"}},
+//					Args:    []schema.Arg{{Name: "factor", Type: schema.Float, Default: 2.0}},
+//					Devices: []schema.Device{schema.CPU},
 //				}},
 //			},
 //			Operators: map[string]guest.Factory{
@@ -69,6 +68,12 @@
 //	}
 //
 //	func main() {}
+//
+// The info is a schema.Plugin, which package plugin calls plugin.Info,
+// and its operators are schema.Op, which package op calls op.Schema:
+// package schema holds what a plugin declares without the host's runtime
+// (the operator registry, graphs, dispatch, machine detection), which
+// importing plugin or op would link into the module.
 //
 // # What the host passes
 //

@@ -9,8 +9,7 @@ import (
 	"github.com/dynop/dynop/abi"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/errdefs"
-	"github.com/dynop/dynop/op"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -21,9 +20,9 @@ type Plugin struct {
 	// run on the CPU: an operator's Devices must be empty (the module
 	// declares "cpu") or list "cpu" alone. A WebAssembly module cannot
 	// provide interfaces or graph passes, so Interfaces and Passes must
-	// be empty. A zero APIVersion is declared as [plugin.APIVersion], the
+	// be empty. A zero APIVersion is declared as [schema.APIVersion], the
 	// API this package implements.
-	Info plugin.Info
+	Info schema.Plugin
 	// Capabilities lists what the module asks the host to grant beyond
 	// computing: "clock" (the real clocks; otherwise time stands still),
 	// "random" (the host's random source; otherwise a fixed seed), "env"
@@ -198,4 +197,4 @@ type hostAPI interface {
 }
 
 // cpuOnly is the device list of every operator of a WebAssembly plugin.
-var cpuOnly = []op.Device{op.CPU}
+var cpuOnly = []schema.Device{schema.CPU}

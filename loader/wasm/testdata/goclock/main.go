@@ -16,24 +16,23 @@ import (
 
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/loader/wasm/guest"
-	"github.com/dynop/dynop/op"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
 func init() {
 	guest.Register(guest.Plugin{
-		Info: plugin.Info{
+		Info: schema.Plugin{
 			ID:          "dynop.plugin.goclock",
 			Version:     iface.V(0, 1, 0),
-			APIVersion:  plugin.APIVersion,
+			APIVersion:  schema.APIVersion,
 			Description: "Test fixture: a Go WebAssembly plugin that reads the clock.",
-			Operators: []op.Schema{{
+			Operators: []schema.Op{{
 				Name:    "goclock.Now",
 				Doc:     "Outputs the Unix time in seconds, modulo 100000.",
-				Inputs:  []op.Input{{Name: "x", Doc: "Ignored.", DTypes: []tensor.DType{tensor.Float32}}},
-				Outputs: []op.Output{{Name: "t"}},
-				Devices: []op.Device{op.CPU},
+				Inputs:  []schema.Input{{Name: "x", Doc: "Ignored.", DTypes: []tensor.DType{tensor.Float32}}},
+				Outputs: []schema.Output{{Name: "t"}},
+				Devices: []schema.Device{schema.CPU},
 			}},
 		},
 		Capabilities: []string{"clock"},

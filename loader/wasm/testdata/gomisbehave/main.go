@@ -27,8 +27,7 @@ import (
 
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/loader/wasm/guest"
-	"github.com/dynop/dynop/op"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -40,23 +39,23 @@ func rawSetError(msg, msgLen uint32)
 
 func init() {
 	guest.Register(guest.Plugin{
-		Info: plugin.Info{
+		Info: schema.Plugin{
 			ID:          "dynop.plugin.gomisbehave",
 			Version:     iface.V(0, 1, 0),
-			APIVersion:  plugin.APIVersion,
+			APIVersion:  schema.APIVersion,
 			Description: "Test fixture: a Go WebAssembly plugin that misbehaves on request.",
-			Operators: []op.Schema{{
+			Operators: []schema.Op{{
 				Name:    "gomisbehave.Do",
 				Doc:     "Copies x to y, or misbehaves as mode says.",
-				Inputs:  []op.Input{{Name: "x", DTypes: []tensor.DType{tensor.Float32}}},
-				Outputs: []op.Output{{Name: "y"}},
-				Args: []op.Arg{
-					{Name: "mode", Type: op.String, Required: true,
+				Inputs:  []schema.Input{{Name: "x", DTypes: []tensor.DType{tensor.Float32}}},
+				Outputs: []schema.Output{{Name: "y"}},
+				Args: []schema.Arg{
+					{Name: "mode", Type: schema.String, Required: true,
 						Allowed: []any{"ok", "trap", "loop", "grow", "overflow", "baderror", "fail"}},
-					{Name: "stage", Type: op.String, Default: "run",
+					{Name: "stage", Type: schema.String, Default: "run",
 						Allowed: []any{"create", "setup", "run"}},
 				},
-				Devices: []op.Device{op.CPU},
+				Devices: []schema.Device{schema.CPU},
 			}},
 		},
 		Operators: map[string]guest.Factory{"gomisbehave.Do": newDo},
