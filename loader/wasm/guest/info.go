@@ -8,17 +8,16 @@ import (
 
 	"github.com/dynop/dynop/abi"
 	"github.com/dynop/dynop/internal/abihost"
-	"github.com/dynop/dynop/op"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 )
 
 // hostInfo returns p's info as the module hands it to the host: a zero
-// APIVersion made plugin.APIVersion and empty operator device lists made
+// APIVersion made schema.APIVersion and empty operator device lists made
 // "cpu".
-func hostInfo(p *Plugin) plugin.Info {
+func hostInfo(p *Plugin) schema.Plugin {
 	info := p.Info
 	if info.APIVersion.IsZero() {
-		info.APIVersion = plugin.APIVersion
+		info.APIVersion = schema.APIVersion
 	}
 	info.Operators = slices.Clone(info.Operators)
 	for i := range info.Operators {
@@ -61,7 +60,7 @@ func (p *Plugin) check() error {
 		}
 		if len(s.Devices) > 0 && !slices.Equal(s.Devices, cpuOnly) {
 			return codedf(abi.ErrorUnsupported, "plugin %q: operator %q lists devices %v; a WebAssembly module runs on %q alone",
-				p.Info.ID, s.Name, s.Devices, op.CPU)
+				p.Info.ID, s.Name, s.Devices, schema.CPU)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(p.Operators)) {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/dynop/dynop/abi"
 	"github.com/dynop/dynop/internal/abihost"
-	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 )
 
 // module is the state behind the exports: the plugin Register made and
@@ -133,7 +133,7 @@ func (m *module) register() abi.Result {
 		im := abihost.NewImage(4)
 		at := make([]uint32, len(p.Info.Operators))
 		for i, s := range p.Info.Operators {
-			at[i] = im.EncodeOperator(s.Name, op.CPU, 1)
+			at[i] = im.EncodeOperator(s.Name, schema.CPU, 1)
 		}
 		base, err := place(im)
 		if err != nil {
@@ -178,7 +178,7 @@ func (m *module) deregister() abi.Result {
 }
 
 // operator returns the schema and factory of operator handle op.
-func (m *module) operator(handle uint32) (*op.Schema, Factory, error) {
+func (m *module) operator(handle uint32) (*schema.Op, Factory, error) {
 	if !m.started {
 		return nil, nil, codedf(abi.ErrorState, "the plugin is not registered")
 	}
