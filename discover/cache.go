@@ -16,11 +16,11 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/atomicfile"
 	"github.com/dynop/dynop/internal/regfile"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/sign"
 )
 
@@ -76,7 +76,7 @@ type cachedInfo struct {
 	Version, APIVersion            iface.Version
 	Interfaces                     []iface.Desc
 	Operators                      []byte // JSON
-	Passes                         []graph.PassDesc
+	Passes                         []schema.Pass
 	Needs                          []plugin.Need
 	Requirements                   plugin.Requirements
 }
