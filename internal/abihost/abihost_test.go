@@ -5,43 +5,41 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/errdefs"
-	"github.com/dynop/dynop/op"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
 // sampleInfo uses every member the decoder reads.
-func sampleInfo() plugin.Info {
+func sampleInfo() schema.Plugin {
 	text := iface.Desc{UID: iface.MustParseUID("5B1E0C3A-2F64-4B7E-9D1A-8C3F2E6A4B10"), Name: "dynop.example.Text", Version: iface.V(1, 1, 0)}
-	return plugin.Info{
-		ID: "acme.plugin.sample", Version: iface.V(1, 2, 3), APIVersion: plugin.APIVersion,
+	return schema.Plugin{
+		ID: "acme.plugin.sample", Version: iface.V(1, 2, 3), APIVersion: schema.APIVersion,
 		Description: "A sample.", Author: "Acme", Build: "abc123",
 		Interfaces: []iface.Desc{text},
-		Needs:      []plugin.Need{{Plugin: "dynop.plugin.text", Interface: text}},
-		Requirements: plugin.Requirements{OS: []string{"linux", "darwin"}, MinOSVersion: iface.V(5, 4, 0), Arch: []string{"amd64"},
-			CPUFeatures: []string{"avx2"}, GPU: &plugin.GPURequirements{Vendor: "nvidia", MinArch: iface.V(8, 0, 0), MinDriver: iface.V(535, 0, 0)}},
-		Operators: []op.Schema{{
-			Name: "acme.Blur", Doc: "Blurs.", Devices: []op.Device{op.CPU},
-			Inputs: []op.Input{{Name: "images", Doc: "in", DTypes: []tensor.DType{tensor.Uint8, tensor.Float32}, Layouts: []string{"HWC"}, NDim: 3},
+		Needs:      []schema.Need{{Plugin: "dynop.plugin.text", Interface: text}},
+		Requirements: schema.Requirements{OS: []string{"linux", "darwin"}, MinOSVersion: iface.V(5, 4, 0), Arch: []string{"amd64"},
+			CPUFeatures: []string{"avx2"}, GPU: &schema.GPURequirements{Vendor: "nvidia", MinArch: iface.V(8, 0, 0), MinDriver: iface.V(535, 0, 0)}},
+		Operators: []schema.Op{{
+			Name: "acme.Blur", Doc: "Blurs.", Devices: []schema.Device{schema.CPU},
+			Inputs: []schema.Input{{Name: "images", Doc: "in", DTypes: []tensor.DType{tensor.Uint8, tensor.Float32}, Layouts: []string{"HWC"}, NDim: 3},
 				{Name: "mask", DTypes: []tensor.DType{tensor.Uint8}}},
 			OptionalInputs: 1,
-			Outputs:        []op.Output{{Name: "out", Doc: "blurred", Layout: "HWC"}},
-			Args: []op.Arg{
-				{Name: "sigma", Doc: "how much", Type: op.Float, Required: true, Min: op.Bounds(0.01), Max: op.Bounds(100)},
-				{Name: "mode", Type: op.String, Default: "reflect", Allowed: []any{"reflect", "clamp"}, Deprecated: []string{"border"}},
-				{Name: "size", Type: op.IntList, Default: []int64{3, 3}},
-				{Name: "big", Type: op.Int, Default: int64(1) << 60},
+			Outputs:        []schema.Output{{Name: "out", Doc: "blurred", Layout: "HWC"}},
+			Args: []schema.Arg{
+				{Name: "sigma", Doc: "how much", Type: schema.Float, Required: true, Min: schema.Bounds(0.01), Max: schema.Bounds(100)},
+				{Name: "mode", Type: schema.String, Default: "reflect", Allowed: []any{"reflect", "clamp"}, Deprecated: []string{"border"}},
+				{Name: "size", Type: schema.IntList, Default: []int64{3, 3}},
+				{Name: "big", Type: schema.Int, Default: int64(1) << 60},
 			},
-		}, {Name: "acme.Nothing", Devices: []op.Device{op.CPU}}},
-		Passes: []graph.PassDesc{{Name: "acme.fuse", Kind: graph.Populate, Match: "acme.Blur", Priority: -3, Doc: "Fuses."},
-			{Name: "acme.global", Kind: graph.Global}},
+		}, {Name: "acme.Nothing", Devices: []schema.Device{schema.CPU}}},
+		Passes: []schema.Pass{{Name: "acme.fuse", Kind: schema.Populate, Match: "acme.Blur", Priority: -3, Doc: "Fuses."},
+			{Name: "acme.global", Kind: schema.Global}},
 	}
 }
 
-func place(t testing.TB, info plugin.Info, ptr uint32, base uint64) (Bytes, uint64) {
+func place(t testing.TB, info schema.Plugin, ptr uint32, base uint64) (Bytes, uint64) {
 	t.Helper()
 	im := NewImage(ptr)
 	at, err := im.EncodeInfo(info, 7)
@@ -55,7 +53,7 @@ func place(t testing.TB, info plugin.Info, ptr uint32, base uint64) (Bytes, uint
 // decoder reads back as the same info.
 func TestRoundTrip(t *testing.T) {
 	for _, ptr := range []uint32{4, 8} {
-		for _, info := range []plugin.Info{sampleInfo(), {ID: "acme.plugin.bare", Version: iface.V(0, 1, 0), APIVersion: plugin.APIVersion}} {
+		for _, info := range []schema.Plugin{sampleInfo(), {ID: "acme.plugin.bare", Version: iface.V(0, 1, 0), APIVersion: schema.APIVersion}} {
 			if err := info.Validate(); err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +70,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 // TestDecodeErrors: each kind of breach gets an error that says what is
-// wrong, wrapping ErrABI (or plugin.ErrInvalid for a well-formed info
+// wrong, wrapping ErrABI (or schema.ErrPlugin for a well-formed info
 // that breaks the info's rules).
 func TestDecodeErrors(t *testing.T) {
 	info := sampleInfo()
@@ -114,7 +112,7 @@ func TestDecodeErrors(t *testing.T) {
 			id := le.Uint32(m.B[at-m.Base+uint64(layouts32.info.off[infoID]):])
 			m.B[uint64(id)-m.Base] = 'A'
 			return at
-		}, plugin.ErrInvalid, "invalid info: invalid plugin info: plugin id"},
+		}, schema.ErrPlugin, "invalid info: invalid plugin info: plugin id"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, at := place(t, info, 4, 0x1000)
@@ -136,7 +134,7 @@ func fmtErr(err error) string {
 // FuzzDecodeInfo reads infos from arbitrary memory: the first byte picks
 // the pointer size, the next four the info's offset, the rest is memory
 // at 0x1000. The decoder neither panics nor reads outside the memory; an
-// error wraps ErrABI or plugin.ErrInvalid; an info it accepts validates
+// error wraps ErrABI or schema.ErrPlugin; an info it accepts validates
 // and survives an encoding round trip.
 func FuzzDecodeInfo(f *testing.F) {
 	for _, ptr := range []uint32{4, 8} {
@@ -157,8 +155,8 @@ func FuzzDecodeInfo(f *testing.F) {
 		m := Bytes{B: data[5:], Base: 0x1000, Ptr: ptr}
 		info, flags, err := DecodeInfo(m, 0x1000+uint64(le.Uint32(data[1:])))
 		if err != nil {
-			if !errors.Is(err, errdefs.ErrABI) && !errors.Is(err, plugin.ErrInvalid) {
-				t.Errorf("error %v wraps neither ErrABI nor plugin.ErrInvalid", err)
+			if !errors.Is(err, errdefs.ErrABI) && !errors.Is(err, schema.ErrPlugin) {
+				t.Errorf("error %v wraps neither ErrABI nor schema.ErrPlugin", err)
 			}
 			return
 		}

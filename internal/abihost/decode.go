@@ -9,11 +9,9 @@ import (
 
 	"github.com/dynop/dynop/abi"
 	"github.com/dynop/dynop/dispatch"
-	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/errdefs"
-	"github.com/dynop/dynop/op"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -239,33 +237,33 @@ func (r *reader) structs(what string, addr uint64, n uint32, l *structLayout, ty
 
 // DecodeInfo reads the dynop_plugin_info at addr (what get_info
 // returned) and everything it points to, checking every struct, and
-// validates the info ([plugin.Info.Validate]). It returns the info and
+// validates the info ([schema.Plugin.Validate]). It returns the info and
 // its flags (DYNOP_PLUGIN_*). Errors wrap dynop's ErrABI (a struct that
-// breaks the ABI) or [plugin.ErrInvalid] (an info that breaks its rules).
-func DecodeInfo(m Memory, addr uint64) (plugin.Info, uint32, error) {
+// breaks the ABI) or [schema.ErrPlugin] (an info that breaks its rules).
+func DecodeInfo(m Memory, addr uint64) (schema.Plugin, uint32, error) {
 	r := newReader(m)
 	info, flags := r.info(addr)
 	if r.err != nil {
-		return plugin.Info{}, 0, r.err
+		return schema.Plugin{}, 0, r.err
 	}
 	// Nothing marshals, lists or starts an info before it is whole.
 	if err := info.Validate(); err != nil {
-		return plugin.Info{}, 0, fmt.Errorf("invalid info: %w", err)
+		return schema.Plugin{}, 0, fmt.Errorf("invalid info: %w", err)
 	}
 	return info, flags, nil
 }
 
-func (r *reader) info(addr uint64) (plugin.Info, uint32) {
+func (r *reader) info(addr uint64) (schema.Plugin, uint32) {
 	l := r.l
 	ci, ok := r.check("plugin info (get_info's result)", addr, &l.info, typePluginInfo, infoRequirements)
 	if !ok {
-		return plugin.Info{}, 0
+		return schema.Plugin{}, 0
 	}
 	if ci.ptr(infoID) == 0 {
 		r.fail("plugin info: id is NULL")
-		return plugin.Info{}, 0
+		return schema.Plugin{}, 0
 	}
-	info := plugin.Info{
+	info := schema.Plugin{
 		ID:          r.str("plugin info: id", ci.ptr(infoID)),
 		Version:     ci.version(infoPluginVersion),
 		APIVersion:  ci.version(infoAPIVersion),
@@ -292,20 +290,20 @@ func (r *reader) info(addr uint64) (plugin.Info, uint32) {
 			break
 		}
 		if desc, ok := r.desc(what+".iface", n.ptr(needIface)); ok {
-			info.Needs = append(info.Needs, plugin.Need{Plugin: r.str(what+".plugin", n.ptr(needPlugin)), Interface: desc})
+			info.Needs = append(info.Needs, schema.Need{Plugin: r.str(what+".plugin", n.ptr(needPlugin)), Interface: desc})
 		}
 	}
 	if p := ci.ptr(infoRequirements); p != 0 {
 		if rq, ok := r.check("requirements", p, &l.requirements, typeRequirements, reqGPUMinDriver); ok {
-			info.Requirements = plugin.Requirements{
+			info.Requirements = schema.Requirements{
 				OS:           r.list("requirements.os", rq.ptr(reqOS)),
 				MinOSVersion: rq.version(reqMinOSVersion),
 				Arch:         r.list("requirements.arch", rq.ptr(reqArch)),
 				CPUFeatures:  r.list("requirements.cpu_features", rq.ptr(reqCPUFeatures)),
 			}
-			gpu := plugin.GPURequirements{Vendor: r.str("requirements.gpu_vendor", rq.ptr(reqGPUVendor)),
+			gpu := schema.GPURequirements{Vendor: r.str("requirements.gpu_vendor", rq.ptr(reqGPUVendor)),
 				MinArch: rq.version(reqGPUMinArch), MinDriver: rq.version(reqGPUMinDriver)}
-			if gpu != (plugin.GPURequirements{}) {
+			if gpu != (schema.GPURequirements{}) {
 				info.Requirements.GPU = &gpu
 			}
 		}
@@ -332,9 +330,9 @@ func (r *reader) desc(what string, addr uint64) (iface.Desc, bool) {
 }
 
 // operators reads the operator schemas of an info.
-func (r *reader) operators(ci view) []op.Schema {
+func (r *reader) operators(ci view) []schema.Op {
 	l := r.l
-	var out []op.Schema
+	var out []schema.Op
 	for i, p := range r.pointers("operators", ci.ptr(infoOperators), ci.u32(infoOperatorCount)) {
 		what := fmt.Sprintf("operators[%d]", i)
 		cs, ok := r.check(what, p, &l.schema, typeOpSchema, schemaArgs)
@@ -347,17 +345,17 @@ func (r *reader) operators(ci view) []op.Schema {
 		}
 		name := r.str(what+": name", cs.ptr(schemaName))
 		what = fmt.Sprintf("operator %q", name)
-		s := op.Schema{
+		s := schema.Op{
 			Name:           name,
 			Doc:            r.str(what+": doc", cs.ptr(schemaDoc)),
 			OptionalInputs: int(int32(cs.u32(schemaOptionalInputs))),
 		}
 		for _, d := range r.list(what+": devices", cs.ptr(schemaDevices)) {
-			s.Devices = append(s.Devices, op.Device(d))
+			s.Devices = append(s.Devices, schema.Device(d))
 		}
 		for j, ci := range r.structs(what+" inputs", cs.ptr(schemaInputs), cs.u32(schemaInputCount), &l.input, typeOpInput, inputNDim) {
 			inWhat := fmt.Sprintf("%s input %d", what, j)
-			in := op.Input{Name: r.str(inWhat+": name", ci.ptr(inputName)), Doc: r.str(inWhat+": doc", ci.ptr(inputDoc)),
+			in := schema.Input{Name: r.str(inWhat+": name", ci.ptr(inputName)), Doc: r.str(inWhat+": doc", ci.ptr(inputDoc)),
 				Layouts: r.list(inWhat+": layouts", ci.ptr(inputLayouts)), NDim: int(int32(ci.u32(inputNDim)))}
 			for _, name := range r.list(inWhat+": dtypes", ci.ptr(inputDTypes)) {
 				dt, err := tensor.ParseDType(name)
@@ -369,7 +367,7 @@ func (r *reader) operators(ci view) []op.Schema {
 			s.Inputs = append(s.Inputs, in)
 		}
 		for _, co := range r.structs(what+" outputs", cs.ptr(schemaOutputs), cs.u32(schemaOutputCount), &l.output, typeOpOutput, outputLayout) {
-			s.Outputs = append(s.Outputs, op.Output{Name: r.str(what+" output: name", co.ptr(outputName)), Doc: r.str(what+" output: doc", co.ptr(outputDoc)),
+			s.Outputs = append(s.Outputs, schema.Output{Name: r.str(what+" output: name", co.ptr(outputName)), Doc: r.str(what+" output: doc", co.ptr(outputDoc)),
 				Layout: r.str(what+" output: layout", co.ptr(outputLayout))})
 		}
 		for j, ca := range r.structs(what+" args", cs.ptr(schemaArgs), cs.u32(schemaArgCount), &l.arg, typeOpArg, argDeprecated) {
@@ -392,23 +390,23 @@ const (
 )
 
 // arg converts one C argument description.
-func (r *reader) arg(what string, ca view) (op.Arg, error) {
+func (r *reader) arg(what string, ca view) (schema.Arg, error) {
 	flags, typ := ca.u32(argFlags), ca.u32(argType)
 	if typ > 0xff {
-		return op.Arg{}, fmt.Errorf("type %d is not a DYNOP_ARG_* type", typ)
+		return schema.Arg{}, fmt.Errorf("type %d is not a DYNOP_ARG_* type", typ)
 	}
-	a := op.Arg{
+	a := schema.Arg{
 		Name:       r.str(what+": name", ca.ptr(argName)),
 		Doc:        r.str(what+": doc", ca.ptr(argDoc)),
-		Type:       op.Type(typ),
+		Type:       schema.Type(typ),
 		Required:   flags&argRequired != 0,
 		Deprecated: r.list(what+": deprecated", ca.ptr(argDeprecated)),
 	}
 	if flags&argHasMin != 0 {
-		a.Min = op.Bounds(ca.f64(argMin))
+		a.Min = schema.Bounds(ca.f64(argMin))
 	}
 	if flags&argHasMax != 0 {
-		a.Max = op.Bounds(ca.f64(argMax))
+		a.Max = schema.Bounds(ca.f64(argMax))
 	}
 	if p := ca.ptr(argDefault); p != 0 {
 		if err := DecodeJSON(r.str(what+": default_value", p), &a.Default); err != nil {
@@ -441,13 +439,13 @@ func DecodeJSON(text string, v any) error {
 }
 
 // passKinds maps dynop_pass_kind values to graph pass kinds.
-var passKinds = map[uint32]graph.PassKind{1: graph.Populate, 2: graph.Partition, 3: graph.Global}
+var passKinds = map[uint32]schema.PassKind{1: schema.Populate, 2: schema.Partition, 3: schema.Global}
 
 // passes reads the pass descriptors of an info. What the descriptors say
 // (names, matches) the host validates with the rest of the info; this
 // checks what C can get wrong.
-func (r *reader) passes(ci view) []graph.PassDesc {
-	var out []graph.PassDesc
+func (r *reader) passes(ci view) []schema.Pass {
+	var out []schema.Pass
 	for i, p := range r.pointers("passes", ci.ptr(infoPasses), ci.u32(infoPassCount)) {
 		what := fmt.Sprintf("passes[%d]", i)
 		cd, ok := r.check(what, p, &r.l.passDesc, typePassDesc, passDescDoc)
@@ -465,7 +463,7 @@ func (r *reader) passes(ci view) []graph.PassDesc {
 				what, name, cd.u32(passDescKind))
 			break
 		}
-		out = append(out, graph.PassDesc{
+		out = append(out, schema.Pass{
 			Name:     name,
 			Kind:     kind,
 			Match:    r.str(what+": match", cd.ptr(passDescMatch)),
@@ -530,7 +528,7 @@ func Descs(vs []Variant) []dispatch.Variant {
 type Operator struct {
 	Addr                        uint64 // the struct's
 	Name                        string
-	Device                      op.Device
+	Device                      schema.Device
 	UserData                    uint64
 	Create, Setup, Run, Destroy uint64
 	Variants                    []Variant // nil if Run is the implementation
@@ -549,7 +547,7 @@ func DecodeOperator(m Memory, addr uint64) (Operator, error) {
 	o := Operator{
 		Addr:     addr,
 		Name:     r.str("register_operator: name", v.ptr(operatorName)),
-		Device:   op.Device(r.str("register_operator: device", v.ptr(operatorDevice))),
+		Device:   schema.Device(r.str("register_operator: device", v.ptr(operatorDevice))),
 		UserData: v.ptr(operatorUserData),
 		Create:   v.ptr(operatorCreate),
 		Setup:    v.ptr(operatorSetup),

@@ -8,8 +8,7 @@ import (
 
 	"github.com/dynop/dynop/abi"
 	"github.com/dynop/dynop/iface"
-	"github.com/dynop/dynop/op"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 )
 
 // Image is structs of dynop.h laid out in bytes, as a plugin would lay
@@ -160,7 +159,7 @@ var (
 // points to and returns the info's offset in the image, for
 // [DecodeInfo] to read back as the same info. Values that JSON cannot
 // carry (an argument's default) are an error.
-func (im *Image) EncodeInfo(info plugin.Info, flags uint32) (uint32, error) {
+func (im *Image) EncodeInfo(info schema.Plugin, flags uint32) (uint32, error) {
 	l := layoutsFor(im.ptr)
 	var descs, needs, ops, passes []uint32
 	for _, d := range info.Interfaces {
@@ -234,7 +233,7 @@ func (im *Image) desc(d iface.Desc) uint32 {
 	return s.at
 }
 
-func (im *Image) schema(sc op.Schema) (uint32, error) {
+func (im *Image) schema(sc schema.Op) (uint32, error) {
 	l := layoutsFor(im.ptr)
 	devices := make([]string, len(sc.Devices))
 	for i, d := range sc.Devices {
@@ -280,7 +279,7 @@ func (im *Image) schema(sc op.Schema) (uint32, error) {
 	return s.at, nil
 }
 
-func (im *Image) arg(s str, a op.Arg) error {
+func (im *Image) arg(s str, a schema.Arg) error {
 	var flags uint32
 	if a.Required {
 		flags |= argRequired
@@ -318,7 +317,7 @@ func (im *Image) arg(s str, a op.Arg) error {
 // EncodeOperator lays out a dynop_operator named name for device, whose
 // functions are the non-NULL markers fn (a Go guest calls its operators
 // itself: the host only needs them not NULL), and returns its offset.
-func (im *Image) EncodeOperator(name string, device op.Device, fn uint32) uint32 {
+func (im *Image) EncodeOperator(name string, device schema.Device, fn uint32) uint32 {
 	s := im.newStruct(&layoutsFor(im.ptr).operator, typeOperator, vOperator)
 	s.ptr(operatorName, im.String(name))
 	s.ptr(operatorDevice, im.String(string(device)))

@@ -18,6 +18,7 @@ import (
 	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/abihost"
+	"github.com/dynop/dynop/internal/abisession"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
 )
@@ -34,10 +35,10 @@ type session struct {
 	stepCtx context.Context         // the context of the entry point running, or nil
 	message string                  // set_error's message during the running entry point
 	lastErr error                   // the last error a host function returned during it
-	refs    abihost.Refs            // what the plugin acquired
+	refs    abisession.Refs            // what the plugin acquired
 	ops     map[string]*op.Operator // registered during register
 	opOrder []string                // their names, in order
-	gate    abihost.Gate            // calls into the plugin's code (operators, passes)
+	gate    abisession.Gate            // calls into the plugin's code (operators, passes)
 }
 
 func newSession(p *Plugin, h plugin.Host) *session {
@@ -46,7 +47,7 @@ func newSession(p *Plugin, h plugin.Host) *session {
 
 // enter begins a call into the plugin's code (an operator function, a
 // pass): it fails if the plugin stopped, and otherwise holds off stop
-// until leave (see abihost.Gate: calls may nest).
+// until leave (see abisession.Gate: calls may nest).
 func (s *session) enter() error {
 	if !s.gate.Enter() {
 		return fmt.Errorf("native: plugin %q: %w: the plugin stopped; its code is gone", s.p.info.ID, dynop.ErrState)
@@ -80,7 +81,7 @@ func (s *session) end(step string, rc C.dynop_result) error {
 	if Result(rc) == OK {
 		return nil
 	}
-	return abihost.CallError("native", s.p.info.ID, step, Result(rc), msg, -1, last)
+	return abisession.CallError("native", s.p.info.ID, step, Result(rc), msg, -1, last)
 }
 
 // ctx returns the context for a host call made now: the running entry
@@ -149,7 +150,7 @@ func dynopGoAddInterface(h C.uintptr_t, tbl unsafe.Pointer, buf *C.char, n C.siz
 	defer catch("add_interface", &rc, buf, n)
 	s := sessionOf(h)
 	t := TableAt(tbl)
-	desc, err := abihost.CheckInterface(&s.p.info, t.Header())
+	desc, err := abisession.CheckInterface(&s.p.info, t.Header())
 	var impl any
 	if err == nil {
 		if impl, err = bindTable(t); err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/internal/abihost"
+	"github.com/dynop/dynop/internal/abisession"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/tensor"
 )
@@ -43,7 +44,7 @@ func (s *session) registerOperator(cop *C.dynop_operator) error {
 	fail := func(sentinel error, format string, args ...any) error {
 		return fmt.Errorf("native: plugin %q: register_operator %q (%s): %w: "+format, append([]any{s.p.info.ID, name, device, sentinel}, args...)...)
 	}
-	schema, err := abihost.CheckOperator(&s.p.info, name, device)
+	schema, err := abisession.CheckOperator(&s.p.info, name, device)
 	if err != nil {
 		return fmt.Errorf("native: plugin %q: %w", s.p.info.ID, err)
 	}
@@ -127,7 +128,7 @@ func (o *nativeOp) create(vals *op.Values) (op.Impl, error) {
 
 // fail describes a failed operator function call.
 func (o *nativeOp) fail(call string, rc C.dynop_result, msg string, sample int) error {
-	return abihost.CallError("native", o.sess.p.info.ID, call, Result(rc), msg, sample, nil)
+	return abisession.CallError("native", o.sess.p.info.ID, call, Result(rc), msg, sample, nil)
 }
 
 const errBufSize = 1024
@@ -443,10 +444,10 @@ func (im *nativeImpl) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
 	if err := im.call("setup", samples, nin, nout, ts); err != nil {
 		return nil, err
 	}
-	descs, err := abihost.OutputDescs(im.op.schema, samples, func(j, i int) abihost.SetupOutput {
+	descs, err := abisession.OutputDescs(im.op.schema, samples, func(j, i int) abisession.SetupOutput {
 		k := samples*nin + j*nout + i
 		ct := &ts[k]
-		return abihost.SetupOutput{
+		return abisession.SetupOutput{
 			DType: tensor.DType{Code: tensor.Code(ct.dtype.code), Bits: uint8(ct.dtype.bits), Lanes: uint16(ct.dtype.lanes)},
 			NDim:  int(ct.ndim),
 			Dim:   func(x int) int64 { return int64(dims[k*2*maxNDim+x]) },

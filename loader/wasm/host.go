@@ -12,6 +12,7 @@ import (
 	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/abihost"
+	"github.com/dynop/dynop/internal/abisession"
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
 )
@@ -163,7 +164,7 @@ func (in *instance) registerOperator(r registered) error {
 	if reg == nil || s == nil {
 		return fmt.Errorf("%w: register_operator %q is allowed only during register", errdefs.ErrState, r.name)
 	}
-	if _, err := abihost.CheckOperator(&s.p.info, r.name, op.CPU); err != nil {
+	if _, err := abisession.CheckOperator(&s.p.info, r.name, op.CPU); err != nil {
 		return err
 	}
 	for _, o := range reg.ops {
@@ -199,7 +200,7 @@ func (in *instance) addInterface(off uint32) error {
 		reg.ifaces = append(reg.ifaces, off)
 		return nil
 	}
-	desc, err := abihost.CheckInterface(&s.p.info, hdr)
+	desc, err := abisession.CheckInterface(&s.p.info, hdr)
 	if err != nil {
 		return err
 	}

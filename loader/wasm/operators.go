@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/dynop/dynop/internal/abihost"
+	"github.com/dynop/dynop/internal/abisession"
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/tensor"
@@ -313,11 +313,11 @@ func (im *wasmImpl) setup(ctx context.Context, inputs []*tensor.Batch) ([]op.Out
 	}
 	in := im.in
 	meta := in.read("setup outputs", im.arena, lay.metaSize)
-	descs, err := abihost.OutputDescs(im.op.schema, samples, func(j, i int) abihost.SetupOutput {
+	descs, err := abisession.OutputDescs(im.op.schema, samples, func(j, i int) abisession.SetupOutput {
 		k := samples*nin + j*nout + i
 		t := meta[k*tensorSize:]
 		dims := meta[lay.dims+k*dimsSize:]
-		return abihost.SetupOutput{
+		return abisession.SetupOutput{
 			DType: tensor.DType{Code: tensor.Code(t[16]), Bits: t[17], Lanes: uint16(t[18]) | uint16(t[19])<<8},
 			NDim:  int(int32(le.Uint32(t[12:]))),
 			Dim:   func(x int) int64 { return int64(le.Uint64(dims[8*x:])) },

@@ -82,6 +82,7 @@ import (
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/discover"
 	"github.com/dynop/dynop/internal/abihost"
+	"github.com/dynop/dynop/internal/abisession"
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/internal/regfile"
 	"github.com/dynop/dynop/op"
@@ -418,10 +419,10 @@ type session struct {
 	main   *instance    // the first instance: register ran here, interfaces live here
 	ops    []*wasmOp    // what register registered, in order
 	tables []*Table     // the interfaces added
-	refs   abihost.Refs // what the module acquired
-	gate   abihost.Gate // calls into the module (operators, interfaces)
+	refs   abisession.Refs // what the module acquired
+	gate   abisession.Gate // calls into the module (operators, interfaces)
 	// deregistering: the module's deregister runs, and releases only
-	// forget (abihost.Refs.Release).
+	// forget (abisession.Refs.Release).
 	deregistering atomic.Bool
 	pool          pool
 }
@@ -445,7 +446,7 @@ func (s *session) register(ctx context.Context, in *instance, replica bool) (*re
 
 // resultError describes a module function that returned rc.
 func (s *session) resultError(in *instance, call string, rc int32, sample int) error {
-	return in.atLimit(abihost.CallError("wasm", s.p.info.ID, call, Result(rc), in.message, sample, in.lastErr))
+	return in.atLimit(abisession.CallError("wasm", s.p.info.ID, call, Result(rc), in.message, sample, in.lastErr))
 }
 
 // publish registers the operators register registered with the host.
@@ -495,7 +496,7 @@ func (s *session) deregister(ctx context.Context) error {
 func (s *session) stop() { s.gate.Stop() }
 
 // enter begins a call into the plugin, failing if it stopped; leave ends
-// it. Calls may nest (abihost.Gate).
+// it. Calls may nest (abisession.Gate).
 func (s *session) enter() error {
 	if !s.gate.Enter() {
 		return fmt.Errorf("wasm: plugin %q: %w: the plugin stopped", s.p.info.ID, dynop.ErrState)

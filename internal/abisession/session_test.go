@@ -1,4 +1,4 @@
-package abihost
+package abisession
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"github.com/dynop/dynop/abi"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/errdefs"
+	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
 )
 
@@ -77,6 +78,13 @@ func TestRefs(t *testing.T) {
 	if !errors.Is(err, errdefs.ErrReleased) || err.Error() != "release("+strconv.FormatUint(a, 10)+"): reference already released: no such reference, or released already" {
 		t.Errorf("Release twice: %v", err)
 	}
+}
+
+// sampleInfo declares one interface and one operator on the cpu.
+func sampleInfo() plugin.Info {
+	return plugin.Info{ID: "acme.plugin.sample", Version: iface.V(1, 0, 0), APIVersion: plugin.APIVersion,
+		Interfaces: []iface.Desc{{UID: iface.MustParseUID("5B1E0C3A-2F64-4B7E-9D1A-8C3F2E6A4B10"), Name: "dynop.example.Text", Version: iface.V(1, 1, 0)}},
+		Operators:  []op.Schema{{Name: "acme.Blur", Devices: []op.Device{op.CPU}}}}
 }
 
 func TestCheckInterface(t *testing.T) {

@@ -1,4 +1,12 @@
-package abihost
+// Package abisession is what a started plugin's session needs on the
+// host side of dynop.h, written once for the native and the WebAssembly
+// loader: the gate that admits calls into the plugin's code and lets a
+// stop wait for them, the table of references the plugin acquired, the
+// checks of register_operator and add_interface against its info, the
+// error of a failed plugin call, and the check of what setup wrote.
+// Package abihost reads the structs; this package holds the rules of the
+// calls.
+package abisession
 
 import (
 	"fmt"
