@@ -45,11 +45,12 @@ func newRawScale(b *testing.B, path string, n int, deadline bool) *rawScale {
 		fn              func(stack []uint64)
 	}{
 		{"log", 3, 0, nil}, {"set_error", 2, 0, nil}, {"last_error", 2, 1, nil},
-		{"register_operator", 5, 1, func(stack []uint64) {
+		{"register_operator", 1, 1, func(stack []uint64) {
 			if handle == 0 {
-				handle = uint32(stack[0]) // wgood.Scale comes first
+				handle = uint32(stack[0]) // the dynop_operator of wgood.Scale, which comes first
 			}
 		}},
+		{"select_variant", 4, 1, nil},
 		{"add_interface", 1, 1, nil}, {"remove_interface", 1, 1, nil}, {"acquire", 5, 1, nil},
 	} {
 		params := make([]api.ValueType, f.params)
