@@ -66,7 +66,7 @@ func (p parts) recipe() []byte {
 	r = r.b(1, 0, 0, 0) // one operator
 	r = r.s(p.opName).s("Does nothing.").s("cpu").b(1, 0)
 	r = r.b(0).s("in").s("").s(p.dtypes).s("").u32(0) // one input
-	r = r.b(1).b(0).s("out").s("").s("")             // one output
+	r = r.b(1).b(0).s("out").s("").s("")              // one output
 	r = r.b(1).b(0).s("n").s("").b(p.argType, 0).u32(0).u32(0).s("<NULL>").s("<NULL>").s("<NULL>")
 	r = r.b(p.argLie...)
 	r = r.b(0) // no passes

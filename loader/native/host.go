@@ -35,10 +35,10 @@ type session struct {
 	stepCtx context.Context         // the context of the entry point running, or nil
 	message string                  // set_error's message during the running entry point
 	lastErr error                   // the last error a host function returned during it
-	refs    abisession.Refs            // what the plugin acquired
+	refs    abisession.Refs         // what the plugin acquired
 	ops     map[string]*op.Operator // registered during register
 	opOrder []string                // their names, in order
-	gate    abisession.Gate            // calls into the plugin's code (operators, passes)
+	gate    abisession.Gate         // calls into the plugin's code (operators, passes)
 }
 
 func newSession(p *Plugin, h plugin.Host) *session {

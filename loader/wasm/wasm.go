@@ -415,10 +415,10 @@ type session struct {
 	h plugin.Host
 	e *engine
 
-	mainMu sync.Mutex   // the first instance runs one call at a time
-	main   *instance    // the first instance: register ran here, interfaces live here
-	ops    []*wasmOp    // what register registered, in order
-	tables []*Table     // the interfaces added
+	mainMu sync.Mutex      // the first instance runs one call at a time
+	main   *instance       // the first instance: register ran here, interfaces live here
+	ops    []*wasmOp       // what register registered, in order
+	tables []*Table        // the interfaces added
 	refs   abisession.Refs // what the module acquired
 	gate   abisession.Gate // calls into the module (operators, interfaces)
 	// deregistering: the module's deregister runs, and releases only
