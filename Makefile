@@ -33,9 +33,11 @@ examples: plugins
 	$(GO) run ./examples/operators plugins/imgproc/libdynop_imgproc.so
 	$(GO) run ./examples/embedding $(PLUGINS)
 
-## test: vet, every test with the race detector (cgo pointer checks on),
+## test: gofmt (fails on a file it would change), vet, every test with
+## the race detector (cgo pointer checks on),
 ## then the cgo packages again with the strict pointer checks of cgocheck2.
 test:
+	@out=$$("$$($(GO) env GOROOT)/bin/gofmt" -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	cd bench && $(GO) vet ./...
 	GODEBUG=cgocheck=1 $(GO) test -race ./...
