@@ -60,7 +60,7 @@ FUZZ_TARGETS = \
 	machine:FuzzParseDriverVersion \
 	discover:FuzzParseManifest discover:FuzzDecodeCache \
 	pipeline:FuzzParse \
-	internal/abihost:FuzzDecodeInfo loader/native:FuzzNativeInfo \
+	internal/abihost:FuzzDecodeInfo loader/wasm:FuzzModuleInfo loader/native:FuzzNativeInfo \
 	.:FuzzParseSandboxPolicy loader/wasm:FuzzDecodeEntry
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

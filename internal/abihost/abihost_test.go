@@ -143,6 +143,13 @@ func FuzzDecodeInfo(f *testing.F) {
 		le.PutUint32(hdr[1:], uint32(at-m.Base))
 		f.Add(append(hdr, m.B...))
 	}
+	for _, ptr := range []uint32{4, 8} {
+		im := NewImage(ptr)
+		at := im.EncodeOperator("acme.Blur", schema.CPU, 1)
+		hdr := []byte{byte(ptr), 0, 0, 0, 0}
+		le.PutUint32(hdr[1:], at)
+		f.Add(append(hdr, im.Place(0x1000)...))
+	}
 	f.Add([]byte{4, 8, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) < 5 {
@@ -153,7 +160,19 @@ func FuzzDecodeInfo(f *testing.F) {
 			ptr = 8
 		}
 		m := Bytes{B: data[5:], Base: 0x1000, Ptr: ptr}
-		info, flags, err := DecodeInfo(m, 0x1000+uint64(le.Uint32(data[1:])))
+		at := 0x1000 + uint64(le.Uint32(data[1:]))
+		// The other structs a plugin hands the host, read from the same
+		// memory: errors wrap ErrABI, and nothing panics.
+		if _, err := DecodeOperator(m, at); err != nil && !errors.Is(err, errdefs.ErrABI) {
+			t.Errorf("DecodeOperator: %v does not wrap ErrABI", err)
+		}
+		if _, err := DecodeVariants(m, "variants", at, uint32(data[1])%8); err != nil && !errors.Is(err, errdefs.ErrABI) {
+			t.Errorf("DecodeVariants: %v does not wrap ErrABI", err)
+		}
+		if _, err := DecodePass(m, at); err != nil && !errors.Is(err, errdefs.ErrABI) {
+			t.Errorf("DecodePass: %v does not wrap ErrABI", err)
+		}
+		info, flags, err := DecodeInfo(m, at)
 		if err != nil {
 			if !errors.Is(err, errdefs.ErrABI) && !errors.Is(err, schema.ErrPlugin) {
 				t.Errorf("error %v wraps neither ErrABI nor schema.ErrPlugin", err)
@@ -164,11 +183,11 @@ func FuzzDecodeInfo(f *testing.F) {
 			t.Errorf("accepted an invalid info: %v", err)
 		}
 		im := NewImage(ptr)
-		at, err := im.EncodeInfo(info, flags)
+		infoAt, err := im.EncodeInfo(info, flags)
 		if err != nil {
 			t.Fatalf("EncodeInfo of an info the decoder accepted: %v", err)
 		}
-		again, flags2, err := DecodeInfo(Bytes{B: im.Place(0x1000), Base: 0x1000, Ptr: ptr}, 0x1000+uint64(at))
+		again, flags2, err := DecodeInfo(Bytes{B: im.Place(0x1000), Base: 0x1000, Ptr: ptr}, 0x1000+uint64(infoAt))
 		if err != nil {
 			t.Fatalf("the info's own encoding does not decode: %v", err)
 		}
