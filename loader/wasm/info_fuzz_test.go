@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/dynop/dynop"
-	"github.com/dynop/dynop/internal/abihost"
 	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/internal/abihost"
 	"github.com/dynop/dynop/plugin"
 	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
