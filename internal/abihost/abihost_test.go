@@ -196,3 +196,42 @@ func FuzzDecodeInfo(f *testing.F) {
 		}
 	})
 }
+
+// TestOlderMinorVersions: structs of an older minor version, which end
+// before the members added since, still read: an info 1.0 (before
+// operators) and 1.1 (before passes), an operator 1.0 (before variants).
+func TestOlderMinorVersions(t *testing.T) {
+	for _, ptr := range []uint32{4, 8} {
+		l := layoutsFor(ptr)
+		for _, tc := range []struct {
+			minor             uint32
+			end               uint32
+			operators, passes int
+		}{
+			{0, l.info.end[infoRequirements], 0, 0},
+			{1, l.info.end[infoOperators], 2, 0},
+			{2, l.info.end[infoPasses], 2, 2},
+		} {
+			m, at := place(t, sampleInfo(), ptr, 0x1000)
+			h := m.B[at-m.Base:]
+			le.PutUint32(h[20:], tc.minor)
+			le.PutUint32(h[28:], tc.end)
+			info, _, err := DecodeInfo(m, at)
+			if err != nil {
+				t.Fatalf("info 1.%d, %d-byte pointers: %v", tc.minor, ptr, err)
+			}
+			if len(info.Operators) != tc.operators || len(info.Passes) != tc.passes || len(info.Interfaces) != 1 {
+				t.Errorf("info 1.%d, %d-byte pointers: %d operators, %d passes, %d interfaces", tc.minor, ptr, len(info.Operators), len(info.Passes), len(info.Interfaces))
+			}
+		}
+		im := NewImage(ptr)
+		at := im.EncodeOperator("acme.Blur", schema.CPU, 1)
+		b := im.Place(0x1000)
+		le.PutUint32(b[at+20:], 0)                               // version 1.0
+		le.PutUint32(b[at+28:], l.operator.end[operatorDestroy]) // ends before variants
+		o, err := DecodeOperator(Bytes{B: b, Base: 0x1000, Ptr: ptr}, 0x1000+uint64(at))
+		if err != nil || o.Variants != nil || o.Run == 0 || o.Name != "acme.Blur" {
+			t.Errorf("operator 1.0, %d-byte pointers: %+v, %v", ptr, o, err)
+		}
+	}
+}
