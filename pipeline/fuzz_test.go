@@ -115,7 +115,8 @@ func checkProblems(t *testing.T, data []byte, err error, file string) {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		list = j.Unwrap()
 	}
-	lines := strings.Count(string(data), "\n") + 1
+	// YAML breaks lines at \n, \r\n and a lone \r (old Mac files).
+	lines := strings.Count(strings.ReplaceAll(strings.ReplaceAll(string(data), "\r\n", "\n"), "\r", "\n"), "\n") + 1
 	var pos []pipeline.Pos
 	for _, e := range list {
 		var pe *pipeline.Error
