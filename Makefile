@@ -49,6 +49,10 @@ test:
 ## written to the package's testdata/fuzz/, where `make test` runs it
 ## from then on as a regression test; fix the parser and commit it.
 ## FUZZFLAGS adds flags, such as -parallel 1.
+## Go 1.26's fuzzing coordinator may end a run that found nothing with a
+## bare "context deadline exceeded" as -fuzztime expires
+## (go.dev/issue/75804, fixed in Go 1.27): such a run, which wrote no
+## failing input, is reported and counted as passed.
 FUZZTIME ?= 30s
 FUZZFLAGS ?=
 FUZZ_TARGETS = \
@@ -63,10 +67,13 @@ FUZZ_TARGETS = \
 	internal/abihost:FuzzDecodeInfo loader/wasm:FuzzModuleInfo loader/native:FuzzNativeInfo \
 	.:FuzzParseSandboxPolicy loader/wasm:FuzzDecodeEntry
 fuzz:
-	@set -e; for t in $(FUZZ_TARGETS); do \
+	@set -e; log=$$(mktemp); trap 'rm -f "$$log"' EXIT; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; target=$${t#*:}; \
 		echo "fuzz: ./$$pkg $$target for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./$$pkg; \
+		if $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./$$pkg >"$$log" 2>&1; then cat "$$log"; \
+		elif grep -q 'context deadline exceeded' "$$log" && ! grep -q 'Failing input written' "$$log"; then \
+			cat "$$log"; echo "fuzz: $$target: the coordinator's deadline race (go.dev/issue/75804), no failing input: passed"; \
+		else cat "$$log"; exit 1; fi; \
 	done
 
 ## bench: the benchmark suite (bench/cmd/perf): dynop against its peers
