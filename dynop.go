@@ -158,9 +158,14 @@ type Options struct {
 	// DYNOP_VERIFY_VARIANTS=1 turns it on too.
 	VerifyVariants bool
 
-	// Sandbox configures WebAssembly plugins and chooses between a
-	// plugin's native and WebAssembly builds.
-	Sandbox Sandbox
+	// Sandbox chooses between a plugin's native and sandboxed
+	// (WebAssembly) builds.
+	Sandbox SandboxPolicy
+	// Loaders holds loaders' own settings for this host, at most one per
+	// loader, such as a [github.com/dynop/dynop/loader/wasm.Config] with
+	// the sandbox's memory limit, call deadline and granted
+	// capabilities. A loader without one here uses its defaults.
+	Loaders []LoaderConfig
 
 	// Logger receives the host's log: lifecycle at debug level, problems at
 	// warn and error. Nil means slog.Default().
@@ -282,7 +287,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := opts.Sandbox.Validate(); err != nil {
+	if err := opts.validateLoaders(); err != nil {
 		return nil, fmt.Errorf("dynop: open: %w", err)
 	}
 	h := &Host{log: opts.Logger, plugins: make(map[string]*record)}
@@ -351,8 +356,8 @@ func (h *Host) enumerate(ctx context.Context, opts Options) ([]*record, error) {
 		return nil, err
 	}
 	loaders := registeredLoaders()
-	res, err := discover.Enumerate(withOptions(ctx, &opts), discover.Options{
-		Paths: opts.Paths, NoDefaultPaths: opts.NoDefaultPaths, Formats: formats(loaders),
+	res, err := discover.Enumerate(ctx, discover.Options{
+		Paths: opts.Paths, NoDefaultPaths: opts.NoDefaultPaths, Formats: formats(loaders, &opts),
 		CacheDir: opts.CacheDir, NoCache: opts.NoCache, Scanner: opts.Scanner, ScanTimeout: opts.ScanTimeout,
 		Trust: trust, Policy: opts.SignaturePolicy, Logger: h.log,
 	})
@@ -388,7 +393,7 @@ func (h *Host) enumerate(ctx context.Context, opts Options) ([]*record, error) {
 		if openErr != nil { // the loader says it cannot run on this host
 			h.setState(rec, StateUnsupported, openErr)
 		}
-		h.applySandboxPolicy(rec, opts.Sandbox.Policy)
+		h.applySandboxPolicy(rec, opts.Sandbox)
 		if f.Untrusted != nil {
 			rec.unverified = true
 			if res.Policy == sign.PolicyRequire {

@@ -3,6 +3,7 @@ package dynop
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -29,13 +30,15 @@ type Loader struct {
 	// it must, and returns its Info and the loader's own data (JSON, kept
 	// in the plugin's manifest). The host never calls it in its own
 	// process, unless Sandboxed: it runs in a scanner child process (see
-	// package discover).
-	Inspect func(ctx context.Context, path string) (plugin.Info, json.RawMessage, error)
+	// package discover), where opts is nil. A sandboxed loader's Inspect
+	// runs in the host with the host's options, not to be changed.
+	Inspect func(ctx context.Context, path string, opts *Options) (plugin.Info, json.RawMessage, error)
 	// Open returns the plugin enumerated as f, running none of its code:
 	// the plugin's Register loads it. Before any of the file's code runs,
 	// the plugin must pass the digest of the bytes it loads to
 	// f.CheckLoaded, and must load exactly those bytes. opts are the
-	// host's options (Sandbox, CacheDir, Logger), not to be changed. An
+	// host's options (CacheDir, Logger, the loader's own settings in
+	// Loaders), not to be changed. An
 	// error makes the file broken, unless Open returns a plugin with it
 	// and the error wraps [ErrUnsupported]: then the plugin is listed as
 	// unsupported on this host, with the error as the reason.
@@ -114,11 +117,17 @@ func ServeScanner() {
 	if !discover.IsScanner() {
 		return
 	}
-	discover.ServeScanner(formats(registeredLoaders()))
+	discover.ServeScanner(formats(registeredLoaders(), nil))
 }
 
-func (l Loader) format() discover.Format {
-	return discover.Format{Name: l.Name, Magic: l.Magic, Check: l.Check, Inspect: l.Inspect, Sandboxed: l.Sandboxed, Errors: l.Errors}
+// format returns l as package discover sees it, inspecting files for a
+// host opened with opts (nil in a scanner child).
+func (l Loader) format(opts *Options) discover.Format {
+	inspect := l.Inspect
+	return discover.Format{Name: l.Name, Magic: l.Magic, Check: l.Check, Sandboxed: l.Sandboxed, Errors: l.Errors,
+		Inspect: func(ctx context.Context, path string) (plugin.Info, json.RawMessage, error) {
+			return inspect(ctx, path, opts)
+		}}
 }
 
 // registeredLoaders returns the loaders registered so far.
@@ -128,11 +137,11 @@ func registeredLoaders() []Loader {
 	return slices.Clone(loaders)
 }
 
-// formats returns the formats of loaders.
-func formats(loaders []Loader) []discover.Format {
+// formats returns the formats of loaders, for a host opened with opts.
+func formats(loaders []Loader, opts *Options) []discover.Format {
 	out := make([]discover.Format, len(loaders))
 	for i, l := range loaders {
-		out[i] = l.format()
+		out[i] = l.format(opts)
 	}
 	return out
 }
@@ -145,22 +154,57 @@ func pathOf(p plugin.Plugin) string {
 	return ""
 }
 
-// optionsKey is the context key of the host options that Open hands to
-// the Inspect of a sandboxed loader, which runs in the host.
-type optionsKey struct{}
-
-// OptionsFrom returns the options of the host whose Open (or ScanFile)
-// called a loader's Inspect with ctx, if any: a sandboxed loader, which
-// inspects files in the host's process, honours the host's settings
-// (Sandbox, CacheDir, NoCache) with them.
-func OptionsFrom(ctx context.Context) (*Options, bool) {
-	o, ok := ctx.Value(optionsKey{}).(*Options)
-	return o, ok
+// LoaderConfig is one loader's settings for a host, such as
+// [github.com/dynop/dynop/loader/wasm.Config]; [Options.Loaders] holds
+// them, and the loader finds its own with [Options.LoaderConfig].
+type LoaderConfig interface {
+	// LoaderName names the loader the settings are for, as registered
+	// ("wasm").
+	LoaderName() string
+	// Validate reports what is wrong with the settings; Open fails with
+	// it.
+	Validate() error
 }
 
-// withOptions returns ctx carrying opts for OptionsFrom.
-func withOptions(ctx context.Context, opts *Options) context.Context {
-	return context.WithValue(ctx, optionsKey{}, opts)
+// LoaderConfig returns the settings in o.Loaders for the loader called
+// name, or nil: the loader then uses its defaults.
+func (o *Options) LoaderConfig(name string) LoaderConfig {
+	if o == nil {
+		return nil
+	}
+	for _, c := range o.Loaders {
+		if c != nil && c.LoaderName() == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// validateLoaders reports a sandbox policy out of range, and loader
+// settings that are nil, invalid, for a loader this program has not
+// registered, or a second for one loader.
+func (o *Options) validateLoaders() error {
+	if err := o.Sandbox.validate(); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for i, c := range o.Loaders {
+		if c == nil {
+			return fmt.Errorf("Options.Loaders[%d] is nil", i)
+		}
+		name := c.LoaderName()
+		if !slices.ContainsFunc(registeredLoaders(), func(l Loader) bool { return l.Name == name }) {
+			return fmt.Errorf("Options.Loaders[%d]: %w: settings (%T) for loader %q, which this program has not registered (import its package)", i, ErrNotFound, c, name)
+		}
+		if seen[name] {
+			return fmt.Errorf("Options.Loaders[%d]: %w: a second %T for loader %q", i, ErrDuplicate, c, name)
+		}
+		seen[name] = true
+		if err := c.Validate(); err != nil {
+			return fmt.Errorf("Options.Loaders[%d] (%s): %w", i, name, err)
+		}
+	}
+	return nil
 }
 
 // ScanFile reads the manifest of the plugin file at path the way [Open]
@@ -168,5 +212,8 @@ func withOptions(ctx context.Context, opts *Options) context.Context {
 // in a scanner child process (opts.Scanner and opts.ScanTimeout apply).
 // `dynop manifest` writes the result next to the plugin.
 func ScanFile(ctx context.Context, path string, opts Options) (*discover.Manifest, error) {
-	return discover.Inspect(withOptions(ctx, &opts), path, discover.Options{Formats: formats(registeredLoaders()), Scanner: opts.Scanner, ScanTimeout: opts.ScanTimeout})
+	if err := opts.validateLoaders(); err != nil {
+		return nil, fmt.Errorf("dynop: scan: %w", err)
+	}
+	return discover.Inspect(ctx, path, discover.Options{Formats: formats(registeredLoaders(), &opts), Scanner: opts.Scanner, ScanTimeout: opts.ScanTimeout})
 }

@@ -37,7 +37,7 @@ func init() {
 	dynop.RegisterLoader(dynop.Loader{
 		Name:  "test",
 		Magic: testMagic,
-		Inspect: func(ctx context.Context, path string) (plugin.Info, json.RawMessage, error) {
+		Inspect: func(ctx context.Context, path string, _ *dynop.Options) (plugin.Info, json.RawMessage, error) {
 			f, err := os.Open(path)
 			if err != nil {
 				return plugin.Info{}, nil, err
@@ -305,7 +305,9 @@ func TestConflictingUIDs(t *testing.T) {
 }
 
 func TestRegisterLoaderRejectsMisuse(t *testing.T) {
-	inspect := func(context.Context, string) (plugin.Info, json.RawMessage, error) { return plugin.Info{}, nil, nil }
+	inspect := func(context.Context, string, *dynop.Options) (plugin.Info, json.RawMessage, error) {
+		return plugin.Info{}, nil, nil
+	}
 	open := func(*discover.File, *dynop.Options) (plugin.Plugin, error) { return nil, nil }
 	for _, l := range []dynop.Loader{
 		{Name: "test", Magic: "other magic", Inspect: inspect, Open: open},

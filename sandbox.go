@@ -2,33 +2,15 @@ package dynop
 
 import (
 	"fmt"
-	"slices"
 	"strings"
-	"time"
 )
 
-// Sandbox configures WebAssembly plugins, and which build of a plugin runs
-// when a native and a WebAssembly build of it are both found.
-type Sandbox struct {
-	// Policy chooses between a plugin's native and WebAssembly builds.
-	Policy SandboxPolicy
-	// MemoryLimit bounds the linear memory of each WebAssembly module
-	// instance, in bytes, rounded down to 64 KiB pages; 0 means 512 MiB.
-	MemoryLimit int64
-	// CallTimeout bounds each call into a module (a deadline added to the
-	// caller's context); 0 means 30 s. A negative CallTimeout makes calls
-	// uninterruptible — neither a deadline nor the caller's context stops
-	// one — and several times faster: wazero (v1.12) checks for
-	// interruption at every loop back-edge by calling into Go (wazero
-	// issue #2466). Use it only for modules you trust to terminate.
-	CallTimeout time.Duration
-	// Grant lists the capabilities a module may have if it asks for them:
-	// "clock", "random", "env" and "stdio" (see dynop_wasm.h). A module
-	// that asks for one not granted is unsupported.
-	Grant []string
-}
-
-// SandboxPolicy says when a plugin must run in the WebAssembly sandbox.
+// SandboxPolicy says when a plugin must run in a sandbox: which build of
+// a plugin runs when a native build and a sandboxed (WebAssembly) one are
+// both found. It chooses between loaders, so the host keeps it; how the
+// sandbox itself runs (memory, deadlines, capabilities) is the loader's
+// own configuration, such as
+// [github.com/dynop/dynop/loader/wasm.Config].
 type SandboxPolicy int
 
 const (
@@ -68,12 +50,6 @@ func ParseSandboxPolicy(s string) (SandboxPolicy, error) {
 	}
 	return 0, fmt.Errorf("sandbox policy %q: want prefer-native, unsigned or always", s)
 }
-
-// Capabilities a WebAssembly module may ask for; see [Sandbox.Grant].
-var sandboxCapabilities = []string{"clock", "random", "env", "stdio"}
-
-// SandboxCapabilities returns the names [Sandbox.Grant] accepts.
-func SandboxCapabilities() []string { return append([]string(nil), sandboxCapabilities...) }
 
 // applySandboxPolicy makes a native plugin file that policy does not let
 // run unusable: every one under SandboxAlways, one without a verified
@@ -120,20 +96,10 @@ func buildChoice(win, lose *record) string {
 	return "a native build is preferred to the sandbox when it is supported and not untrusted (sandbox policy prefer-native or unsigned)"
 }
 
-// Validate reports what is wrong with sb: an unknown policy, a memory
-// limit under one 64 KiB page, a capability no host grants. Open calls
-// it, and so do loaders handed a Sandbox directly.
-func (sb Sandbox) Validate() error {
-	switch {
-	case sb.Policy < SandboxPreferNative || sb.Policy > SandboxAlways:
-		return fmt.Errorf("dynop: Sandbox.Policy: unknown policy %d", int(sb.Policy))
-	case sb.MemoryLimit < 0 || sb.MemoryLimit > 0 && sb.MemoryLimit < 64<<10:
-		return fmt.Errorf("dynop: Sandbox.MemoryLimit %d is neither 0 (the default) nor at least one 64 KiB page", sb.MemoryLimit)
-	}
-	for _, g := range sb.Grant {
-		if !slices.Contains(sandboxCapabilities, g) {
-			return fmt.Errorf("dynop: Sandbox.Grant: unknown capability %q (known: %s)", g, strings.Join(sandboxCapabilities, ", "))
-		}
+// validate reports a policy that is none of the three.
+func (p SandboxPolicy) validate() error {
+	if p < SandboxPreferNative || p > SandboxAlways {
+		return fmt.Errorf("dynop: Options.Sandbox: unknown policy %d", int(p))
 	}
 	return nil
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/cbuild"
 	_ "github.com/dynop/dynop/loader/native"
-	_ "github.com/dynop/dynop/loader/wasm"
+	"github.com/dynop/dynop/loader/wasm"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
 	imageplugin "github.com/dynop/dynop/plugins/image"
@@ -136,7 +136,7 @@ func host(b *testing.B, k hostKind) *dynop.Host {
 	case wasmHost, wasmUninterrupted:
 		opts.Paths = []string{nopWasm(b), vecmathWasm(b), imgprocWasm(b)}
 		if k == wasmUninterrupted {
-			opts.Sandbox.CallTimeout = -1
+			opts.Loaders = []dynop.LoaderConfig{wasm.Config{CallTimeout: -1}}
 		}
 	}
 	h, err := dynop.Open(ctx, opts)

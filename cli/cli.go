@@ -16,7 +16,7 @@ import (
 
 	"github.com/dynop/dynop"
 	_ "github.com/dynop/dynop/loader/native" // native plugin files
-	_ "github.com/dynop/dynop/loader/wasm"   // WebAssembly plugin files, sandboxed
+	"github.com/dynop/dynop/loader/wasm"     // WebAssembly plugin files, sandboxed
 	_ "github.com/dynop/dynop/machine/nvml"  // NVIDIA GPUs, for plugins that require one
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
@@ -280,12 +280,13 @@ func hostOptions(paths []string) (dynop.Options, error) {
 	if err != nil {
 		return opts, err
 	}
-	opts.Sandbox.Policy = policy
+	opts.Sandbox = policy
 	if g := os.Getenv("DYNOP_SANDBOX_GRANT"); g != "" {
-		opts.Sandbox.Grant = strings.Split(g, ",")
-		if err := opts.Sandbox.Validate(); err != nil {
+		cfg := wasm.Config{Grant: strings.Split(g, ",")}
+		if err := cfg.Validate(); err != nil {
 			return opts, fmt.Errorf("DYNOP_SANDBOX_GRANT: %w", err)
 		}
+		opts.Loaders = append(opts.Loaders, cfg)
 	}
 	if p := os.Getenv("DYNOP_SIGNATURE_POLICY"); p != "" {
 		policy, err := sign.ParsePolicy(p)

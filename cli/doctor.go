@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/dynop/dynop/loader/wasm"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -675,8 +676,7 @@ func checkSandbox(_ context.Context, _ *doctor) []checkResult {
 	}[p]
 	r.Summary = fmt.Sprintf("%s (%s): %s", p, from, what)
 	if g := os.Getenv("DYNOP_SANDBOX_GRANT"); g != "" {
-		sb := dynop.Sandbox{Grant: strings.Split(g, ",")}
-		if err := sb.Validate(); err != nil {
+		if err := (wasm.Config{Grant: strings.Split(g, ",")}).Validate(); err != nil {
 			r.Status, r.Summary = statusFail, fmt.Sprintf("invalid, so no host opens: DYNOP_SANDBOX_GRANT=%s: %v", g, err)
 			r.Fix = "set DYNOP_SANDBOX_GRANT to a comma-separated list of clock, random, env and stdio, or unset it (none granted)"
 			return []checkResult{r}

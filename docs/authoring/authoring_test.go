@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/dynop/dynop/abi"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -246,9 +247,9 @@ func TestABI(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = apply(h, "acme.Threshold", nil, crop)
-	re, ok := errors.AsType[*native.ResultError](err)
+	re, ok := errors.AsType[*abi.ResultError](err)
 	if !ok || !errors.Is(err, dynop.ErrInvalid) || re.Message != "acme.Threshold takes compact tensors only" {
-		t.Fatalf("a strided input: err = %v, want a native.ResultError wrapping dynop.ErrInvalid with the plugin's message", err)
+		t.Fatalf("a strided input: err = %v, want a abi.ResultError wrapping dynop.ErrInvalid with the plugin's message", err)
 	}
 	inGuide(t, err.Error())
 }
@@ -394,7 +395,7 @@ func TestSandbox(t *testing.T) {
 		var log logBuffer
 		h = openHost(t, &log, []string{mod}, func(o *dynop.Options) {
 			o.CacheDir = cache
-			o.Sandbox.Grant = []string{"clock"}
+			o.Loaders = []dynop.LoaderConfig{wasm.Config{Grant: []string{"clock"}}}
 		})
 		in, err := h.NewOperator(context.Background(), "clock.Stamp", nil)
 		if err != nil {
@@ -423,7 +424,7 @@ func TestSandbox(t *testing.T) {
 		x := u8(t, []uint8{0, 99, 100, 101, 255, 7}, 2, 3)
 		want := []uint8{255, 255, 0, 0, 0, 255}
 
-		h := openHost(t, nil, []string{lib, mod, inv}, func(o *dynop.Options) { o.Sandbox.Policy = dynop.SandboxAlways })
+		h := openHost(t, nil, []string{lib, mod, inv}, func(o *dynop.Options) { o.Sandbox = dynop.SandboxAlways })
 		y, _, err := apply(h, "acme.Threshold", op.Args{"level": 100, "mode": "below"}, x)
 		if err != nil || !bytes.Equal(y, want) {
 			t.Errorf("sandboxed acme.Threshold: %v, %v; want %v", y, err, want)
@@ -436,12 +437,12 @@ func TestSandbox(t *testing.T) {
 		if st := status(t, h, "acme.plugin.threshold"); st.State != dynop.StateUnsupported || !errors.Is(st.Err, wasm.ErrCapability) {
 			t.Errorf("a C module asking for the clock is %s (%v), want unsupported", st.State, st.Err)
 		}
-		h = openHost(t, nil, []string{clock}, func(o *dynop.Options) { o.Sandbox.Grant = []string{"clock"} })
+		h = openHost(t, nil, []string{clock}, func(o *dynop.Options) { o.Loaders = []dynop.LoaderConfig{wasm.Config{Grant: []string{"clock"}}} })
 		if y, _, err := apply(h, "acme.Threshold", op.Args{"level": 100, "mode": "below"}, x); err != nil || !bytes.Equal(y, want) {
 			t.Errorf("with the clock granted: %v, %v; want %v", y, err, want)
 		}
 
-		h = openHost(t, nil, []string{mod}, func(o *dynop.Options) { o.Sandbox.MemoryLimit = 2 << 20 })
+		h = openHost(t, nil, []string{mod}, func(o *dynop.Options) { o.Loaders = []dynop.LoaderConfig{wasm.Config{MemoryLimit: 2 << 20}} })
 		_, _, err = apply(h, "acme.Threshold", nil, u8(t, make([]uint8, 4<<20), 4<<20))
 		if !errors.Is(err, wasm.ErrMemoryLimit) {
 			t.Errorf("4 MiB through a module limited to 2 MiB: err = %v, want wasm.ErrMemoryLimit", err)

@@ -203,7 +203,7 @@ func openHost(ctx context.Context, c *config, log *slog.Logger) (*dynop.Host, er
 		CacheDir:        c.cacheDir, // "" is $XDG_CACHE_HOME/dynop
 		TrustDir:        c.trustDir, // "" is no trust store: signatures are not checked
 		SignaturePolicy: c.policy,   // the default is require with a trust store, off without
-		Sandbox:         dynop.Sandbox{Policy: c.sandbox},
+		Sandbox:         c.sandbox,
 		Logger:          log,
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dynop/dynop/abi"
 	"log/slog"
 	"runtime/cgo"
 	"sync"
@@ -72,16 +73,16 @@ func (s *session) begin(ctx context.Context, step string) {
 }
 
 // end marks the end of the entry point's call, returning its outcome as an
-// error: nil for DYNOP_OK, or a *ResultError.
+// error: nil for DYNOP_OK, or a *abi.ResultError.
 func (s *session) end(step string, rc C.dynop_result) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	msg, last := s.message, s.lastErr
 	s.step, s.stepCtx, s.message, s.lastErr = "", nil, "", nil
-	if Result(rc) == OK {
+	if abi.Result(rc) == abi.OK {
 		return nil
 	}
-	return abisession.CallError("native", s.p.info.ID, step, Result(rc), msg, -1, last)
+	return abisession.CallError("native", s.p.info.ID, step, abi.Result(rc), msg, -1, last)
 }
 
 // ctx returns the context for a host call made now: the running entry

@@ -3,6 +3,7 @@ package native
 import (
 	"context"
 	"fmt"
+	"github.com/dynop/dynop/abi"
 	"log/slog"
 	"slices"
 	"strings"
@@ -102,8 +103,8 @@ func TestGlobalSymbols(t *testing.T) {
 
 // TestResultCodes checks package abi's result constants against dynop.h.
 func TestResultCodes(t *testing.T) {
-	want := []Result{OK, ErrorGeneric, ErrorInvalidArgument, ErrorNotFound, ErrorVersion, ErrorState,
-		ErrorCycle, ErrorNoMemory, ErrorUnsupported, ErrorDuplicate, ErrorType, ErrorClosed}
+	want := []abi.Result{abi.OK, abi.ErrorGeneric, abi.ErrorInvalidArgument, abi.ErrorNotFound, abi.ErrorVersion, abi.ErrorState,
+		abi.ErrorCycle, abi.ErrorNoMemory, abi.ErrorUnsupported, abi.ErrorDuplicate, abi.ErrorType, abi.ErrorClosed}
 	got := cResults()
 	if !slices.Equal(got, want) {
 		t.Fatalf("dynop.h's results are %v; package abi has %v", got, want)

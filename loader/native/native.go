@@ -63,7 +63,7 @@
 // (every node's name, kind, definition, producers and arguments as JSON),
 // and the builder's set_operator and group go back to the graph.Builder
 // of the build. A run holds the plugin started like an operator call; a
-// failed run is a [*ResultError] with the plugin's message, or else the
+// failed run is a [*abi.ResultError] with the plugin's message, or else the
 // message of the builder call that failed.
 //
 // Every ABI struct the plugin hands over is checked before it is read: its
@@ -118,8 +118,9 @@ type loaderData struct {
 	Flags uint32 `json:"flags,omitempty"` // dynop_plugin_info.flags
 }
 
-// inspect reads the plugin in the file at path, for the scanner.
-func inspect(ctx context.Context, path string) (plugin.Info, json.RawMessage, error) {
+// inspect reads the plugin in the file at path, in a scanner child (the
+// loader has no settings of its own: opts go unused).
+func inspect(ctx context.Context, path string, _ *dynop.Options) (plugin.Info, json.RawMessage, error) {
 	info, flags, err := readFile(ctx, path)
 	if err != nil {
 		return plugin.Info{}, nil, err

@@ -6,6 +6,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"github.com/dynop/dynop/abi"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -422,8 +423,8 @@ func TestRegisterFails(t *testing.T) {
 	h := openHost(t, []string{lib, cbuild.VecMath(t)})
 	_, _, err := h.Acquire(ctx, "dynop.plugin.fixture", fixtureUID, iface.V(1, 0, 0))
 	wantErr(t, err, dynop.ErrUnsupported, "register returned DYNOP_ERROR_UNSUPPORTED", "no frobnicator on this machine")
-	var re *native.ResultError
-	if !errors.As(err, &re) || re.Result != native.ErrorUnsupported || re.Call != "register" {
+	var re *abi.ResultError
+	if !errors.As(err, &re) || re.Result != abi.ErrorUnsupported || re.Call != "register" {
 		t.Errorf("error %v is not a *ResultError for register with DYNOP_ERROR_UNSUPPORTED", err)
 	}
 	if cbuild.Mapped(t, lib) {

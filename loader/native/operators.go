@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dynop/dynop/abi"
 	"runtime"
 	"slices"
 	"sync/atomic"
@@ -128,7 +129,7 @@ func (o *nativeOp) create(vals *op.Values) (op.Impl, error) {
 
 // fail describes a failed operator function call.
 func (o *nativeOp) fail(call string, rc C.dynop_result, msg string, sample int) error {
-	return abisession.CallError("native", o.sess.p.info.ID, call, Result(rc), msg, sample, nil)
+	return abisession.CallError("native", o.sess.p.info.ID, call, abi.Result(rc), msg, sample, nil)
 }
 
 const errBufSize = 1024

@@ -2,6 +2,7 @@ package native_test
 
 import (
 	"errors"
+	"github.com/dynop/dynop/abi"
 	"reflect"
 	"strings"
 	"testing"
@@ -131,7 +132,7 @@ func TestNativeOperatorRuns(t *testing.T) {
 	}
 	three, _ := tensor.NewBatch(a, b, a)
 	_, err = fail.Exec(ctx, three)
-	var re *native.ResultError
+	var re *abi.ResultError
 	if !errors.As(err, &re) || !errors.Is(err, dynop.ErrInvalid) ||
 		!strings.Contains(err.Error(), `operator "test.Fail" (plugin "dynop.plugin.ops")`) ||
 		!strings.Contains(err.Error(), "run (sample 1) returned DYNOP_ERROR_INVALID_ARGUMENT: sample 1 is cursed") {

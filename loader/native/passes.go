@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dynop/dynop/abi"
 	"runtime/cgo"
 	"unsafe"
 
@@ -101,7 +102,7 @@ func (p *nativePass) run(ctx context.Context, kind graph.PassKind, b *graph.Buil
 	if rc == C.DYNOP_OK {
 		return nil
 	}
-	e := &ResultError{Kind: "native", Plugin: id, Call: fmt.Sprintf("pass %q", p.desc.Name), Result: Result(rc), Message: C.GoString(r.buf)}
+	e := &abi.ResultError{Kind: "native", Plugin: id, Call: fmt.Sprintf("pass %q", p.desc.Name), Result: abi.Result(rc), Message: C.GoString(r.buf)}
 	if r.lastErr != nil && (e.Message == "" || passResult(r.lastErr) == e.Result) {
 		e.Cause = r.lastErr
 	}
@@ -232,37 +233,37 @@ func (r *passRun) free() {
 // callError is a builder function's failure with the result code it
 // returns to C.
 type callError struct {
-	r   Result
+	r   abi.Result
 	err error
 }
 
 func (e *callError) Error() string { return e.err.Error() }
 func (e *callError) Unwrap() error { return e.err }
 
-func callErrorf(r Result, format string, args ...any) error {
+func callErrorf(r abi.Result, format string, args ...any) error {
 	return &callError{r, fmt.Errorf(format, args...)}
 }
 
 // passResult returns the result code that tells a pass about err.
-func passResult(err error) Result {
+func passResult(err error) abi.Result {
 	var ce *callError
 	switch {
 	case errors.As(err, &ce):
 		return ce.r
 	case errors.Is(err, errdefs.ErrNotFound):
-		return ErrorNotFound
+		return abi.ErrorNotFound
 	case errors.Is(err, errdefs.ErrUnsupported):
-		return ErrorUnsupported
+		return abi.ErrorUnsupported
 	case errors.Is(err, op.ErrArgument), errors.Is(err, graph.ErrInvalid):
-		return ErrorInvalidArgument
+		return abi.ErrorInvalidArgument
 	}
-	if r := resultOf(err); r != ErrorGeneric {
+	if r := resultOf(err); r != abi.ErrorGeneric {
 		return r
 	}
 	if errors.Is(err, graph.ErrPass) {
-		return ErrorInvalidArgument
+		return abi.ErrorInvalidArgument
 	}
-	return ErrorGeneric
+	return abi.ErrorGeneric
 }
 
 // fail records err as the run's last builder failure, writes its message
@@ -278,7 +279,7 @@ func runOf(h C.uintptr_t) *passRun { return cgo.Handle(h).Value().(*passRun) }
 // node returns node i of the view.
 func (r *passRun) node(what string, i uint32) (*graph.Node, error) {
 	if int64(i) >= int64(len(r.nodes)) {
-		return nil, callErrorf(ErrorInvalidArgument, "%s: node %d is out of range: the graph has %d node(s)", what, i, len(r.nodes))
+		return nil, callErrorf(abi.ErrorInvalidArgument, "%s: node %d is out of range: the graph has %d node(s)", what, i, len(r.nodes))
 	}
 	return r.nodes[i], nil
 }
@@ -304,11 +305,11 @@ func (r *passRun) setOperator(i uint32, name string, cargs *C.char) error {
 		var v any
 		text := goString(cargs)
 		if err := abihost.DecodeJSON(text, &v); err != nil {
-			return callErrorf(ErrorInvalidArgument, "%s: args_json is not JSON: %v", what, err)
+			return callErrorf(abi.ErrorInvalidArgument, "%s: args_json is not JSON: %v", what, err)
 		}
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return callErrorf(ErrorInvalidArgument, "%s: args_json %s is not a JSON object", what, text)
+			return callErrorf(abi.ErrorInvalidArgument, "%s: args_json %s is not a JSON object", what, text)
 		}
 		args = op.Args(obj)
 	}
@@ -335,10 +336,10 @@ func dynopGoPassGroup(h C.uintptr_t, name *C.char, nodes *C.uint32_t, count C.ui
 func (r *passRun) group(name string, cnodes *C.uint32_t, count uint32) error {
 	what := fmt.Sprintf("group(%q)", name)
 	if k := r.pass.desc.Kind; k != graph.Partition {
-		return callErrorf(ErrorState, "%s: only partition passes group nodes; pass %q is a %s pass", what, r.pass.desc.Name, k)
+		return callErrorf(abi.ErrorState, "%s: only partition passes group nodes; pass %q is a %s pass", what, r.pass.desc.Name, k)
 	}
 	if int64(count) > int64(len(r.nodes)) {
-		return callErrorf(ErrorInvalidArgument, "%s: %d nodes, but the graph has %d", what, count, len(r.nodes))
+		return callErrorf(abi.ErrorInvalidArgument, "%s: %d nodes, but the graph has %d", what, count, len(r.nodes))
 	}
 	var members []*graph.Node
 	if count > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dynop/dynop/abi"
 	"reflect"
 	"sync"
 	"testing"
@@ -244,7 +245,7 @@ func TestNativePassBuilderErrors(t *testing.T) {
 	} {
 		t.Run(c.node, func(t *testing.T) {
 			g, err := build(t, h, []node{{name: c.node, kind: "fixture.Double"}})
-			var re *native.ResultError
+			var re *abi.ResultError
 			if !errors.As(err, &re) || re.Plugin != passesID {
 				t.Errorf("error %v is not the plugin's ResultError", err)
 			}

@@ -153,36 +153,13 @@ var ErrABI = errdefs.ErrABI
 // dependency, a symbol that does not resolve. The message is dlerror's.
 var ErrLoad = errors.New("the dynamic linker cannot load it")
 
-// Result is a dynop_result, the status code of a C ABI call.
-type Result = abi.Result
-
-// The results of dynop.h; see package abi.
-const (
-	OK                   = abi.OK
-	ErrorGeneric         = abi.ErrorGeneric
-	ErrorInvalidArgument = abi.ErrorInvalidArgument
-	ErrorNotFound        = abi.ErrorNotFound
-	ErrorVersion         = abi.ErrorVersion
-	ErrorState           = abi.ErrorState
-	ErrorCycle           = abi.ErrorCycle
-	ErrorNoMemory        = abi.ErrorNoMemory
-	ErrorUnsupported     = abi.ErrorUnsupported
-	ErrorDuplicate       = abi.ErrorDuplicate
-	ErrorType            = abi.ErrorType
-	ErrorClosed          = abi.ErrorClosed
-)
-
 // resultOf returns the result code that tells C code about err.
-func resultOf(err error) Result { return abi.ResultOf(err) }
-
-// ResultError is a native plugin's failure: the result an entry point
-// returned and the message it gave with set_error (see package abi).
-type ResultError = abi.ResultError
+func resultOf(err error) abi.Result { return abi.ResultOf(err) }
 
 // cResults returns dynop.h's result codes as the C compiler sees them, in
 // order, so that a test keeps package abi's constants in step.
-func cResults() []Result {
-	return []Result{C.DYNOP_OK, C.DYNOP_ERROR, C.DYNOP_ERROR_INVALID_ARGUMENT, C.DYNOP_ERROR_NOT_FOUND,
+func cResults() []abi.Result {
+	return []abi.Result{C.DYNOP_OK, C.DYNOP_ERROR, C.DYNOP_ERROR_INVALID_ARGUMENT, C.DYNOP_ERROR_NOT_FOUND,
 		C.DYNOP_ERROR_VERSION, C.DYNOP_ERROR_STATE, C.DYNOP_ERROR_CYCLE, C.DYNOP_ERROR_NO_MEMORY,
 		C.DYNOP_ERROR_UNSUPPORTED, C.DYNOP_ERROR_DUPLICATE, C.DYNOP_ERROR_TYPE, C.DYNOP_ERROR_CLOSED}
 }

@@ -1,6 +1,7 @@
 package wasm_test
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"path/filepath"
@@ -70,7 +71,7 @@ func TestBadModules(t *testing.T) {
 
 func TestCapabilities(t *testing.T) {
 	path := cbuild.Wasm(t, "wclock.wasm", []string{"loader/wasm/testdata/wgood.c"}, `-DDYNOP_WASM_CAPABILITIES="clock,random"`)
-	p, err := wasm.Load(context.Background(), path, dynop.Options{CacheDir: cacheDir(t), Sandbox: dynop.Sandbox{Grant: []string{"random"}}})
+	p, err := wasm.Load(context.Background(), path, dynop.Options{CacheDir: cacheDir(t), Loaders: []dynop.LoaderConfig{wasm.Config{Grant: []string{"random"}}}})
 	testutil.WantErr(t, err, dynop.ErrUnsupported, `plugin "dynop.plugin.wgood" asks for clock, which this host does not grant`)
 	testutil.WantErr(t, err, wasm.ErrCapability)
 	if p == nil || len(p.Capabilities()) != 2 {
@@ -86,14 +87,37 @@ func TestCapabilities(t *testing.T) {
 	_, err = h.NewOperator(context.Background(), "wgood.Scale", nil)
 	testutil.WantErr(t, err, dynop.ErrUnsupported, "asks for clock, random")
 
-	h = openHost(t, dynop.Options{Sandbox: dynop.Sandbox{Grant: []string{"clock", "random"}}}, path)
+	h = openHost(t, dynop.Options{Loaders: []dynop.LoaderConfig{wasm.Config{Grant: []string{"clock", "random"}}}}, path)
 	if _, err := exec(t, h, "wgood.Scale", nil, floats(t, []float32{1}, 1)); err != nil {
 		t.Fatal(err)
 	}
 
-	_, err = dynop.Open(context.Background(), dynop.Options{NoDefaultPaths: true, Paths: []string{path}, CacheDir: t.TempDir(), Sandbox: dynop.Sandbox{Grant: []string{"network"}}})
-	testutil.WantErr(t, err, nil, "dynop: open: dynop: Sandbox.Grant: unknown capability \"network\" (known: clock, random, env, stdio)")
-	// wasm.Load checks a Sandbox with the same rules as Open.
-	_, err = wasm.Load(context.Background(), path, dynop.Options{Sandbox: dynop.Sandbox{MemoryLimit: 1000}})
-	testutil.WantErr(t, err, nil, "Sandbox.MemoryLimit 1000 is neither 0 (the default) nor at least one 64 KiB page")
+	_, err = dynop.Open(context.Background(), dynop.Options{NoDefaultPaths: true, Paths: []string{path}, CacheDir: t.TempDir(), Loaders: []dynop.LoaderConfig{wasm.Config{Grant: []string{"network"}}}})
+	testutil.WantErr(t, err, nil, "dynop: open: Options.Loaders[0] (wasm): wasm: Config.Grant: unknown capability \"network\" (known: clock, random, env, stdio)")
+	// wasm.Load checks a Config with the same rules as Open.
+	_, err = wasm.Load(context.Background(), path, dynop.Options{Loaders: []dynop.LoaderConfig{&wasm.Config{MemoryLimit: 1000}}})
+	testutil.WantErr(t, err, nil, "wasm: Config.MemoryLimit 1000 is neither 0 (the default) nor at least one 64 KiB page")
+	// Open refuses a second Config, a nil one and one for a loader this
+	// program does not have, saying which.
+	for _, c := range []struct {
+		loaders  []dynop.LoaderConfig
+		sentinel error
+		want     string
+	}{
+		{[]dynop.LoaderConfig{wasm.Config{}, &wasm.Config{Grant: []string{"clock"}}}, dynop.ErrDuplicate, `dynop: open: Options.Loaders[1]: duplicate: a second *wasm.Config for loader "wasm"`},
+		{[]dynop.LoaderConfig{nil}, nil, "dynop: open: Options.Loaders[0] is nil"},
+		{[]dynop.LoaderConfig{otherLoader{}}, dynop.ErrNotFound, `dynop: open: Options.Loaders[0]: not found: settings (wasm_test.otherLoader) for loader "gpu-sim", which this program has not registered (import its package)`},
+	} {
+		_, err = dynop.Open(context.Background(), dynop.Options{NoDefaultPaths: true, Loaders: c.loaders})
+		testutil.WantErr(t, err, c.sentinel, c.want)
+	}
+	// The wasm loader refuses settings of another type under its name.
+	_, err = wasm.Load(context.Background(), path, dynop.Options{Loaders: []dynop.LoaderConfig{otherLoader{name: "wasm"}}})
+	testutil.WantErr(t, err, nil, `wasm: dynop.Options.Loaders holds a wasm_test.otherLoader for loader "wasm", want a wasm.Config`)
 }
+
+// otherLoader is settings for a loader called name, "gpu-sim" by default.
+type otherLoader struct{ name string }
+
+func (o otherLoader) LoaderName() string { return cmp.Or(o.name, "gpu-sim") }
+func (otherLoader) Validate() error      { return nil }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/dynop/dynop/loader/wasm"
 	"os"
 	"testing"
 	"time"
@@ -175,7 +176,7 @@ func benchCallVsRaw(b *testing.B, mode string, timeout time.Duration, n int) {
 	b.Run(fmt.Sprintf("%s/floats=%d", mode, n), func(b *testing.B) {
 		path := wgood(b)
 		raw := newRawScale(b, path, n, timeout >= 0)
-		h := openHost(b, dynop.Options{Logger: nopLogger(), Sandbox: dynop.Sandbox{CallTimeout: timeout}}, path)
+		h := openHost(b, dynop.Options{Logger: nopLogger(), Loaders: []dynop.LoaderConfig{wasm.Config{CallTimeout: timeout}}}, path)
 		inst, err := h.NewOperator(context.Background(), "wgood.Scale", op.Args{"factor": 2.0})
 		if err != nil {
 			b.Fatal(err)

@@ -89,7 +89,7 @@ func TestGoCapability(t *testing.T) {
 	} else {
 		testutil.WantErr(t, st.Err, wasm.ErrCapability, `"dynop.plugin.goclock" asks for clock`)
 	}
-	h = openHost(t, dynop.Options{Sandbox: dynop.Sandbox{Grant: []string{"clock"}}}, path)
+	h = openHost(t, dynop.Options{Loaders: []dynop.LoaderConfig{wasm.Config{Grant: []string{"clock"}}}}, path)
 	got, err := exec(t, h, "goclock.Now", nil, floats(t, []float32{0}, 1))
 	if err != nil {
 		t.Fatal(err)

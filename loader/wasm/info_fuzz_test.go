@@ -52,7 +52,7 @@ func FuzzModuleInfo(f *testing.F) {
 			t.Errorf("an accepted info does not validate: %v", err)
 		}
 		for _, c := range caps {
-			if !slices.Contains(dynop.SandboxCapabilities(), c) {
+			if !slices.Contains(Capabilities(), c) {
 				t.Errorf("capability %q is not one a host knows", c)
 			}
 		}

@@ -77,10 +77,55 @@ const (
 	defaultCallTimeout = 30 * time.Second
 	wasiModule         = wasi_snapshot_preview1.ModuleName
 	hostModule         = "dynop"
+	loaderName         = "wasm"
 )
 
-// config is how a host runs WebAssembly modules: dynop.Sandbox with its
-// defaults applied.
+// Config is how a host runs WebAssembly plugins: put one in
+// [dynop.Options.Loaders]. The zero Config is the default.
+type Config struct {
+	// MemoryLimit bounds the linear memory of each module instance, in
+	// bytes, rounded down to 64 KiB pages; 0 means 512 MiB.
+	MemoryLimit int64
+	// CallTimeout bounds each call into a module (a deadline added to the
+	// caller's context); 0 means 30 s. A negative CallTimeout makes calls
+	// uninterruptible — neither a deadline nor the caller's context stops
+	// one — and several times faster: wazero (v1.12) checks for
+	// interruption at every loop back-edge by calling into Go (wazero
+	// issue #2466). Use it only for modules you trust to terminate.
+	CallTimeout time.Duration
+	// Grant lists the capabilities a module may have if it asks for them
+	// (see [Capabilities] and dynop_wasm.h). A module that asks for one
+	// not granted is unsupported.
+	Grant []string
+}
+
+// LoaderName implements [dynop.LoaderConfig]: "wasm".
+func (Config) LoaderName() string { return loaderName }
+
+// Validate implements [dynop.LoaderConfig]: it reports a memory limit
+// under one 64 KiB page and a capability no host grants. [dynop.Open] and
+// [Load] call it.
+func (c Config) Validate() error {
+	if c.MemoryLimit < 0 || c.MemoryLimit > 0 && c.MemoryLimit < pageSize {
+		return fmt.Errorf("wasm: Config.MemoryLimit %d is neither 0 (the default) nor at least one 64 KiB page", c.MemoryLimit)
+	}
+	for _, g := range c.Grant {
+		if !slices.Contains(capabilities, g) {
+			return fmt.Errorf("wasm: Config.Grant: unknown capability %q (known: %s)", g, strings.Join(capabilities, ", "))
+		}
+	}
+	return nil
+}
+
+// capabilities are what a module may ask for; see [Config.Grant].
+var capabilities = []string{"clock", "random", "env", "stdio"}
+
+// Capabilities returns the names [Config.Grant] accepts: "clock",
+// "random", "env" and "stdio".
+func Capabilities() []string { return slices.Clone(capabilities) }
+
+// config is how a host runs WebAssembly modules: its Config with the
+// defaults applied, and the host options the loader uses.
 type config struct {
 	memPages uint32
 	timeout  time.Duration // 0: calls cannot be interrupted
@@ -90,30 +135,38 @@ type config struct {
 }
 
 // configOf returns the configuration of a host opened with opts (nil:
-// the defaults).
+// the defaults). A Config in opts.Loaders may be a value or a pointer.
 func configOf(opts *dynop.Options) (config, error) {
-	var sb dynop.Sandbox
+	var wc Config
 	c := config{log: slog.Default(), grant: make(map[string]bool)}
 	if opts != nil {
-		sb = opts.Sandbox
+		switch v := opts.LoaderConfig(loaderName).(type) {
+		case Config:
+			wc = v
+		case *Config:
+			wc = *v
+		case nil:
+		default:
+			return c, fmt.Errorf("wasm: dynop.Options.Loaders holds a %T for loader %q, want a wasm.Config", v, loaderName)
+		}
 		if opts.Logger != nil {
 			c.log = opts.Logger
 		}
 	}
-	if err := sb.Validate(); err != nil {
+	if err := wc.Validate(); err != nil {
 		return c, err
 	}
-	if sb.MemoryLimit == 0 {
-		sb.MemoryLimit = defaultMemoryLimit
+	if wc.MemoryLimit == 0 {
+		wc.MemoryLimit = defaultMemoryLimit
 	}
-	c.memPages = uint32(min(sb.MemoryLimit/pageSize, 65536))
-	switch c.timeout = sb.CallTimeout; {
+	c.memPages = uint32(min(wc.MemoryLimit/pageSize, 65536))
+	switch c.timeout = wc.CallTimeout; {
 	case c.timeout == 0:
 		c.timeout = defaultCallTimeout
 	case c.timeout < 0:
 		c.timeout = 0 // uninterruptible
 	}
-	for _, g := range sb.Grant {
+	for _, g := range wc.Grant {
 		c.grant[g] = true
 	}
 	if opts == nil || !opts.NoCache {

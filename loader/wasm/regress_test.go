@@ -123,7 +123,7 @@ func TestRegressHeapOperatorStruct(t *testing.T) {
 // An output larger than the memory limit fails cleanly with ErrMemoryLimit,
 // naming the plugin and operator (and the call: setup/run).
 func TestRegressHugeOutput(t *testing.T) {
-	h := openHost(t, dynop.Options{Sandbox: dynop.Sandbox{MemoryLimit: 16 << 20}}, probe(t))
+	h := openHost(t, dynop.Options{Loaders: []dynop.LoaderConfig{wasm.Config{MemoryLimit: 16 << 20}}}, probe(t))
 	inst, err := h.NewOperator(context.Background(), "probe.Iota", op.Args{"n": int64(64 << 20)})
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +137,7 @@ func TestRegressHugeOutput(t *testing.T) {
 // reported as ErrMemoryLimit: atLimit labels any failure once memory is
 // within 8 MiB of the limit, whatever the cause.
 func TestRegressTrapNotMemoryLimit(t *testing.T) {
-	h := openHost(t, dynop.Options{Sandbox: dynop.Sandbox{MemoryLimit: 32 << 20, CallTimeout: 2 * time.Second}}, wgood(t))
+	h := openHost(t, dynop.Options{Loaders: []dynop.LoaderConfig{wasm.Config{MemoryLimit: 32 << 20, CallTimeout: 2 * time.Second}}}, wgood(t))
 	x := floats(t, make([]float32, 3<<20), 3<<20) // 12 MiB in, 12 MiB out
 	for _, mode := range []string{"trap", "loop"} {
 		inst, err := h.NewOperator(context.Background(), "wgood.Misbehave", op.Args{"mode": mode})
@@ -270,7 +270,7 @@ func TestRegressInspectIgnoresCacheOptions(t *testing.T) {
 // scratch buffer fails at 51 of 64 MiB) is not reported as ErrMemoryLimit:
 // atLimit only looks at whether memory is within 8 MiB of the limit.
 func TestRegressNoMemoryNotLabelled(t *testing.T) {
-	h := openHost(t, dynop.Options{Sandbox: dynop.Sandbox{MemoryLimit: 64 << 20}}, probe(t))
+	h := openHost(t, dynop.Options{Loaders: []dynop.LoaderConfig{wasm.Config{MemoryLimit: 64 << 20}}}, probe(t))
 	inst, err := h.NewOperator(context.Background(), "probe.Iota", op.Args{"n": int64(10 << 20)})
 	if err != nil {
 		t.Fatal(err)
@@ -282,7 +282,7 @@ func TestRegressNoMemoryNotLabelled(t *testing.T) {
 
 // Setup's errors from layout/grow say "run".
 func TestRegressSetupErrorSaysRun(t *testing.T) {
-	h := openHost(t, dynop.Options{Sandbox: dynop.Sandbox{MemoryLimit: 16 << 20}}, probe(t))
+	h := openHost(t, dynop.Options{Loaders: []dynop.LoaderConfig{wasm.Config{MemoryLimit: 16 << 20}}}, probe(t))
 	inst, err := h.NewOperator(context.Background(), "probe.Pair", nil)
 	if err != nil {
 		t.Fatal(err)

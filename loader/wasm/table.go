@@ -12,14 +12,6 @@ import (
 	"github.com/dynop/dynop/abi"
 )
 
-// Result is a dynop_result, the status code of a call into a module.
-type Result = abi.Result
-
-// ResultError is a WebAssembly plugin's failure: the result one of its
-// functions returned and the message it gave with set_error (see package
-// abi).
-type ResultError = abi.ResultError
-
 // Table is an interface a WebAssembly plugin provides: a struct in the
 // module's memory that starts with a dynop_header and holds function
 // table indices (C function pointers in wasm32), one per slot. Go code

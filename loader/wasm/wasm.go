@@ -17,10 +17,10 @@
 //
 // A module gets no file system, no network, a fixed clock, a fixed random
 // seed and no environment, unless it asks for a capability in its info
-// and the host grants it ([dynop.Sandbox.Grant]): "clock", "random",
+// and the host grants it ([Config.Grant]): "clock", "random",
 // "env", "stdio". A module that asks for one not granted is unsupported.
-// Each instance's memory is bounded ([dynop.Sandbox.MemoryLimit]) and
-// each call has a deadline ([dynop.Sandbox.CallTimeout], and the caller's
+// Each instance's memory is bounded ([Config.MemoryLimit]) and
+// each call has a deadline ([Config.CallTimeout], and the caller's
 // context). A trap, running out of memory, a deadline, a pointer outside
 // the module's memory or a write past an output buffer fails the call
 // with an error naming the plugin and the operator, wrapping [ErrTrap],
@@ -72,6 +72,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dynop/dynop/abi"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -109,7 +110,7 @@ var (
 
 func init() {
 	dynop.RegisterLoader(dynop.Loader{
-		Name:      "wasm",
+		Name:      loaderName,
 		Magic:     "\x00asm",
 		Inspect:   inspect,
 		Open:      open,
@@ -125,13 +126,13 @@ type loaderData struct {
 }
 
 // inspect reads the plugin in the file at path in the sandbox, in this
-// process, with the settings of the host that asks (dynop.OptionsFrom).
-func inspect(ctx context.Context, path string) (plugin.Info, json.RawMessage, error) {
+// process, with the settings of the host opened with opts (nil in a
+// scanner child: the defaults).
+func inspect(ctx context.Context, path string, opts *dynop.Options) (plugin.Info, json.RawMessage, error) {
 	code, err := readModule(path)
 	if err != nil {
 		return plugin.Info{}, nil, err
 	}
-	opts, _ := dynop.OptionsFrom(ctx) // nil in a scanner child: the defaults
 	cfg, err := configOf(opts)
 	if err != nil {
 		return plugin.Info{}, nil, err
@@ -206,25 +207,24 @@ func decodeInfo(name string, m abihost.Memory, info, caps uint64) (plugin.Info, 
 			return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: operator %q lists devices %v; a WebAssembly operator runs on the cpu only", name, plugin.ErrInvalid, s.Name, s.Devices)
 		}
 	}
-	var capabilities []string
+	var asked []string
 	if caps != 0 {
 		list, ok := m.CString(caps, abihost.MaxString)
 		if !ok {
 			return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: the capabilities at %#x are not a NUL-terminated string in the module's memory", name, ErrABI, caps)
 		}
 		for c := range strings.SplitSeq(list, ",") {
-			if c = strings.TrimSpace(c); c != "" && !slices.Contains(capabilities, c) {
-				capabilities = append(capabilities, c)
+			if c = strings.TrimSpace(c); c != "" && !slices.Contains(asked, c) {
+				asked = append(asked, c)
 			}
 		}
 	}
-	known := dynop.SandboxCapabilities()
-	for _, c := range capabilities {
-		if !slices.Contains(known, c) {
-			return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: plugin %q asks for capability %q, which no host grants (known: %s)", name, ErrABI, pi.ID, c, strings.Join(known, ", "))
+	for _, c := range asked {
+		if !slices.Contains(capabilities, c) {
+			return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: plugin %q asks for capability %q, which no host grants (known: %s)", name, ErrABI, pi.ID, c, strings.Join(capabilities, ", "))
 		}
 	}
-	return pi, capabilities, nil
+	return pi, asked, nil
 }
 
 // open makes the plugin enumerated as f, without loading it.
@@ -255,7 +255,7 @@ func (p *Plugin) checkGrants() error {
 	if missing == nil {
 		return nil
 	}
-	return fmt.Errorf("wasm: %s: %w: %w: plugin %q asks for %s, which this host does not grant (dynop.Options.Sandbox.Grant; $DYNOP_SANDBOX_GRANT for the dynop command)", p.path, dynop.ErrUnsupported, ErrCapability, p.info.ID, strings.Join(missing, ", "))
+	return fmt.Errorf("wasm: %s: %w: %w: plugin %q asks for %s, which this host does not grant (wasm.Config.Grant; $DYNOP_SANDBOX_GRANT for the dynop command)", p.path, dynop.ErrUnsupported, ErrCapability, p.info.ID, strings.Join(missing, ", "))
 }
 
 // Plugin is a WebAssembly plugin: a [plugin.Plugin] whose Register
@@ -282,7 +282,7 @@ var (
 
 // Load reads the WebAssembly plugin in the file at path without starting
 // it, in this process (the sandbox makes that safe), for a host opened
-// with opts: its Sandbox, CacheDir, NoCache and Logger apply. The plugin
+// with opts: its CacheDir, NoCache, Logger and [Config] in Loaders apply. The plugin
 // loads the file again when it starts, and only if it still has the same
 // digest. Hand it to a host in [dynop.Options.Plugins]. Errors wrap
 // [dynop.ErrFormat] (not a module), [ErrABI], [ErrTrap], or, with the
@@ -446,7 +446,7 @@ func (s *session) register(ctx context.Context, in *instance, replica bool) (*re
 
 // resultError describes a module function that returned rc.
 func (s *session) resultError(in *instance, call string, rc int32, sample int) error {
-	return in.atLimit(abisession.CallError("wasm", s.p.info.ID, call, Result(rc), in.message, sample, in.lastErr))
+	return in.atLimit(abisession.CallError("wasm", s.p.info.ID, call, abi.Result(rc), in.message, sample, in.lastErr))
 }
 
 // publish registers the operators register registered with the host.

@@ -215,7 +215,7 @@ func misbehave(t *testing.T, h *dynop.Host, name, mode string) error {
 }
 
 func TestCMisbehaves(t *testing.T) {
-	h := openHost(t, dynop.Options{Sandbox: dynop.Sandbox{MemoryLimit: 16 << 20, CallTimeout: 3 * time.Second}}, wgood(t))
+	h := openHost(t, dynop.Options{Loaders: []dynop.LoaderConfig{wasm.Config{MemoryLimit: 16 << 20, CallTimeout: 3 * time.Second}}}, wgood(t))
 	const name = "wgood.Misbehave"
 	where := `plugin "dynop.plugin.wgood": operator "wgood.Misbehave": run`
 	cases := []struct {
@@ -252,7 +252,7 @@ func TestCMisbehaves(t *testing.T) {
 }
 
 func TestGoMisbehaves(t *testing.T) {
-	h := openHost(t, dynop.Options{Sandbox: dynop.Sandbox{MemoryLimit: 64 << 20, CallTimeout: 3 * time.Second}}, gomisbehave(t))
+	h := openHost(t, dynop.Options{Loaders: []dynop.LoaderConfig{wasm.Config{MemoryLimit: 64 << 20, CallTimeout: 3 * time.Second}}}, gomisbehave(t))
 	const name = "gomisbehave.Do"
 	where := `plugin "dynop.plugin.gomisbehave": operator "gomisbehave.Do": run`
 	cases := []struct {

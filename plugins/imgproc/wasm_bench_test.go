@@ -2,6 +2,7 @@ package imgproc_test
 
 import (
 	"context"
+	"github.com/dynop/dynop/loader/wasm"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -16,13 +17,13 @@ import (
 // image through its WebAssembly build and its native scalar variant —
 // the same C — alternating in one loop. ratio is wasm's time over
 // native's: the target is ≤ 2. The wasm build runs twice: uninterruptible
-// (Sandbox.CallTimeout < 0), and with deadlines, the default, whose
+// (wasm.Config.CallTimeout < 0), and with deadlines, the default, whose
 // interruption checks wazero v1.12 makes costly (wazero issue #2466).
 func BenchmarkWasmVsNative(b *testing.B) {
 	ctx := context.Background()
 	open := func(lib string, timeout time.Duration) *dynop.Host {
 		h, err := dynop.Open(ctx, dynop.Options{NoRegistered: true, NoDefaultPaths: true, Paths: []string{lib}, CacheDir: b.TempDir(),
-			Sandbox: dynop.Sandbox{CallTimeout: timeout}})
+			Loaders: []dynop.LoaderConfig{wasm.Config{CallTimeout: timeout}}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -35,7 +36,7 @@ func BenchmarkWasmVsNative(b *testing.B) {
 		name string
 		h    *dynop.Host
 	}{
-		{"uninterruptible", open(wasmLib, -1)}, // Sandbox.CallTimeout < 0
+		{"uninterruptible", open(wasmLib, -1)}, // wasm.Config.CallTimeout < 0
 		{"deadline", open(wasmLib, 0)},         // the default: 30 s, and the caller's context
 	}
 	img, err := tensor.Random(rand.New(rand.NewPCG(1, 2)), tensor.Uint8, "HWC", [][]int64{{512, 512, 3}})

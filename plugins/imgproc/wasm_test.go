@@ -106,14 +106,14 @@ func TestBuildChoice(t *testing.T) {
 		testutil.WantErr(t, lose.Err, dynop.ErrDuplicate, so+" has it and is used", "a native build is preferred to the sandbox")
 	})
 	t.Run("always", func(t *testing.T) {
-		win, lose := choice(t, dynop.Options{Sandbox: dynop.Sandbox{Policy: dynop.SandboxAlways}})
+		win, lose := choice(t, dynop.Options{Sandbox: dynop.SandboxAlways})
 		if win != wm || lose.Path != so || lose.State != dynop.StateUnsupported {
 			t.Fatalf("ran %s; passed over %s (%v)", win, lose.Path, lose.State)
 		}
 		testutil.WantErr(t, lose.Err, dynop.ErrUnsupported, "is native", "sandbox policy always")
 	})
 	t.Run("unsigned", func(t *testing.T) {
-		win, lose := choice(t, dynop.Options{Sandbox: dynop.Sandbox{Policy: dynop.SandboxUnsigned}})
+		win, lose := choice(t, dynop.Options{Sandbox: dynop.SandboxUnsigned})
 		if win != wm || lose.Path != so || lose.State != dynop.StateUntrusted {
 			t.Fatalf("ran %s; passed over %s (%v)", win, lose.Path, lose.State)
 		}
@@ -145,7 +145,7 @@ func TestBuildChoice(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		win, lose := choice(t, dynop.Options{TrustedKeys: []ed25519.PublicKey{pub}, Sandbox: dynop.Sandbox{Policy: dynop.SandboxUnsigned}})
+		win, lose := choice(t, dynop.Options{TrustedKeys: []ed25519.PublicKey{pub}, Sandbox: dynop.SandboxUnsigned})
 		if win != so || lose.Path != wm || lose.State != dynop.StateDuplicate {
 			t.Fatalf("ran %s; passed over %s (%v: %v)", win, lose.Path, lose.State, lose.Err)
 		}
