@@ -2,6 +2,7 @@ package dynop
 
 import (
 	"fmt"
+	"github.com/dynop/dynop/internal/friend"
 
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/plugin"
@@ -53,11 +54,14 @@ type entry struct {
 	impl any
 }
 
-// refOwner adapts a Host to plugin.RefOwner without putting ReleaseRef in
-// the Host's own method set.
+// refOwner adapts a Host to the owner a plugin.Ref calls back, without
+// putting ReleaseRef in the Host's own method set.
 type refOwner Host
 
 func (o *refOwner) ReleaseRef(token uint64) error { return (*Host)(o).releaseToken(token) }
+
+// newRef makes the plugin.Ref of a token (see package plugin).
+var newRef = friend.Get[func(interface{ ReleaseRef(uint64) error }, uint64) plugin.Ref]()
 
 func token(s *slot) uint64                 { return uint64(s.index)<<32 | uint64(s.gen) }
 func splitToken(t uint64) (uint32, uint32) { return uint32(t >> 32), uint32(t) }
@@ -80,7 +84,7 @@ func (h *Host) take(e *entry, owner *record) plugin.Ref {
 		e.rec.refused = false
 		h.refusals--
 	}
-	return plugin.NewRef((*refOwner)(h), token(s))
+	return newRef((*refOwner)(h), token(s))
 }
 
 // holders returns the list of references that owner holds.

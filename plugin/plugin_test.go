@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dynop/dynop/internal/friend"
 	"strings"
 	"testing"
 
@@ -169,7 +170,7 @@ func TestRef(t *testing.T) {
 		t.Errorf("zero Ref: IsZero %t, Release %v", zero.IsZero(), zero.Release())
 	}
 	var r releaser
-	ref := NewRef(&r, 42)
+	ref := friend.Get[func(interface{ ReleaseRef(uint64) error }, uint64) Ref]()(&r, 42)
 	if ref.IsZero() || ref.Release() != nil || len(r.got) != 1 || r.got[0] != 42 {
 		t.Errorf("Release called owner with %v", r.got)
 	}

@@ -2,6 +2,8 @@ package plugin
 
 import (
 	"errors"
+
+	"github.com/dynop/dynop/internal/friend"
 )
 
 // ErrNoRef reports a Release of the zero [Ref], which refers to nothing.
@@ -12,20 +14,22 @@ var ErrNoRef = errors.New("zero Ref refers to no interface")
 // error (the second Release reports that the reference was already
 // released), never a negative count.
 type Ref struct {
-	owner RefOwner
+	owner refOwner
 	token uint64
 }
 
-// RefOwner is implemented by hosts; plugin authors never need it. A host
-// hands out references as [NewRef](host, token) and is called back with
-// the same token on Release.
-type RefOwner interface {
-	ReleaseRef(token uint64) error
-}
+// refOwner is the host that handed a Ref out, called back with the
+// Ref's token on Release.
+type refOwner = interface{ ReleaseRef(token uint64) error }
 
-// NewRef returns a Ref that releases by calling owner.ReleaseRef(token).
-// It is for host implementations.
-func NewRef(owner RefOwner, token uint64) Ref { return Ref{owner, token} }
+// newRef makes a Ref that releases by calling owner.ReleaseRef(token).
+// Hosts need it and nothing outside this module does, so package friend
+// hands it to them by its type:
+//
+//	friend.Get[func(interface{ ReleaseRef(uint64) error }, uint64) plugin.Ref]()
+func newRef(owner refOwner, token uint64) Ref { return Ref{owner, token} }
+
+func init() { friend.Set(newRef) }
 
 // Release drops the reference. If it was the last one to the last
 // interface of a plugin, the plugin stops on this goroutine before Release

@@ -2,6 +2,7 @@ package abisession
 
 import (
 	"errors"
+	"github.com/dynop/dynop/internal/friend"
 	"runtime"
 	"strconv"
 	"strings"
@@ -64,7 +65,8 @@ func (c *counter) ReleaseRef(uint64) error { c.released++; return nil }
 func TestRefs(t *testing.T) {
 	var refs Refs
 	c := &counter{}
-	a, b := refs.Add(plugin.NewRef(c, 1)), refs.Add(plugin.NewRef(c, 2))
+	newRef := friend.Get[func(interface{ ReleaseRef(uint64) error }, uint64) plugin.Ref]()
+	a, b := refs.Add(newRef(c, 1)), refs.Add(newRef(c, 2))
 	if a == 0 || a == b {
 		t.Fatalf("tokens %d, %d", a, b)
 	}
