@@ -714,7 +714,7 @@ func closeBefore(a, b *record) bool {
 // program still holds: true for the tables of operators and passes, whose
 // calls the host gates and refuses once the plugin stops.
 func revocable(e *entry) bool {
-	return e.desc.UID == OperatorsInterface.UID || e.desc.UID == PassesInterface.UID
+	return e.desc.UID == operatorsInterface.UID || e.desc.UID == passesInterface.UID
 }
 
 // keptByLeaks returns the plugins that the program's remaining references

@@ -57,7 +57,7 @@ func (hd *handle) AddInterface(desc iface.Desc, impl any) error {
 	case declared.Name != desc.Name:
 		return fmt.Errorf("dynop: plugin %q: AddInterface %s: %w: its Info declares this UID as %q",
 			rec.id, desc, ErrInvalid, declared.Name)
-	case desc.UID == OperatorsInterface.UID:
+	case desc.UID == operatorsInterface.UID:
 		return fmt.Errorf("dynop: plugin %q: AddInterface %s: %w: the host provides it from the operators registered", rec.id, desc, ErrInvalid)
 	case impl == nil:
 		return fmt.Errorf("dynop: plugin %q: AddInterface %s: %w: implementation is nil", rec.id, desc, ErrInvalid)

@@ -114,7 +114,7 @@ func (h *Host) checkLive(rec *record) error {
 	defer h.mu.Unlock()
 	var missing []string
 	for _, d := range rec.info.Interfaces {
-		if rec.entry(d.UID) == nil && d.UID != OperatorsInterface.UID && d.UID != PassesInterface.UID {
+		if rec.entry(d.UID) == nil && d.UID != operatorsInterface.UID && d.UID != passesInterface.UID {
 			missing = append(missing, d.String())
 		}
 	}

@@ -14,29 +14,29 @@ import (
 	"github.com/dynop/dynop/plugin"
 )
 
-// OperatorsInterface is the interface through which the host reaches the
+// operatorsInterface is the interface through which the host reaches the
 // operators a started plugin registered. The host adds it to the Info of
 // every plugin that declares operators; instantiating one of them
 // acquires it, so an operator instance keeps its plugin started like any
 // interface reference does.
-var OperatorsInterface = iface.Desc{
+var operatorsInterface = iface.Desc{
 	UID:     iface.MustParseUID("6D0C9C1E-3B8B-4F4E-A7A3-0F3E54C1D2B7"),
 	Name:    "dynop.Operators",
 	Version: iface.V(1, 0, 0),
 }
 
 // operatorTable is a started plugin's implementation of
-// OperatorsInterface: its operators by name.
+// operatorsInterface: its operators by name.
 type operatorTable map[string]op.Operator
 
-// withTableInterfaces returns info with OperatorsInterface and
-// PassesInterface added to its interfaces if it declares operators or
+// withTableInterfaces returns info with operatorsInterface and
+// passesInterface added to its interfaces if it declares operators or
 // passes.
 func withTableInterfaces(info plugin.Info) plugin.Info {
 	for _, t := range []struct {
 		desc     iface.Desc
 		declares bool
-	}{{OperatorsInterface, len(info.Operators) > 0}, {PassesInterface, len(info.Passes) > 0}} {
+	}{{operatorsInterface, len(info.Operators) > 0}, {passesInterface, len(info.Passes) > 0}} {
 		if _, ok := info.Provides(t.desc.UID); t.declares && !ok {
 			info.Interfaces = append(slices.Clip(info.Interfaces), t.desc)
 		}
@@ -133,7 +133,7 @@ type operatorProvider struct {
 
 // Provide implements op.Provider.
 func (p operatorProvider) Provide(ctx context.Context, name string) (op.Operator, func() error, error) {
-	return fromTable[operatorTable](ctx, p.h, p.id, OperatorsInterface, "operator", name)
+	return fromTable[operatorTable](ctx, p.h, p.id, operatorsInterface, "operator", name)
 }
 
 // RegisterOperator implements plugin.Host.
@@ -214,11 +214,11 @@ func jsonFields(s *op.Schema) map[string]json.RawMessage {
 }
 
 // publishOperators checks that Register registered every operator Info
-// declares and makes them live as OperatorsInterface. h.mu is held.
+// declares and makes them live as operatorsInterface. h.mu is held.
 func (h *Host) publishOperators(rec *record) error {
 	var declared []string
 	for _, s := range rec.info.Operators {
 		declared = append(declared, s.Name)
 	}
-	return publishTable(rec, OperatorsInterface, "operator(s)", "a schema without a backend: ", declared, rec.ops)
+	return publishTable(rec, operatorsInterface, "operator(s)", "a schema without a backend: ", declared, rec.ops)
 }

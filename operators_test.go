@@ -73,8 +73,8 @@ func TestOperatorStartsPlugin(t *testing.T) {
 	defer h.Close(ctx)
 
 	st, _ := h.Plugin(p.id)
-	if _, ok := st.Info.Provides(dynop.OperatorsInterface.UID); !ok {
-		t.Errorf("Info of a plugin with operators lacks %s: %v", dynop.OperatorsInterface, st.Info.Interfaces)
+	if _, ok := st.Info.Provides(dynop.OperatorsInterfaceForTest.UID); !ok {
+		t.Errorf("Info of a plugin with operators lacks %s: %v", dynop.OperatorsInterfaceForTest, st.Info.Interfaces)
 	}
 	list := h.Operators().List()
 	if len(list) != 2 || list[0].Schema.Name != "test.Double" || list[0].Plugin != p.id {
@@ -149,7 +149,7 @@ func TestRegisterOperatorErrors(t *testing.T) {
 			return h.RegisterOperator(op.Operator{Schema: s, Backends: backends})
 		}, dynop.ErrDuplicate, []string{"already registered"}},
 		{"operators interface", func(h plugin.Host) error {
-			return h.AddInterface(dynop.OperatorsInterface, "mine")
+			return h.AddInterface(dynop.OperatorsInterfaceForTest, "mine")
 		}, dynop.ErrInvalid, []string{"the host provides it"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -8,17 +8,17 @@ import (
 	"github.com/dynop/dynop/iface"
 )
 
-// PassesInterface is the interface through which the host reaches the
+// passesInterface is the interface through which the host reaches the
 // graph passes a started plugin registered. The host adds it to the Info
 // of every plugin that declares passes; a build that runs one of them
 // acquires it, so the plugin stays started until the graph closes.
-var PassesInterface = iface.Desc{
+var passesInterface = iface.Desc{
 	UID:     iface.MustParseUID("9A51F7E2-0C3D-4B8E-9D1A-5E6F7A8B9C0D"),
 	Name:    "dynop.Passes",
 	Version: iface.V(1, 0, 0),
 }
 
-// passTable is a started plugin's implementation of PassesInterface.
+// passTable is a started plugin's implementation of passesInterface.
 type passTable map[string]any
 
 // Passes returns the host's graph passes: the fusion pass built into
@@ -56,7 +56,7 @@ type passProvider struct {
 
 // ProvidePass implements graph.PassProvider.
 func (p passProvider) ProvidePass(ctx context.Context, name string) (any, func() error, error) {
-	return fromTable[passTable](ctx, p.h, p.id, PassesInterface, "pass", name)
+	return fromTable[passTable](ctx, p.h, p.id, passesInterface, "pass", name)
 }
 
 // RegisterPass implements plugin.Host.
@@ -95,11 +95,11 @@ func (hd *handle) RegisterPass(name string, pass any) error {
 }
 
 // publishPasses checks that Register registered every pass Info declares
-// and makes them live as PassesInterface. h.mu is held.
+// and makes them live as passesInterface. h.mu is held.
 func (h *Host) publishPasses(rec *record) error {
 	var declared []string
 	for _, d := range rec.info.Passes {
 		declared = append(declared, d.Name)
 	}
-	return publishTable(rec, PassesInterface, "pass(es)", "", declared, rec.passes)
+	return publishTable(rec, passesInterface, "pass(es)", "", declared, rec.passes)
 }

@@ -65,8 +65,8 @@ func TestPluginPassStartsPluginAndGoesWithIt(t *testing.T) {
 	defer h.Close(ctx)
 
 	st, _ := h.Plugin(p.id)
-	if _, ok := st.Info.Provides(dynop.PassesInterface.UID); !ok {
-		t.Errorf("Info of a plugin with passes lacks %s", dynop.PassesInterface)
+	if _, ok := st.Info.Provides(dynop.PassesInterfaceForTest.UID); !ok {
+		t.Errorf("Info of a plugin with passes lacks %s", dynop.PassesInterfaceForTest)
 	}
 	var found bool
 	for _, e := range h.Passes().List() {
