@@ -32,7 +32,7 @@ func ExampleManager() {
 			return
 		}
 		fmt.Printf("sample %d %-7s shape %v scratch %3dB: %.4g\n",
-			i, f, req.OutputShapes[0][0], req.Scratch[kernel.Host], args.Out)
+			i, f, req.OutputShapes[0][0], req.Scratch[kernel.HostMemory], args.Out)
 	}
 
 	_, err := kernel.Get[*Linear](&m, 1)

@@ -223,7 +223,7 @@ func Setup[K Setupper[S], S any](m *Manager, i int, ctx *Context, args S) (Requi
 // Manager, with ctx's Context field and the Manager's arena as Scratchpad;
 // the arena is first reserved for the slot's requirements (memory is
 // reallocated only when it is too small) and reset. A scratch requirement
-// for Device or Managed memory then makes Run fail, as there is no such
+// for DeviceMemory or ManagedMemory then makes Run fail, as there is no such
 // memory yet. A Scratchpad the caller provides is passed on untouched: the
 // caller reserves and resets it.
 //

@@ -11,7 +11,7 @@ import (
 	"github.com/dynop/dynop/internal/testutil"
 )
 
-// scratchKernel asks Setup for args bytes of Host scratch and, in Run, takes
+// scratchKernel asks Setup for args bytes of HostMemory scratch and, in Run, takes
 // it in two pieces and writes them.
 type scratchKernel struct {
 	shapes  [][][]int64 // pre-built, so Setup allocates nothing
@@ -29,17 +29,17 @@ func (k *scratchKernel) Setup(_ *Context, n int64) (Requirements, error) {
 	if k.failing {
 		return Requirements{}, errors.New("setup failed")
 	}
-	return Requirements{OutputShapes: k.shapes, Scratch: [NumMemKinds]int64{Host: n}}, nil
+	return Requirements{OutputShapes: k.shapes, Scratch: [NumMemKinds]int64{HostMemory: n}}, nil
 }
 
 func (k *scratchKernel) Run(ctx *Context, p pieces) error {
 	k.runs++
 	k.sawPad = ctx.Scratchpad
-	a, err := ctx.Scratchpad.Alloc(Host, p.first, 64)
+	a, err := ctx.Scratchpad.Alloc(HostMemory, p.first, 64)
 	if err != nil {
 		return err
 	}
-	b, err := ctx.Scratchpad.Alloc(Host, p.second, p.align)
+	b, err := ctx.Scratchpad.Alloc(HostMemory, p.second, p.align)
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func aligned(b []byte, align int) bool {
 type deviceKernel struct{}
 
 func (deviceKernel) Setup(*Context, int) (Requirements, error) {
-	return Requirements{Scratch: [NumMemKinds]int64{Device: 16}}, nil
+	return Requirements{Scratch: [NumMemKinds]int64{DeviceMemory: 16}}, nil
 }
 func (deviceKernel) Run(*Context, int) error { return nil }
 
@@ -172,7 +172,7 @@ func TestSetupRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	req, err := m.Requirements(0)
-	if err != nil || req.Scratch[Host] != 8 || req.OutputShapes[0][0][1] != 4 {
+	if err != nil || req.Scratch[HostMemory] != 8 || req.OutputShapes[0][0][1] != 4 {
 		t.Fatalf("Requirements: %+v, %v", req, err)
 	}
 
@@ -214,14 +214,14 @@ func TestAutomaticScratchpad(t *testing.T) {
 			t.Fatalf("align %d: %v", align, err)
 		}
 	}
-	if k.sawPad != &m.arena || m.arena.Capacity(Host) < 1000 {
+	if k.sawPad != &m.arena || m.arena.Capacity(HostMemory) < 1000 {
 		t.Fatalf("kernel got %p, want the manager's arena %p of ≥1000 bytes (has %d)",
-			k.sawPad, &m.arena, m.arena.Capacity(Host))
+			k.sawPad, &m.arena, m.arena.Capacity(HostMemory))
 	}
-	capBefore := m.arena.Capacity(Host)
+	capBefore := m.arena.Capacity(HostMemory)
 	err := Run[*scratchKernel](&m, 0, &Context{}, pieces{600, 401, 8})
 	wantErr(t, err, ErrScratch, "host", "asked 401", "400 left")
-	if m.arena.Capacity(Host) != capBefore {
+	if m.arena.Capacity(HostMemory) != capBefore {
 		t.Fatal("arena reallocated for the same requirements")
 	}
 	// Alignments above 64 need their padding in the requirement.
@@ -233,13 +233,13 @@ func TestAutomaticScratchpad(t *testing.T) {
 	if err := Run[*scratchKernel](&m, 0, nil, pieces{600, 400, 4096}); err != nil {
 		t.Fatal(err)
 	}
-	capBefore = m.arena.Capacity(Host)
+	capBefore = m.arena.Capacity(HostMemory)
 	// A smaller requirement reuses the arena.
 	if _, err := Setup[*scratchKernel](&m, 0, nil, int64(10)); err != nil {
 		t.Fatal(err)
 	}
-	if err := Run[*scratchKernel](&m, 0, nil, pieces{5, 5, 1}); err != nil || m.arena.Capacity(Host) != capBefore {
-		t.Fatalf("smaller run: %v, capacity %d", err, m.arena.Capacity(Host))
+	if err := Run[*scratchKernel](&m, 0, nil, pieces{5, 5, 1}); err != nil || m.arena.Capacity(HostMemory) != capBefore {
+		t.Fatalf("smaller run: %v, capacity %d", err, m.arena.Capacity(HostMemory))
 	}
 }
 
@@ -251,15 +251,15 @@ func TestUserScratchpad(t *testing.T) {
 		t.Fatal(err)
 	}
 	sp := NewScratchpad()
-	if err := sp.Reserve([NumMemKinds]int64{Host: 100}); err != nil {
+	if err := sp.Reserve([NumMemKinds]int64{HostMemory: 100}); err != nil {
 		t.Fatal(err)
 	}
 	ctx := &Context{Scratchpad: sp}
 	if err := Run[*scratchKernel](&m, 0, ctx, pieces{50, 50, 32}); err != nil {
 		t.Fatal(err)
 	}
-	if k.sawPad != sp || m.arena.Capacity(Host) != 0 {
-		t.Fatalf("kernel got %p (want %p); manager arena capacity %d (want 0)", k.sawPad, sp, m.arena.Capacity(Host))
+	if k.sawPad != sp || m.arena.Capacity(HostMemory) != 0 {
+		t.Fatalf("kernel got %p (want %p); manager arena capacity %d (want 0)", k.sawPad, sp, m.arena.Capacity(HostMemory))
 	}
 	// The caller resets its own scratchpad: without that it is used up.
 	err := Run[*scratchKernel](&m, 0, ctx, pieces{50, 50, 32})
@@ -275,8 +275,8 @@ func TestDeviceScratch(t *testing.T) {
 	}
 	err := Run[deviceKernel](&m, 0, nil, 0)
 	wantErr(t, err, errdefs.ErrUnsupported, "slot 0", "no device memory", "16 bytes")
-	wantErr(t, NewScratchpad().Reserve([NumMemKinds]int64{Managed: 1}), errdefs.ErrUnsupported, "no managed memory")
-	if err := NewScratchpad().Reserve([NumMemKinds]int64{Pinned: 10}); err != nil {
+	wantErr(t, NewScratchpad().Reserve([NumMemKinds]int64{ManagedMemory: 1}), errdefs.ErrUnsupported, "no managed memory")
+	if err := NewScratchpad().Reserve([NumMemKinds]int64{PinnedMemory: 10}); err != nil {
 		t.Fatalf("pinned: %v", err)
 	}
 }
@@ -296,73 +296,73 @@ func TestCancelled(t *testing.T) {
 
 func TestScratchpad(t *testing.T) {
 	s := NewScratchpad()
-	if b, err := s.Alloc(Host, 0, 1); err != nil || len(b) != 0 {
+	if b, err := s.Alloc(HostMemory, 0, 1); err != nil || len(b) != 0 {
 		t.Fatalf("zero-size alloc on an empty scratchpad: %v", err)
 	}
-	_, err := s.Alloc(Host, 1, 1)
+	_, err := s.Alloc(HostMemory, 1, 1)
 	wantErr(t, err, ErrScratch, "host", "asked 1", "0 left")
 	for _, align := range []int{0, -8, 3, 8192} {
-		if _, err := s.Alloc(Host, 1, align); err == nil || !strings.Contains(err.Error(), "alignment") {
+		if _, err := s.Alloc(HostMemory, 1, align); err == nil || !strings.Contains(err.Error(), "alignment") {
 			t.Errorf("align %d: %v", align, err)
 		}
 	}
 	if _, err := s.Alloc(NumMemKinds, 1, 1); err == nil {
 		t.Error("invalid kind accepted")
 	}
-	if err := s.Reserve([NumMemKinds]int64{Host: -1}); err == nil {
+	if err := s.Reserve([NumMemKinds]int64{HostMemory: -1}); err == nil {
 		t.Error("negative request accepted")
 	}
 
 	// The reservation rule: 8 allocations aligned to 64 always fit.
-	if err := s.Reserve([NumMemKinds]int64{Host: 8}); err != nil {
+	if err := s.Reserve([NumMemKinds]int64{HostMemory: 8}); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := s.Capacity(Host), int64(64+8*64); got != want {
+	if got, want := s.Capacity(HostMemory), int64(64+8*64); got != want {
 		t.Fatalf("capacity %d, want %d", got, want)
 	}
-	if !aligned(s.arenas[Host].buf, 64) {
+	if !aligned(s.arenas[HostMemory].buf, 64) {
 		t.Fatal("arena not 64-byte aligned")
 	}
 	for range 8 {
-		b, err := s.Alloc(Host, 1, 64)
+		b, err := s.Alloc(HostMemory, 1, 64)
 		if err != nil || !aligned(b, 64) || cap(b) != 1 {
 			t.Fatalf("alloc: %v", err)
 		}
 	}
-	_, err = s.Alloc(Host, 1, 1)
+	_, err = s.Alloc(HostMemory, 1, 1)
 	wantErr(t, err, ErrScratch, "asked 1", "0 left")
 	s.Reset()
-	if _, err := s.Alloc(Host, 8, 1); err != nil {
+	if _, err := s.Alloc(HostMemory, 8, 1); err != nil {
 		t.Fatalf("after Reset: %v", err)
 	}
 
 	// Typed allocation, aligned to the type.
-	if err := s.Reserve([NumMemKinds]int64{Host: 3 + 8*4 + 16*3}); err != nil {
+	if err := s.Reserve([NumMemKinds]int64{HostMemory: 3 + 8*4 + 16*3}); err != nil {
 		t.Fatal(err)
 	}
-	base := unsafe.SliceData(s.arenas[Host].buf)
-	b, _ := Allocate[int8](s, Host, 3)
-	f, err := Allocate[float64](s, Host, 4)
+	base := unsafe.SliceData(s.arenas[HostMemory].buf)
+	b, _ := Allocate[int8](s, HostMemory, 3)
+	f, err := Allocate[float64](s, HostMemory, 4)
 	if err != nil || len(f) != 4 || uintptr(unsafe.Pointer(&f[0]))%8 != 0 {
 		t.Fatalf("Allocate[float64]: %v", err)
 	}
-	c, err := Allocate[complex128](s, Host, 3)
+	c, err := Allocate[complex128](s, HostMemory, 3)
 	if err != nil || len(c) != 3 {
 		t.Fatalf("Allocate[complex128]: %v", err)
 	}
 	b[2], f[3], c[2] = 1, 2, 3
-	if z, err := Allocate[int32](s, Host, 0); z != nil || err != nil {
+	if z, err := Allocate[int32](s, HostMemory, 0); z != nil || err != nil {
 		t.Fatalf("Allocate 0: %v, %v", z, err)
 	}
-	if _, err := Allocate[int32](s, Host, -1); err == nil {
+	if _, err := Allocate[int32](s, HostMemory, -1); err == nil {
 		t.Fatal("Allocate -1 accepted")
 	}
-	_, err = Allocate[float32](s, Pinned, 1)
+	_, err = Allocate[float32](s, PinnedMemory, 1)
 	wantErr(t, err, ErrScratch, "pinned")
-	if err := s.Reserve([NumMemKinds]int64{Host: 8}); err != nil || unsafe.SliceData(s.arenas[Host].buf) != base {
+	if err := s.Reserve([NumMemKinds]int64{HostMemory: 8}); err != nil || unsafe.SliceData(s.arenas[HostMemory].buf) != base {
 		t.Fatalf("Reserve of less than the capacity reallocated (%v)", err)
 	}
-	if s.Capacity(MemKind(-1)) != 0 || MemKind(9).String() != "MemKind(9)" || Managed.String() != "managed" {
+	if s.Capacity(MemKind(-1)) != 0 || MemKind(9).String() != "MemKind(9)" || ManagedMemory.String() != "managed" {
 		t.Fatal("MemKind edge cases")
 	}
 }

@@ -34,7 +34,7 @@ func (s *shape1D) requirements(n, scratch int) kernel.Requirements {
 	s.out[0] = s.sample[:]
 	return kernel.Requirements{
 		OutputShapes: s.out[:],
-		Scratch:      [kernel.NumMemKinds]int64{kernel.Host: int64(scratch)},
+		Scratch:      [kernel.NumMemKinds]int64{kernel.HostMemory: int64(scratch)},
 	}
 }
 
@@ -52,11 +52,11 @@ func (k *Linear) Setup(_ *kernel.Context, a Args) (kernel.Requirements, error) {
 }
 
 func (k *Linear) Run(ctx *kernel.Context, a Args) error {
-	idx, err := kernel.Allocate[int32](ctx.Scratchpad, kernel.Host, len(a.Out))
+	idx, err := kernel.Allocate[int32](ctx.Scratchpad, kernel.HostMemory, len(a.Out))
 	if err != nil {
 		return err
 	}
-	w, err := kernel.Allocate[float32](ctx.Scratchpad, kernel.Host, len(a.Out))
+	w, err := kernel.Allocate[float32](ctx.Scratchpad, kernel.HostMemory, len(a.Out))
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func (k *Nearest) Setup(_ *kernel.Context, a Args) (kernel.Requirements, error) 
 }
 
 func (k *Nearest) Run(ctx *kernel.Context, a Args) error {
-	idx, err := kernel.Allocate[int32](ctx.Scratchpad, kernel.Host, len(a.Out))
+	idx, err := kernel.Allocate[int32](ctx.Scratchpad, kernel.HostMemory, len(a.Out))
 	if err != nil {
 		return err
 	}

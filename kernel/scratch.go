@@ -13,15 +13,15 @@ import (
 // mm::memory_kind.
 type MemKind int
 
-// The memory kinds. Only Host memory exists on this machine; Pinned is
-// backed by ordinary host memory. Device and Managed have no allocator yet:
-// reserving a non-zero amount of either fails with an error wrapping
+// The memory kinds. Only HostMemory exists on this machine; PinnedMemory
+// is backed by ordinary host memory. DeviceMemory and ManagedMemory have
+// no allocator yet: reserving a non-zero amount of either fails with an error wrapping
 // [dynop.ErrUnsupported] that says there is no such memory.
 const (
-	Host MemKind = iota
-	Pinned
-	Device
-	Managed
+	HostMemory MemKind = iota
+	PinnedMemory
+	DeviceMemory
+	ManagedMemory
 	NumMemKinds = 4 // the number of memory kinds; an untyped constant, for array lengths
 )
 
@@ -35,7 +35,7 @@ func (k MemKind) String() string {
 }
 
 // backed reports whether memory of kind k can be had on this machine.
-func (k MemKind) backed() bool { return k == Host || k == Pinned }
+func (k MemKind) backed() bool { return k == HostMemory || k == PinnedMemory }
 
 const (
 	baseAlign   = 64   // every arena starts at a multiple of this
@@ -86,7 +86,7 @@ func NewScratchpad() *Scratchpad { return new(Scratchpad) }
 // element type do), and larger alignments should be added to req by the
 // kernel's Setup.
 //
-// A negative request, or a non-zero one for Device or Managed memory, is an
+// A negative request, or a non-zero one for DeviceMemory or ManagedMemory, is an
 // error and leaves the scratchpad unchanged.
 func (s *Scratchpad) Reserve(req [NumMemKinds]int64) error {
 	for k, n := range req {
