@@ -379,7 +379,7 @@ func (h *Host) enumerate(ctx context.Context, opts Options) ([]*record, error) {
 		if f.Err == nil {
 			l := loaders[slices.IndexFunc(loaders, func(l Loader) bool { return l.Name == f.Format })]
 			sandboxed = l.Sandboxed
-			if p, openErr = l.Open(f, &opts); openErr != nil && (p == nil || !errors.Is(openErr, ErrUnsupported)) {
+			if p, openErr = l.Plugin(f, &opts); openErr != nil && (p == nil || !errors.Is(openErr, ErrUnsupported)) {
 				f.Err = openErr
 			}
 		}

@@ -33,16 +33,16 @@ type Loader struct {
 	// package discover), where opts is nil. A sandboxed loader's Inspect
 	// runs in the host with the host's options, not to be changed.
 	Inspect func(ctx context.Context, path string, opts *Options) (plugin.Info, json.RawMessage, error)
-	// Open returns the plugin enumerated as f, running none of its code:
-	// the plugin's Register loads it. Before any of the file's code runs,
-	// the plugin must pass the digest of the bytes it loads to
-	// f.CheckLoaded, and must load exactly those bytes. opts are the
-	// host's options (CacheDir, Logger, the loader's own settings in
-	// Loaders), not to be changed. An
-	// error makes the file broken, unless Open returns a plugin with it
-	// and the error wraps [ErrUnsupported]: then the plugin is listed as
-	// unsupported on this host, with the error as the reason.
-	Open func(f *discover.File, opts *Options) (plugin.Plugin, error)
+	// Plugin returns the plugin enumerated as f without loading it or
+	// running any of its code: the plugin loads its file when it starts.
+	// Before any of the file's code runs, the plugin must pass the digest
+	// of the bytes it loads to f.CheckLoaded, and must load exactly those
+	// bytes. opts are the host's options (CacheDir, Logger, the loader's
+	// own settings in Loaders), not to be changed. An error makes the
+	// file broken, unless Plugin returns a plugin with it and the error
+	// wraps [ErrUnsupported]: then the plugin is listed as unsupported on
+	// this host, with the error as the reason.
+	Plugin func(f *discover.File, opts *Options) (plugin.Plugin, error)
 	// Sandboxed says Inspect runs the plugin's code in a sandbox that
 	// cannot harm the host, so the host may call it in its own process.
 	Sandboxed bool
@@ -69,11 +69,11 @@ var (
 // inspects the file with the loader in [ServeScanner]: a program that
 // opens hosts calls that first in main.
 //
-// It panics if the name, magic, Inspect or Open is missing, or the name
+// It panics if the name, magic, Inspect or Plugin is missing, or the name
 // is registered twice.
 func RegisterLoader(l Loader) {
-	if l.Name == "" || l.Magic == "" || l.Inspect == nil || l.Open == nil {
-		panic("dynop: RegisterLoader: a Loader needs Name, Magic, Inspect and Open")
+	if l.Name == "" || l.Magic == "" || l.Inspect == nil || l.Plugin == nil {
+		panic("dynop: RegisterLoader: a Loader needs Name, Magic, Inspect and Plugin")
 	}
 	loadersMu.Lock()
 	if slices.ContainsFunc(loaders, func(o Loader) bool { return o.Name == l.Name }) {

@@ -59,7 +59,7 @@ func init() {
 			}
 			return s.Info(), nil, nil
 		},
-		Open: func(f *discover.File, _ *dynop.Options) (plugin.Plugin, error) {
+		Plugin: func(f *discover.File, _ *dynop.Options) (plugin.Plugin, error) {
 			return &filePlugin{simple{id: f.Info.ID, desc: counterDef.Desc, os: strings.Join(f.Info.Requirements.OS, "")}, f.Path}, nil
 		},
 	})
@@ -310,10 +310,10 @@ func TestRegisterLoaderRejectsMisuse(t *testing.T) {
 	}
 	open := func(*discover.File, *dynop.Options) (plugin.Plugin, error) { return nil, nil }
 	for _, l := range []dynop.Loader{
-		{Name: "test", Magic: "other magic", Inspect: inspect, Open: open},
-		{Name: "", Magic: "m", Inspect: inspect, Open: open},
-		{Name: "x", Magic: "", Inspect: inspect, Open: open},
-		{Name: "y", Magic: "m", Open: open},
+		{Name: "test", Magic: "other magic", Inspect: inspect, Plugin: open},
+		{Name: "", Magic: "m", Inspect: inspect, Plugin: open},
+		{Name: "x", Magic: "", Inspect: inspect, Plugin: open},
+		{Name: "y", Magic: "m", Plugin: open},
 		{Name: "z", Magic: "m", Inspect: inspect},
 	} {
 		func() {

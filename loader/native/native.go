@@ -108,7 +108,7 @@ func init() {
 		Magic:   "\x7fELF",
 		Check:   checkFile,
 		Inspect: inspect,
-		Open:    open,
+		Plugin:  open,
 		Errors:  map[string]error{"abi": ErrABI, "load": ErrLoad},
 	})
 }

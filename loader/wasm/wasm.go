@@ -113,7 +113,7 @@ func init() {
 		Name:      loaderName,
 		Magic:     "\x00asm",
 		Inspect:   inspect,
-		Open:      open,
+		Plugin:    open,
 		Sandboxed: true,
 		Errors:    map[string]error{"abi": ErrABI, "trap": ErrTrap, "memory": ErrMemoryLimit},
 	})
