@@ -108,7 +108,7 @@ func init() {
 		Magic:   "\x7fELF",
 		Check:   checkFile,
 		Inspect: inspect,
-		Plugin:  open,
+		Plugin:  newPlugin,
 		Errors:  map[string]error{"abi": ErrABI, "load": ErrLoad},
 	})
 }
@@ -132,8 +132,8 @@ func inspect(ctx context.Context, path string, _ *dynop.Options) (plugin.Info, j
 	return info, data, nil
 }
 
-// open makes the plugin enumerated as f, without loading it.
-func open(f *discover.File, _ *dynop.Options) (plugin.Plugin, error) {
+// newPlugin makes the plugin enumerated as f, without loading it.
+func newPlugin(f *discover.File, _ *dynop.Options) (plugin.Plugin, error) {
 	var d loaderData
 	if len(f.Loader) > 0 {
 		if err := json.Unmarshal(f.Loader, &d); err != nil {

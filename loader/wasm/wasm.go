@@ -113,7 +113,7 @@ func init() {
 		Name:      loaderName,
 		Magic:     "\x00asm",
 		Inspect:   inspect,
-		Plugin:    open,
+		Plugin:    newPlugin,
 		Sandboxed: true,
 		Errors:    map[string]error{"abi": ErrABI, "trap": ErrTrap, "memory": ErrMemoryLimit},
 	})
@@ -227,8 +227,8 @@ func decodeInfo(name string, m abihost.Memory, info, caps uint64) (plugin.Info, 
 	return pi, asked, nil
 }
 
-// open makes the plugin enumerated as f, without loading it.
-func open(f *discover.File, opts *dynop.Options) (plugin.Plugin, error) {
+// newPlugin makes the plugin enumerated as f, without loading it.
+func newPlugin(f *discover.File, opts *dynop.Options) (plugin.Plugin, error) {
 	var d loaderData
 	if len(f.Loader) > 0 {
 		if err := json.Unmarshal(f.Loader, &d); err != nil {
