@@ -95,7 +95,7 @@ type Options struct {
 	// this program ([os.Executable]). Its main must call
 	// dynop.ServeScanner first; see [ServeScanner].
 	Scanner string
-	// ScanTimeout bounds one scan; 0 means [DefaultScanTimeout].
+	// ScanTimeout bounds one scan; 0 means 10 s.
 	ScanTimeout time.Duration
 	// Trust holds the keys whose signatures are trusted.
 	Trust *sign.TrustStore
@@ -188,7 +188,7 @@ func Enumerate(ctx context.Context, opts Options) (*Result, error) {
 	}
 	c := loadCache(dir, log)
 	e := &enumeration{opts: opts, log: log, v: v, cache: c, known: sentinelsOf(opts.Formats),
-		scanner: &scanner{exe: opts.Scanner, timeout: cmp.Or(opts.ScanTimeout, DefaultScanTimeout)}}
+		scanner: &scanner{exe: opts.Scanner, timeout: cmp.Or(opts.ScanTimeout, defaultScanTimeout)}}
 	files := make([]*File, len(cands))
 	if err := e.parallel(ctx, len(cands), runtime.NumCPU(), func(i int) {
 		c := &cands[i]
@@ -541,7 +541,7 @@ func Inspect(ctx context.Context, path string, opts Options) (*Manifest, error) 
 			return nil, err
 		}
 	}
-	s := &scanner{exe: opts.Scanner, timeout: cmp.Or(opts.ScanTimeout, DefaultScanTimeout)}
+	s := &scanner{exe: opts.Scanner, timeout: cmp.Or(opts.ScanTimeout, defaultScanTimeout)}
 	m, err := s.scan(ctx, ft, path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

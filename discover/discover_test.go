@@ -46,8 +46,8 @@ func TestSearchPathOrder(t *testing.T) {
 	}
 	t.Setenv("XDG_DATA_HOME", "relative/is/ignored")
 	home, _ := os.UserHomeDir()
-	if got := discover.UserDir(); got != filepath.Join(home, ".local", "share", "dynop", "plugins") {
-		t.Errorf("UserDir with a relative XDG_DATA_HOME = %s, want it under ~/.local/share", got)
+	if got := discover.UserDirForTest(); got != filepath.Join(home, ".local", "share", "dynop", "plugins") {
+		t.Errorf("userDir with a relative XDG_DATA_HOME = %s, want it under ~/.local/share", got)
 	}
 }
 
@@ -191,7 +191,7 @@ func TestManifest(t *testing.T) {
 	if f.Err != nil || f.Manifest != discover.ManifestPath(path) || f.Info.ID != "test.plugin.m" || compact(f.Loader) != `{"from":"text"}` {
 		t.Fatalf("file %+v, err %v", f, f.Err)
 	}
-	back, err := discover.ParseManifest(encode(t, m))
+	back, err := discover.ParseManifestForTest(encode(t, m))
 	if err != nil || back.Info.Diff(m.Info) != "" || back.SHA256 != m.SHA256 {
 		t.Errorf("round trip: %+v, %v", back, err)
 	}

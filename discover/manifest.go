@@ -19,15 +19,15 @@ import (
 // refused; fields added within v1 are accepted and ignored.
 const ManifestSchema = "dynop.manifest/v1"
 
-// ManifestSuffix is appended to a plugin's path to name its manifest:
+// manifestSuffix is appended to a plugin's path to name its manifest:
 // libx.so has the manifest libx.so.dynop.json next to it.
-const ManifestSuffix = ".dynop.json"
+const manifestSuffix = ".dynop.json"
 
 // maxManifest bounds the manifest and scanner output a host reads.
 const maxManifest = 16 << 20
 
 // ManifestPath returns the path of the manifest of the plugin file path.
-func ManifestPath(path string) string { return path + ManifestSuffix }
+func ManifestPath(path string) string { return path + manifestSuffix }
 
 // Manifest is what a host knows of a plugin file without running it: the
 // plugin's Info, its format and the digest of the binary it describes.
@@ -88,13 +88,13 @@ func unencodable(info *plugin.Info) error {
 	return nil
 }
 
-// ParseManifest reads a manifest. Errors wrap [ErrManifest] and say what
+// parseManifest reads a manifest. Errors wrap [ErrManifest] and say what
 // is wrong: not JSON, truncated, another schema, a required field missing
 // (schema, format, sha256, size, info.id, info.api_version). Unknown
 // fields are accepted, since a newer dynop may write more. Whether the
 // info follows the rules of [plugin.Info] is the host's to check: a
 // plugin with invalid info is listed under its ID as broken.
-func ParseManifest(data []byte) (*Manifest, error) {
+func parseManifest(data []byte) (*Manifest, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: "+format, append([]any{ErrManifest}, args...)...)
 	}
@@ -151,7 +151,7 @@ func ReadManifest(path string) (*Manifest, sign.Digest, error) {
 	if err != nil {
 		return nil, sign.Digest{}, err
 	}
-	m, err := ParseManifest(data)
+	m, err := parseManifest(data)
 	if err != nil {
 		return nil, sign.Digest{}, fmt.Errorf("manifest %s: %w", path, err)
 	}

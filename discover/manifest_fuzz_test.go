@@ -42,7 +42,7 @@ const seedManifest = `{
 `
 
 // FuzzParseManifest checks the manifest reader on any bytes: no panic; an
-// error from ParseManifest wraps ErrManifest and says more than that; a
+// error from parseManifest wraps ErrManifest and says more than that; a
 // manifest that parses reads the same through ReadManifest, whose digest
 // is the file's, has every required field, encodes, and reads back to
 // itself; its Info's Validate does not panic (the WebAssembly
@@ -59,13 +59,13 @@ func FuzzParseManifest(f *testing.F) {
 	f.Add([]byte(`null`))
 	path := filepath.Join(f.TempDir(), "lib.so.dynop.json")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := ParseManifest(data)
+		m, err := parseManifest(data)
 		if err != nil {
 			if !errors.Is(err, ErrManifest) || strings.TrimSpace(strings.TrimPrefix(err.Error(), ErrManifest.Error()+":")) == "" {
-				t.Errorf("ParseManifest(%q): error %q does not wrap ErrManifest and say what is wrong", data, err)
+				t.Errorf("parseManifest(%q): error %q does not wrap ErrManifest and say what is wrong", data, err)
 			}
 			if m != nil {
-				t.Errorf("ParseManifest(%q) failed but returned %+v", data, m)
+				t.Errorf("parseManifest(%q) failed but returned %+v", data, m)
 			}
 			return
 		}
@@ -77,20 +77,20 @@ func FuzzParseManifest(f *testing.F) {
 		}
 		rm, digest, err := ReadManifest(path)
 		if err != nil || !reflect.DeepEqual(m, rm) {
-			t.Fatalf("ParseManifest = %+v; ReadManifest = %+v, %v", m, rm, err)
+			t.Fatalf("parseManifest = %+v; ReadManifest = %+v, %v", m, rm, err)
 		}
 		if d, _, _ := sign.HashReader(bytes.NewReader(data)); d != digest {
 			t.Errorf("ReadManifest's digest %v is not the file's %v", digest, d)
 		}
 		if m.Schema != ManifestSchema || m.Format == "" || m.SHA256.IsZero() || m.Info.ID == "" || m.Info.APIVersion.IsZero() {
-			t.Errorf("ParseManifest(%q) = %+v, which lacks a required field", data, m)
+			t.Errorf("parseManifest(%q) = %+v, which lacks a required field", data, m)
 		}
 		_ = m.Info.Validate() // must not panic; whether it passes is the host's to judge
 		out, err := m.Encode()
 		if err != nil {
 			t.Fatalf("a manifest read from %q does not encode: %v", data, err)
 		}
-		back, err := ParseManifest(out)
+		back, err := parseManifest(out)
 		if err != nil {
 			t.Fatalf("the manifest %s, encoded from %q, does not parse: %v", out, data, err)
 		}
@@ -138,8 +138,8 @@ func TestManifestUnencodable(t *testing.T) {
 			t.Errorf("WriteManifest of an unencodable manifest wrote a file (%v)", err)
 		}
 		data := answer(Format{Name: "native"}, m, nil)
-		if _, err := ParseManifest(data); !errors.Is(err, ErrManifest) {
-			t.Errorf("ParseManifest(the scanner's answer) = %v, want ErrManifest", err)
+		if _, err := parseManifest(data); !errors.Is(err, ErrManifest) {
+			t.Errorf("parseManifest(the scanner's answer) = %v, want ErrManifest", err)
 		}
 		_, err = parseAnswer(Format{Name: "native"}, data, nil, "")
 		if err == nil || !errors.Is(err, plugin.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
@@ -152,7 +152,7 @@ func TestManifestUnencodable(t *testing.T) {
 	if err != nil || !bytes.Equal(out, answer(Format{Name: "native"}, m, nil)) {
 		t.Fatalf("Encode = %q, %v; the scanner answers %q", out, err, answer(Format{Name: "native"}, m, nil))
 	}
-	if back, err := ParseManifest(out); err != nil || !reflect.DeepEqual(back, m) {
-		t.Errorf("ParseManifest(%s) = %+v, %v; want %+v", out, back, err, m)
+	if back, err := parseManifest(out); err != nil || !reflect.DeepEqual(back, m) {
+		t.Errorf("parseManifest(%s) = %+v, %v; want %+v", out, back, err, m)
 	}
 }

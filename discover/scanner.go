@@ -32,9 +32,9 @@ const (
 // refused the file.
 const scanErrorSchema = "dynop.scan-error/v1"
 
-// DefaultScanTimeout is how long a scanner child may take to report a
+// defaultScanTimeout is how long a scanner child may take to report a
 // plugin before it is killed and the plugin recorded as broken.
-const DefaultScanTimeout = 10 * time.Second
+const defaultScanTimeout = 10 * time.Second
 
 // Format is a plugin file format that a host can load: a loader's name,
 // the magic its files start with, and how to read a file's Info.
@@ -378,7 +378,7 @@ func parseAnswer(f Format, data []byte, werr error, says string) (*Manifest, err
 		}
 		return nil, err
 	}
-	m, err := ParseManifest(data)
+	m, err := parseManifest(data)
 	if err != nil {
 		return nil, fmt.Errorf("%w: the scanner printed garbage %s: %w%s", ErrScan, quote(data), err, says)
 	}

@@ -91,15 +91,15 @@ func SearchPath(paths []string, defaults bool) []Entry {
 		}
 		add(filepath.Join(filepath.Dir(exe), "plugins"), SourceExeDir)
 	}
-	if dir := UserDir(); dir != "" {
+	if dir := userDir(); dir != "" {
 		add(dir, SourceUserDir)
 	}
 	return out
 }
 
-// UserDir returns the per-user plugin directory,
+// userDir returns the per-user plugin directory,
 // $XDG_DATA_HOME/dynop/plugins, or "" if there is no home directory.
-func UserDir() string {
+func userDir() string {
 	data := os.Getenv("XDG_DATA_HOME")
 	if data == "" || !filepath.IsAbs(data) {
 		home, err := os.UserHomeDir()

@@ -1,0 +1,7 @@
+package discover
+
+// For the tests of package discover_test.
+var (
+	ParseManifestForTest = parseManifest
+	UserDirForTest       = userDir
+)
