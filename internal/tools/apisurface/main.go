@@ -45,8 +45,10 @@
 //     nothing of their own.
 //
 // The output is one line per package, "COUNT  importpath", most
-// identifiers first, then "TOTAL N". With -v each package's identifiers
-// follow it, one per line, indented.
+// identifiers first, then "TOTAL N", then "DECLARATIONS M": the count
+// without struct fields and interface methods, the way issue 22 counted
+// (782 at commit 7bf6a7e). With -v each package's identifiers follow
+// it, one per line, indented.
 package main
 
 import (
@@ -122,8 +124,25 @@ func (s *Surface) Total() int {
 	return n
 }
 
+// Declarations returns the number of identifiers that are not struct
+// fields or interface methods: the functions, methods, types, constants
+// and variables that a package declares. Issue 22 counted the surface
+// this way (782 at commit 7bf6a7e, where this count gives 781).
+func (s *Surface) Declarations() int {
+	n := 0
+	for _, p := range s.Packages {
+		for _, id := range p.Idents {
+			if !strings.HasPrefix(id, "field ") && !strings.HasPrefix(id, "imethod ") {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // Write prints s as the command does: "COUNT  importpath" per package,
-// then "TOTAL N"; verbose lists each package's identifiers under it.
+// then "TOTAL N" and "DECLARATIONS M" (see [Surface.Declarations]);
+// verbose lists each package's identifiers under it.
 func (s *Surface) Write(w io.Writer, verbose bool) error {
 	bw := bufio.NewWriter(w)
 	for _, p := range s.Packages {
@@ -135,6 +154,7 @@ func (s *Surface) Write(w io.Writer, verbose bool) error {
 		}
 	}
 	fmt.Fprintf(bw, "TOTAL %d\n", s.Total())
+	fmt.Fprintf(bw, "DECLARATIONS %d (without struct fields and interface methods)\n", s.Declarations())
 	return bw.Flush()
 }
 

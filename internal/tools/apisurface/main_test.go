@@ -144,12 +144,16 @@ func TestCount(t *testing.T) {
 	if got := s.Total(); got != 31 {
 		t.Errorf("total %d, want 31", got)
 	}
+	// The want list above holds seven fields and one interface method.
+	if got := s.Declarations(); got != 23 {
+		t.Errorf("declarations %d, want 23", got)
+	}
 
 	var out bytes.Buffer
 	if err := s.Write(&out, false); err != nil {
 		t.Fatal(err)
 	}
-	const wantOut = "26  example.com/fix/a\n3  example.com/fix/b\n1  example.com/fix\n1  example.com/fix/b/cmd\n0  example.com/fix/c\nTOTAL 31\n"
+	const wantOut = "26  example.com/fix/a\n3  example.com/fix/b\n1  example.com/fix\n1  example.com/fix/b/cmd\n0  example.com/fix/c\nTOTAL 31\nDECLARATIONS 23 (without struct fields and interface methods)\n"
 	if out.String() != wantOut {
 		t.Errorf("output\n%s\nwant\n%s", out.String(), wantOut)
 	}
