@@ -8,6 +8,7 @@ import (
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 )
 
 // Adder is the interface the call benchmarks go through.
@@ -25,8 +26,8 @@ func (adder) Add(a, b int) int { return a + b }
 
 type adderPlugin struct{}
 
-func (adderPlugin) Info() plugin.Info {
-	return plugin.Info{ID: "bench.plugin.adder", Version: iface.V(1, 0, 0), Interfaces: []iface.Desc{adderDef.Desc}}
+func (adderPlugin) Info() schema.Plugin {
+	return schema.Plugin{ID: "bench.plugin.adder", Version: iface.V(1, 0, 0), Interfaces: []iface.Desc{adderDef.Desc}}
 }
 
 func (adderPlugin) Register(ctx context.Context, h plugin.Host) error {

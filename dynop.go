@@ -1,6 +1,6 @@
 // Package dynop is a host for runtime-loaded compute plugins.
 //
-// A [Host] knows a set of plugins by their [plugin.Info] and starts none of
+// A [Host] knows a set of plugins by their [schema.Plugin] and starts none of
 // them when it opens. Asking for an interface of a plugin ([Host.Acquire],
 // or the typed [Acquire]) or for an operator it provides by name
 // ([Host.NewOperator]) starts that plugin, and the plugins it acquires
@@ -57,6 +57,7 @@ import (
 	"github.com/dynop/dynop/machine"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/sign"
 )
 
@@ -69,8 +70,8 @@ var (
 	ErrVersion = iface.ErrVersion
 	// ErrType: the implementation is not of the Go type the caller expects.
 	ErrType = iface.ErrType
-	// ErrInvalid: plugin information breaks the rules of [plugin.Info].
-	ErrInvalid = plugin.ErrInvalid
+	// ErrInvalid: plugin information breaks the rules of [schema.Plugin].
+	ErrInvalid = schema.ErrPlugin
 	// ErrCycle: plugins acquire each other while starting.
 	ErrCycle = errdefs.ErrCycle
 	// ErrDuplicate: a plugin ID, or an interface of a plugin, given twice.
@@ -245,7 +246,7 @@ type record struct {
 	// policy let it load anyway (warn).
 	unverified bool
 	p          plugin.Plugin
-	info       plugin.Info
+	info       schema.Plugin
 	unusable   error
 	log        *slog.Logger // the host's logger with the plugin's ID
 
@@ -543,19 +544,19 @@ func (h *Host) checkUIDs() {
 
 // readInfo calls p.Info, validates it and checks its API version. If Info
 // panics, the plugin is known by its Go type.
-func readInfo(p plugin.Plugin) (info plugin.Info, err error) {
+func readInfo(p plugin.Plugin) (info schema.Plugin, err error) {
 	typeName := fmt.Sprintf("%T", p)
 	if err := guard(typeName, "Info", func() error { info = p.Info(); return nil }); err != nil {
-		return plugin.Info{ID: typeName}, err
+		return schema.Plugin{ID: typeName}, err
 	}
 	if info.APIVersion.IsZero() {
-		info.APIVersion = plugin.APIVersion
+		info.APIVersion = schema.APIVersion
 	}
 	var errs []error
 	if err := info.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := iface.CheckVersion("plugin API", plugin.APIVersion, info.APIVersion); err != nil {
+	if err := iface.CheckVersion("plugin API", schema.APIVersion, info.APIVersion); err != nil {
 		errs = append(errs, fmt.Errorf("%w: plugin %q was built for a plugin API this host does not implement: %w", ErrUnsupported, info.ID, err))
 	}
 	return withTableInterfaces(info), errors.Join(errs...)

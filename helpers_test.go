@@ -13,6 +13,7 @@ import (
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 )
 
 // Counter is the interface every fake plugin provides.
@@ -93,10 +94,10 @@ func prefixed(ids []string) []string {
 	return out
 }
 
-func (f *fake) Info() plugin.Info {
-	info := plugin.Info{ID: f.id, Version: iface.V(1, 0, 0), Interfaces: []iface.Desc{counterDef.Desc}}
+func (f *fake) Info() schema.Plugin {
+	info := schema.Plugin{ID: f.id, Version: iface.V(1, 0, 0), Interfaces: []iface.Desc{counterDef.Desc}}
 	for _, d := range f.deps {
-		info.Needs = append(info.Needs, plugin.Need{Plugin: d, Interface: counterDef.Desc})
+		info.Needs = append(info.Needs, schema.Need{Plugin: d, Interface: counterDef.Desc})
 	}
 	return info
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 )
 
 func TestOpenStartsNothing(t *testing.T) {
@@ -22,7 +23,7 @@ func TestOpenStartsNothing(t *testing.T) {
 		t.Fatalf("Plugins = %+v", list)
 	}
 	for _, st := range list {
-		if st.State != dynop.StateAvailable || st.Starts != 0 || st.Info.APIVersion != plugin.APIVersion {
+		if st.State != dynop.StateAvailable || st.Starts != 0 || st.Info.APIVersion != schema.APIVersion {
 			t.Errorf("%s: %+v", st.Info.ID, st)
 		}
 	}
@@ -129,8 +130,8 @@ func TestAcquireErrors(t *testing.T) {
 
 func TestUnusablePlugins(t *testing.T) {
 	ctx := context.Background()
-	badID := &infoPlugin{info: plugin.Info{ID: "Bad-ID", Interfaces: []iface.Desc{counterDef.Desc}}}
-	newer := &infoPlugin{info: plugin.Info{ID: "test.plugin.future", APIVersion: iface.V(plugin.APIVersion.Major, plugin.APIVersion.Minor+1, 0),
+	badID := &infoPlugin{info: schema.Plugin{ID: "Bad-ID", Interfaces: []iface.Desc{counterDef.Desc}}}
+	newer := &infoPlugin{info: schema.Plugin{ID: "test.plugin.future", APIVersion: iface.V(schema.APIVersion.Major, schema.APIVersion.Minor+1, 0),
 		Interfaces: []iface.Desc{counterDef.Desc}}}
 	h := open(t, badID, newer, newFake(nil, "fine"))
 	defer h.Close(ctx)
@@ -158,7 +159,7 @@ func TestUnusablePlugins(t *testing.T) {
 
 type panickyInfo struct{ infoPlugin }
 
-func (*panickyInfo) Info() plugin.Info { panic("Info exploded") }
+func (*panickyInfo) Info() schema.Plugin { panic("Info exploded") }
 
 func TestPanickingInfoMakesPluginUnusable(t *testing.T) {
 	h := open(t, &panickyInfo{}, newFake(nil, "fine"))
@@ -177,11 +178,11 @@ func TestPanickingInfoMakesPluginUnusable(t *testing.T) {
 
 // infoPlugin is a plugin with fixed Info that adds nothing.
 type infoPlugin struct {
-	info      plugin.Info
+	info      schema.Plugin
 	registers int
 }
 
-func (p *infoPlugin) Info() plugin.Info                           { return p.info }
+func (p *infoPlugin) Info() schema.Plugin                         { return p.info }
 func (p *infoPlugin) Register(context.Context, plugin.Host) error { p.registers++; return nil }
 
 func TestOpenErrors(t *testing.T) {

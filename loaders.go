@@ -9,6 +9,7 @@ import (
 
 	"github.com/dynop/dynop/discover"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 )
 
 // ErrFormat reports a file that is not a plugin this host can load: a
@@ -32,7 +33,7 @@ type Loader struct {
 	// process, unless Sandboxed: it runs in a scanner child process (see
 	// package discover), where opts is nil. A sandboxed loader's Inspect
 	// runs in the host with the host's options, not to be changed.
-	Inspect func(ctx context.Context, path string, opts *Options) (plugin.Info, json.RawMessage, error)
+	Inspect func(ctx context.Context, path string, opts *Options) (schema.Plugin, json.RawMessage, error)
 	// Plugin returns the plugin enumerated as f without loading it or
 	// running any of its code: the plugin loads its file when it starts.
 	// Before any of the file's code runs, the plugin must pass the digest
@@ -125,7 +126,7 @@ func ServeScanner() {
 func (l Loader) format(opts *Options) discover.Format {
 	inspect := l.Inspect
 	return discover.Format{Name: l.Name, Magic: l.Magic, Check: l.Check, Sandboxed: l.Sandboxed, Errors: l.Errors,
-		Inspect: func(ctx context.Context, path string) (plugin.Info, json.RawMessage, error) {
+		Inspect: func(ctx context.Context, path string) (schema.Plugin, json.RawMessage, error) {
 			return inspect(ctx, path, opts)
 		}}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/dynop/dynop/discover"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/sign"
 )
 
@@ -37,10 +38,10 @@ func init() {
 	dynop.RegisterLoader(dynop.Loader{
 		Name:  "test",
 		Magic: testMagic,
-		Inspect: func(ctx context.Context, path string, _ *dynop.Options) (plugin.Info, json.RawMessage, error) {
+		Inspect: func(ctx context.Context, path string, _ *dynop.Options) (schema.Plugin, json.RawMessage, error) {
 			f, err := os.Open(path)
 			if err != nil {
-				return plugin.Info{}, nil, err
+				return schema.Plugin{}, nil, err
 			}
 			defer f.Close()
 			s := simple{desc: counterDef.Desc}
@@ -55,7 +56,7 @@ func init() {
 				}
 			}
 			if s.id == "" {
-				return plugin.Info{}, nil, errors.New("test loader: no id= line")
+				return schema.Plugin{}, nil, errors.New("test loader: no id= line")
 			}
 			return s.Info(), nil, nil
 		},
@@ -72,8 +73,8 @@ type simple struct {
 	os   string // the OS it requires, if any
 }
 
-func (s simple) Info() plugin.Info {
-	info := plugin.Info{ID: s.id, Version: iface.V(1, 0, 0), APIVersion: plugin.APIVersion, Interfaces: []iface.Desc{s.desc}}
+func (s simple) Info() schema.Plugin {
+	info := schema.Plugin{ID: s.id, Version: iface.V(1, 0, 0), APIVersion: schema.APIVersion, Interfaces: []iface.Desc{s.desc}}
 	if s.os != "" {
 		info.Requirements.OS = []string{s.os}
 	}
@@ -305,8 +306,8 @@ func TestConflictingUIDs(t *testing.T) {
 }
 
 func TestRegisterLoaderRejectsMisuse(t *testing.T) {
-	inspect := func(context.Context, string, *dynop.Options) (plugin.Info, json.RawMessage, error) {
-		return plugin.Info{}, nil, nil
+	inspect := func(context.Context, string, *dynop.Options) (schema.Plugin, json.RawMessage, error) {
+		return schema.Plugin{}, nil, nil
 	}
 	open := func(*discover.File, *dynop.Options) (plugin.Plugin, error) { return nil, nil }
 	for _, l := range []dynop.Loader{

@@ -11,7 +11,7 @@ import (
 
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/op"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 )
 
 // operatorsInterface is the interface through which the host reaches the
@@ -32,7 +32,7 @@ type operatorTable map[string]op.Operator
 // withTableInterfaces returns info with operatorsInterface and
 // passesInterface added to its interfaces if it declares operators or
 // passes.
-func withTableInterfaces(info plugin.Info) plugin.Info {
+func withTableInterfaces(info schema.Plugin) schema.Plugin {
 	for _, t := range []struct {
 		desc     iface.Desc
 		declares bool
@@ -93,7 +93,7 @@ func (h *Host) Operators() *op.Registry { return h.ops }
 
 // NewOperator instantiates operator name with args; see
 // [op.Registry.New]. Close the instance when done with it.
-func (h *Host) NewOperator(ctx context.Context, name string, args op.Args, opts ...op.Option) (*op.Instance, error) {
+func (h *Host) NewOperator(ctx context.Context, name string, args schema.Args, opts ...op.Option) (*op.Instance, error) {
 	return h.ops.New(ctx, name, args, opts...)
 }
 
@@ -187,7 +187,7 @@ func orNone(names []string) string {
 
 // schemaDiff names the top-level fields in which two schemas differ, with
 // both values, comparing their JSON forms; "" if they agree.
-func schemaDiff(a, b *op.Schema) string {
+func schemaDiff(a, b *schema.Op) string {
 	ja, jb := jsonFields(a), jsonFields(b)
 	var diffs []string
 	for _, k := range slices.Sorted(maps.Keys(ja)) {
@@ -203,7 +203,7 @@ func schemaDiff(a, b *op.Schema) string {
 	return strings.Join(diffs, "; ")
 }
 
-func jsonFields(s *op.Schema) map[string]json.RawMessage {
+func jsonFields(s *schema.Op) map[string]json.RawMessage {
 	b, err := json.Marshal(s)
 	if err != nil { // a schema that cannot be written differs from any other
 		return map[string]json.RawMessage{"(json)": json.RawMessage(fmt.Sprintf("%q", err.Error()))}

@@ -9,6 +9,7 @@ import (
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -16,23 +17,23 @@ import (
 // Register registers each with a backend that doubles float32 input.
 type opPlugin struct {
 	id       string
-	schemas  []op.Schema
+	schemas  []schema.Op
 	register func(h plugin.Host) error // replaces the default body
 }
 
-func doubleSchema(name string) op.Schema {
-	return op.Schema{
+func doubleSchema(name string) schema.Op {
+	return schema.Op{
 		Name:    name,
 		Doc:     "Doubles.",
-		Inputs:  []op.Input{{Name: "x", DTypes: []tensor.DType{tensor.Float32}}},
-		Outputs: []op.Output{{Name: "y"}},
-		Args:    []op.Arg{{Name: "times", Type: op.Int, Default: int64(2)}},
-		Devices: []op.Device{op.CPU},
+		Inputs:  []schema.Input{{Name: "x", DTypes: []tensor.DType{tensor.Float32}}},
+		Outputs: []schema.Output{{Name: "y"}},
+		Args:    []schema.Arg{{Name: "times", Type: schema.Int, Default: int64(2)}},
+		Devices: []schema.Device{schema.CPU},
 	}
 }
 
-func (p *opPlugin) Info() plugin.Info {
-	return plugin.Info{ID: p.id, Version: iface.V(1, 0, 0), Operators: p.schemas}
+func (p *opPlugin) Info() schema.Plugin {
+	return schema.Plugin{ID: p.id, Version: iface.V(1, 0, 0), Operators: p.schemas}
 }
 
 func (p *opPlugin) Register(ctx context.Context, h plugin.Host) error {
@@ -40,7 +41,7 @@ func (p *opPlugin) Register(ctx context.Context, h plugin.Host) error {
 		return p.register(h)
 	}
 	for _, s := range p.schemas {
-		if err := h.RegisterOperator(op.Operator{Schema: s, Backends: map[op.Device]op.Factory{op.CPU: newDouble}}); err != nil {
+		if err := h.RegisterOperator(op.Operator{Schema: s, Backends: map[schema.Device]op.Factory{schema.CPU: newDouble}}); err != nil {
 			return err
 		}
 	}
@@ -49,7 +50,7 @@ func (p *opPlugin) Register(ctx context.Context, h plugin.Host) error {
 
 type double struct{ times float32 }
 
-func newDouble(v *op.Values) (op.Impl, error) { return &double{float32(v.Int("times"))}, nil }
+func newDouble(v *schema.Values) (op.Impl, error) { return &double{float32(v.Int("times"))}, nil }
 
 func (d *double) Setup(in []*tensor.Batch) ([]op.OutputDesc, error) {
 	return []op.OutputDesc{{DType: tensor.Float32, Shapes: in[0].Shapes()}}, nil
@@ -68,7 +69,7 @@ func (d *double) Run(ctx context.Context, out, in []*tensor.Batch) error {
 
 func TestOperatorStartsPlugin(t *testing.T) {
 	ctx := context.Background()
-	p := &opPlugin{id: "test.plugin.ops", schemas: []op.Schema{doubleSchema("test.Double"), doubleSchema("test.Triple")}}
+	p := &opPlugin{id: "test.plugin.ops", schemas: []schema.Op{doubleSchema("test.Double"), doubleSchema("test.Triple")}}
 	h := open(t, p)
 	defer h.Close(ctx)
 
@@ -87,7 +88,7 @@ func TestOperatorStartsPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantState(t, h, "ops", dynop.StateStarted, 1)
-	b, err := h.NewOperator(ctx, "test.Triple", op.Args{"times": 3})
+	b, err := h.NewOperator(ctx, "test.Triple", schema.Args{"times": 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestOperatorStartsPlugin(t *testing.T) {
 func TestRegisterOperatorErrors(t *testing.T) {
 	ctx := context.Background()
 	s := doubleSchema("test.Double")
-	backends := map[op.Device]op.Factory{op.CPU: newDouble}
+	backends := map[schema.Device]op.Factory{schema.CPU: newDouble}
 	changed := doubleSchema("test.Double")
 	changed.Doc = "Something else."
 	changed.Args[0].Default = int64(4)
@@ -139,7 +140,7 @@ func TestRegisterOperatorErrors(t *testing.T) {
 		}, dynop.ErrInvalid, []string{"schema differs", `doc: "Doubles." ≠ "Something else."`, "args:"}},
 		{"no backend", func(h plugin.Host) error {
 			return h.RegisterOperator(op.Operator{Schema: s})
-		}, op.ErrSchema, []string{"no backends"}},
+		}, schema.ErrOp, []string{"no backends"}},
 		{"missing", func(h plugin.Host) error { return nil },
 			dynop.ErrNotFound, []string{"a schema without a backend", "did not register: test.Double"}},
 		{"twice", func(h plugin.Host) error {
@@ -153,7 +154,7 @@ func TestRegisterOperatorErrors(t *testing.T) {
 		}, dynop.ErrInvalid, []string{"the host provides it"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := &opPlugin{id: "test.plugin.ops", schemas: []op.Schema{s}, register: c.register}
+			p := &opPlugin{id: "test.plugin.ops", schemas: []schema.Op{s}, register: c.register}
 			h := open(t, p)
 			defer h.Close(ctx)
 			_, err := h.NewOperator(ctx, "test.Double", nil)
@@ -164,7 +165,7 @@ func TestRegisterOperatorErrors(t *testing.T) {
 
 	t.Run("after register", func(t *testing.T) {
 		var host plugin.Host
-		p := &opPlugin{id: "test.plugin.ops", schemas: []op.Schema{s}}
+		p := &opPlugin{id: "test.plugin.ops", schemas: []schema.Op{s}}
 		p.register = func(h plugin.Host) error {
 			host = h
 			return h.RegisterOperator(op.Operator{Schema: s, Backends: backends})
@@ -182,8 +183,8 @@ func TestRegisterOperatorErrors(t *testing.T) {
 
 func TestOperatorDeclaredTwice(t *testing.T) {
 	ctx := context.Background()
-	first := &opPlugin{id: "test.plugin.a", schemas: []op.Schema{doubleSchema("test.Double")}}
-	second := &opPlugin{id: "test.plugin.b", schemas: []op.Schema{doubleSchema("test.Double")}}
+	first := &opPlugin{id: "test.plugin.a", schemas: []schema.Op{doubleSchema("test.Double")}}
+	second := &opPlugin{id: "test.plugin.b", schemas: []schema.Op{doubleSchema("test.Double")}}
 	h := open(t, second, first)
 	defer h.Close(ctx)
 	e, err := h.Operators().Lookup("test.Double")
@@ -194,7 +195,7 @@ func TestOperatorDeclaredTwice(t *testing.T) {
 
 func TestOperatorPluginFailsToStart(t *testing.T) {
 	ctx := context.Background()
-	p := &opPlugin{id: "test.plugin.ops", schemas: []op.Schema{doubleSchema("test.Double")},
+	p := &opPlugin{id: "test.plugin.ops", schemas: []schema.Op{doubleSchema("test.Double")},
 		register: func(plugin.Host) error { return errors.New("no frobnicator on this machine") }}
 	h := open(t, p)
 	defer h.Close(ctx)
@@ -206,7 +207,7 @@ func TestOperatorPluginFailsToStart(t *testing.T) {
 
 func TestOperatorInstanceLeaked(t *testing.T) {
 	ctx := context.Background()
-	p := &opPlugin{id: "test.plugin.ops", schemas: []op.Schema{doubleSchema("test.Double")}}
+	p := &opPlugin{id: "test.plugin.ops", schemas: []schema.Op{doubleSchema("test.Double")}}
 	h := open(t, p)
 	if _, err := h.NewOperator(ctx, "test.Double", nil); err != nil {
 		t.Fatal(err)

@@ -9,15 +9,16 @@ import (
 	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 )
 
 // brokenPartition declares a partition pass but its Register fails (a
 // missing library, a bad config): a plugin nobody's graph uses.
 type brokenPartition struct{}
 
-func (brokenPartition) Info() plugin.Info {
-	return plugin.Info{ID: "test.plugin.unused", Version: iface.V(1, 0, 0),
-		Passes: []graph.PassDesc{{Name: "unused.tile", Kind: graph.Partition}}}
+func (brokenPartition) Info() schema.Plugin {
+	return schema.Plugin{ID: "test.plugin.unused", Version: iface.V(1, 0, 0),
+		Passes: []schema.Pass{{Name: "unused.tile", Kind: schema.Partition}}}
 }
 func (brokenPartition) Register(context.Context, plugin.Host) error {
 	return errors.New("cannot find libtiling.so")

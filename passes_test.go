@@ -9,6 +9,7 @@ import (
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -19,18 +20,18 @@ type passPlugin struct {
 	register func(h plugin.Host) error // replaces the default body
 }
 
-var twiceDesc = graph.PassDesc{Name: "test.twice", Kind: graph.Populate, Match: "test.Twice", Doc: "Runs test.Twice nodes as test.Double."}
+var twiceDesc = schema.Pass{Name: "test.twice", Kind: schema.Populate, Match: "test.Twice", Doc: "Runs test.Twice nodes as test.Double."}
 
-func (p *passPlugin) Info() plugin.Info {
-	return plugin.Info{ID: p.id, Version: iface.V(1, 0, 0), Operators: []op.Schema{doubleSchema("test.Double")},
-		Passes: []graph.PassDesc{twiceDesc}}
+func (p *passPlugin) Info() schema.Plugin {
+	return schema.Plugin{ID: p.id, Version: iface.V(1, 0, 0), Operators: []schema.Op{doubleSchema("test.Double")},
+		Passes: []schema.Pass{twiceDesc}}
 }
 
 func (p *passPlugin) Register(ctx context.Context, h plugin.Host) error {
 	if p.register != nil {
 		return p.register(h)
 	}
-	if err := h.RegisterOperator(op.Operator{Schema: doubleSchema("test.Double"), Backends: map[op.Device]op.Factory{op.CPU: newDouble}}); err != nil {
+	if err := h.RegisterOperator(op.Operator{Schema: doubleSchema("test.Double"), Backends: map[schema.Device]op.Factory{schema.CPU: newDouble}}); err != nil {
 		return err
 	}
 	return h.RegisterPass(twiceDesc.Name, graph.PopulateFunc(func(ctx context.Context, b *graph.Builder, n *graph.Node) error {
@@ -42,7 +43,7 @@ func twiceGraph(t *testing.T, h *dynop.Host) *graph.Graph {
 	t.Helper()
 	g := graph.New("twice")
 	in, _ := g.AddInput("in")
-	n, err := g.AddNode("x2", "test.Twice", op.Args{"times": 3}, in.Out(0))
+	n, err := g.AddNode("x2", "test.Twice", schema.Args{"times": 3}, in.Out(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestRegisterPassErrors(t *testing.T) {
 			return h.RegisterPass(twiceDesc.Name, graph.PartitionFunc(nil))
 		}, []string{"does not implement the populate pass interface"}},
 		{"missing", func(h plugin.Host) error {
-			return h.RegisterOperator(op.Operator{Schema: doubleSchema("test.Double"), Backends: map[op.Device]op.Factory{op.CPU: newDouble}})
+			return h.RegisterOperator(op.Operator{Schema: doubleSchema("test.Double"), Backends: map[schema.Device]op.Factory{schema.CPU: newDouble}})
 		}, []string{"Info declares pass(es) that Register did not register: test.twice"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -128,15 +129,15 @@ func TestRegisterPassErrors(t *testing.T) {
 			in, _ := g.AddInput("in")
 			g.AddNode("x2", "test.Twice", nil, in.Out(0))
 			err := graph.Build(ctx, g, graph.BuildOptions{Passes: h.Passes(), Operators: h.Operators()})
-			wantErr(t, err, graph.ErrPass, append([]string{`populate pass "test.twice" of plugin "test.plugin.passes"`}, c.want...)...)
+			wantErr(t, err, schema.ErrPass, append([]string{`populate pass "test.twice" of plugin "test.plugin.passes"`}, c.want...)...)
 			g.Close()
 		})
 	}
 }
 
 func TestPassInfoValidation(t *testing.T) {
-	info := plugin.Info{ID: "test.plugin.bad", Version: iface.V(1, 0, 0), Passes: []graph.PassDesc{
-		{Name: "p", Kind: graph.Populate}, {Name: "q", Kind: graph.Global}, {Name: "q", Kind: graph.Global},
+	info := schema.Plugin{ID: "test.plugin.bad", Version: iface.V(1, 0, 0), Passes: []schema.Pass{
+		{Name: "p", Kind: schema.Populate}, {Name: "q", Kind: schema.Global}, {Name: "q", Kind: schema.Global},
 	}}
-	wantErr(t, info.Validate(), plugin.ErrInvalid, "a populate pass needs Match", `provides pass "q" twice`)
+	wantErr(t, info.Validate(), schema.ErrPlugin, "a populate pass needs Match", `provides pass "q" twice`)
 }

@@ -3,7 +3,7 @@ package dynop
 import (
 	"fmt"
 
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 )
 
 // State is where a plugin is in its lifecycle.
@@ -56,7 +56,7 @@ func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 type PluginStatus struct {
 	// Info is the plugin's information as enumerated. Its slices are
 	// shared with the host and must not be modified.
-	Info plugin.Info
+	Info schema.Plugin
 	// Path is the file the plugin was loaded from; empty for Go plugins
 	// compiled into the program.
 	Path string

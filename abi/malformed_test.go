@@ -13,7 +13,7 @@ import (
 	"github.com/dynop/dynop/internal/cbuild"
 	"github.com/dynop/dynop/loader/native"
 	"github.com/dynop/dynop/loader/wasm"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 )
 
 // recipe builds the bytes abi/testdata/fuzzinfo.c makes an info of.
@@ -143,8 +143,8 @@ func TestMalformedInfoSameErrorBothLoaders(t *testing.T) {
 				t.Errorf("error %q, want it to start with %q", n, tc.want)
 			}
 			for _, err := range []error{nErr, wErr} {
-				if !errors.Is(err, native.ErrABI) && !errors.Is(err, plugin.ErrInvalid) {
-					t.Errorf("%v wraps neither ErrABI nor plugin.ErrInvalid", err)
+				if !errors.Is(err, native.ErrABI) && !errors.Is(err, schema.ErrPlugin) {
+					t.Errorf("%v wraps neither ErrABI nor schema.ErrPlugin", err)
 				}
 			}
 		})

@@ -15,8 +15,8 @@ import (
 	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/loader/native"
 	"github.com/dynop/dynop/loader/wasm"
-	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 )
 
 // probe is the interface results.c acquires from dynop.plugin.fail_N.
@@ -28,8 +28,8 @@ type failing struct {
 	err error
 }
 
-func (f failing) Info() plugin.Info {
-	return plugin.Info{ID: f.id, Version: iface.V(1, 0, 0), APIVersion: plugin.APIVersion, Interfaces: []iface.Desc{probe}}
+func (f failing) Info() schema.Plugin {
+	return schema.Plugin{ID: f.id, Version: iface.V(1, 0, 0), APIVersion: schema.APIVersion, Interfaces: []iface.Desc{probe}}
 }
 
 func (f failing) Register(context.Context, plugin.Host) error { return f.err }
@@ -101,7 +101,7 @@ func TestResultsBothWaysBothLoaders(t *testing.T) {
 
 			// Plugin to host.
 			for code := abi.OK; code <= lastCode+1; code++ {
-				in, err := h.NewOperator(ctx, "results.Return", op.Args{"code": int64(code)})
+				in, err := h.NewOperator(ctx, "results.Return", schema.Args{"code": int64(code)})
 				if code == abi.OK {
 					if err != nil {
 						t.Fatalf("code 0: %v", err)

@@ -19,6 +19,7 @@ import (
 	"github.com/dynop/dynop/plugin"
 	imageplugin "github.com/dynop/dynop/plugins/image"
 	"github.com/dynop/dynop/plugins/vecmath"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -171,16 +172,16 @@ type goBenchPlugin struct{}
 
 const goBenchID = "dynop.plugin.bench_go"
 
-var nopSchema = op.Schema{
+var nopSchema = schema.Op{
 	Name: "bench.Nop", Doc: "Does nothing.",
-	Inputs:  []op.Input{{Name: "in", Doc: "Any tensor."}},
-	Outputs: []op.Output{{Name: "out", Doc: "A tensor like the input, untouched."}},
-	Devices: []op.Device{op.CPU},
+	Inputs:  []schema.Input{{Name: "in", Doc: "Any tensor."}},
+	Outputs: []schema.Output{{Name: "out", Doc: "A tensor like the input, untouched."}},
+	Devices: []schema.Device{schema.CPU},
 }
 
-func (goBenchPlugin) Info() plugin.Info {
-	return plugin.Info{ID: goBenchID, Version: iface.V(1, 0, 0), Description: "The Go plugin of the call benchmarks.",
-		Interfaces: []iface.Desc{vecmath.Interface.Desc}, Operators: []op.Schema{nopSchema}}
+func (goBenchPlugin) Info() schema.Plugin {
+	return schema.Plugin{ID: goBenchID, Version: iface.V(1, 0, 0), Description: "The Go plugin of the call benchmarks.",
+		Interfaces: []iface.Desc{vecmath.Interface.Desc}, Operators: []schema.Op{nopSchema}}
 }
 
 func (goBenchPlugin) Register(ctx context.Context, h plugin.Host) error {
@@ -188,7 +189,7 @@ func (goBenchPlugin) Register(ctx context.Context, h plugin.Host) error {
 		return err
 	}
 	return h.RegisterOperator(op.Operator{Schema: nopSchema,
-		Backends: map[op.Device]op.Factory{op.CPU: func(*op.Values) (op.Impl, error) { return nopImpl{}, nil }}})
+		Backends: map[schema.Device]op.Factory{schema.CPU: func(*schema.Values) (op.Impl, error) { return nopImpl{}, nil }}})
 }
 
 // goMath is vecmath.Math in Go; only Nop is measured.

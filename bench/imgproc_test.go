@@ -11,6 +11,7 @@ import (
 	"github.com/dynop/dynop"
 	_ "github.com/dynop/dynop/loader/native"
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -35,7 +36,7 @@ func photo(w, h int) *image.NRGBA {
 // prepareRun makes an instance of operator name in h (variant forces a
 // variant; "" lets the host choose), sets it up for inputs and allocates
 // its outputs, and returns one steady-state call.
-func prepareRun(b *testing.B, h *dynop.Host, name string, args op.Args, variant string, inputs ...*tensor.Batch) func() {
+func prepareRun(b *testing.B, h *dynop.Host, name string, args schema.Args, variant string, inputs ...*tensor.Batch) func() {
 	b.Helper()
 	var opts []op.Option
 	if variant != "" {
@@ -105,14 +106,14 @@ var variants = []struct{ name, force string }{{"chosen", ""}, {"scalar", "scalar
 var imageCases = []struct {
 	name string
 	op   string
-	args op.Args
+	args schema.Args
 	peer func(img image.Image)
 }{
-	{"Blur/sigma=2", "imgproc.GaussianBlur", op.Args{"sigma": 2.0}, func(img image.Image) { imaging.Blur(img, 2) }},
-	{"Blur/sigma=5", "imgproc.GaussianBlur", op.Args{"sigma": 5.0}, func(img image.Image) { imaging.Blur(img, 5) }},
+	{"Blur/sigma=2", "imgproc.GaussianBlur", schema.Args{"sigma": 2.0}, func(img image.Image) { imaging.Blur(img, 2) }},
+	{"Blur/sigma=5", "imgproc.GaussianBlur", schema.Args{"sigma": 5.0}, func(img image.Image) { imaging.Blur(img, 5) }},
 	{"Grayscale", "imgproc.Grayscale", nil, func(img image.Image) { imaging.Grayscale(img) }},
-	{"Resize/half", "imgproc.Resize", op.Args{"width": 960, "height": 540}, func(img image.Image) { imaging.Resize(img, 960, 540, imaging.Linear) }},
-	{"Resize/double", "imgproc.Resize", op.Args{"width": 3840, "height": 2160}, func(img image.Image) { imaging.Resize(img, 3840, 2160, imaging.Linear) }},
+	{"Resize/half", "imgproc.Resize", schema.Args{"width": 960, "height": 540}, func(img image.Image) { imaging.Resize(img, 960, 540, imaging.Linear) }},
+	{"Resize/double", "imgproc.Resize", schema.Args{"width": 3840, "height": 2160}, func(img image.Image) { imaging.Resize(img, 3840, 2160, imaging.Linear) }},
 	// imaging has no Sobel operator: one of its 3×3 convolutions is half
 	// of the work Sobel does (two convolutions and a magnitude).
 	{"Sobel", "imgproc.Sobel", nil, func(img image.Image) {
@@ -155,7 +156,7 @@ func BenchmarkSaxpyVsCopy(b *testing.B) {
 	dst := make([]byte, len(src))
 	for _, v := range variants {
 		b.Run(v.name, func(b *testing.B) {
-			run := prepareRun(b, host(b, nativeHost), "imgproc.Saxpy", op.Args{"a": 0.5}, v.force, x, y)
+			run := prepareRun(b, host(b, nativeHost), "imgproc.Saxpy", schema.Args{"a": 0.5}, v.force, x, y)
 			copy(dst, src)
 			var tCopy, tSaxpy time.Duration
 			for b.Loop() {

@@ -19,8 +19,8 @@ import (
 	"github.com/dynop/dynop/loader/wasm"     // WebAssembly plugin files, sandboxed
 	_ "github.com/dynop/dynop/machine/nvml"  // NVIDIA GPUs, for plugins that require one
 	"github.com/dynop/dynop/op"
-	"github.com/dynop/dynop/plugin"
 	_ "github.com/dynop/dynop/plugins/image" // image.Decode and image.Encode: pipelines read and write images
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/sign"
 )
 
@@ -244,13 +244,13 @@ func version(w io.Writer) error {
 			v += " " + rev[:min(12, len(rev))] + dirty
 		}
 	}
-	_, err := fmt.Fprintf(w, "dynop %s\nplugin API %s\n%s %s/%s\n", v, plugin.APIVersion, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	_, err := fmt.Fprintf(w, "dynop %s\nplugin API %s\n%s %s/%s\n", v, schema.APIVersion, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return err
 }
 
 // listEntry is one plugin in `dynop list --json` and `dynop inspect --json`.
 type listEntry struct {
-	plugin.Info
+	schema.Plugin
 	Path        string      `json:"path,omitempty"`
 	State       dynop.State `json:"state"`
 	Error       string      `json:"error,omitempty"`
@@ -259,7 +259,7 @@ type listEntry struct {
 }
 
 func newListEntry(st dynop.PluginStatus) listEntry {
-	e := listEntry{Info: st.Info, Path: st.Path, State: st.State, DuplicateOf: st.DuplicateOf, Signer: st.Signer}
+	e := listEntry{Plugin: st.Info, Path: st.Path, State: st.State, DuplicateOf: st.DuplicateOf, Signer: st.Signer}
 	if !st.State.Usable() && st.Err != nil {
 		e.Error = st.Err.Error()
 	}
@@ -497,7 +497,7 @@ func writeInspect(w io.Writer, e listEntry, pal palette) error {
 	return t.write(w, pal)
 }
 
-func devices(ds []op.Device) string {
+func devices(ds []schema.Device) string {
 	parts := make([]string, len(ds))
 	for i, d := range ds {
 		parts[i] = string(d)
@@ -599,7 +599,7 @@ func joinDoc(what, doc string) string {
 
 // argLine describes an argument: name, type, default or required, bounds,
 // allowed values and former names.
-func argLine(a op.Arg) string {
+func argLine(a schema.Arg) string {
 	line := a.Name + " " + a.Type.String()
 	switch {
 	case a.Required:
@@ -628,7 +628,7 @@ func argLine(a op.Arg) string {
 
 // requirements spells out what a plugin needs of the machine, or "" for
 // nothing.
-func requirements(r plugin.Requirements) string {
+func requirements(r schema.Requirements) string {
 	var parts []string
 	if len(r.OS) > 0 {
 		os := "os " + strings.Join(r.OS, ", ")

@@ -16,6 +16,7 @@ import (
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 )
 
 // TestMain serves as the scanner child process when a host of the tests
@@ -60,7 +61,7 @@ func TestVersion(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, want := range []string{"dynop ", "plugin API " + plugin.APIVersion.String(), runtime.Version()} {
+	for _, want := range []string{"dynop ", "plugin API " + schema.APIVersion.String(), runtime.Version()} {
 		if !strings.Contains(out, want) {
 			t.Errorf("version output %q lacks %q", out, want)
 		}
@@ -115,7 +116,7 @@ func TestListJSON(t *testing.T) {
 		t.Fatalf("got %+v", got)
 	}
 	g := got.Plugins[0]
-	if g.ID != "dynop.plugin.greeter" || g.Version != "1.0.0" || g.APIVersion != plugin.APIVersion.String() || g.State != "available" ||
+	if g.ID != "dynop.plugin.greeter" || g.Version != "1.0.0" || g.APIVersion != schema.APIVersion.String() || g.State != "available" ||
 		len(g.Interfaces) != 1 || g.Interfaces[0].Name != "dynop.example.Greeter" || g.Interfaces[0].UID != "C6A1D7F2-41B3-4E0A-A5C8-7D2E9F1B3C64" ||
 		len(g.Needs) != 1 || g.Needs[0].Plugin != "dynop.plugin.text" || g.Needs[0].Interface.Version != "1.1.0" {
 		t.Errorf("greeter entry = %+v", g)
@@ -145,8 +146,8 @@ func TestUsageErrors(t *testing.T) {
 
 type brokenPlugin struct{}
 
-func (brokenPlugin) Info() plugin.Info {
-	return plugin.Info{ID: "acme.plugin.broken", Version: iface.V(2, 0, 0), APIVersion: iface.V(9, 0, 0)}
+func (brokenPlugin) Info() schema.Plugin {
+	return schema.Plugin{ID: "acme.plugin.broken", Version: iface.V(2, 0, 0), APIVersion: iface.V(9, 0, 0)}
 }
 func (brokenPlugin) Register(context.Context, plugin.Host) error { return nil }
 
@@ -174,7 +175,7 @@ func TestListShowsWhyAPluginIsUnusable(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Plugins) != 1 || got.Plugins[0].State != "unsupported" || !strings.Contains(got.Plugins[0].Error, "requested 9.0.0 or newer, provided "+plugin.APIVersion.String()) {
+	if len(got.Plugins) != 1 || got.Plugins[0].State != "unsupported" || !strings.Contains(got.Plugins[0].Error, "requested 9.0.0 or newer, provided "+schema.APIVersion.String()) {
 		t.Errorf("JSON = %s", js.String())
 	}
 }

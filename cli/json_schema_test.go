@@ -16,7 +16,7 @@ import (
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/pipeline"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 )
 
 // The JSON the CLI prints is documented field by field in
@@ -250,9 +250,9 @@ func TestJSONOutputIsDocumented(t *testing.T) {
 
 	// Every field of a plugin, an operator entry and a run summary, as
 	// the commands print them.
-	st := dynop.PluginStatus{Info: filled[plugin.Info](), Path: "/p/libx.so", State: dynop.StateDuplicate,
+	st := dynop.PluginStatus{Info: filled[schema.Plugin](), Path: "/p/libx.so", State: dynop.StateDuplicate,
 		Err: errors.New("x"), DuplicateOf: "/q/libx.so", Signer: "3f2a"}
-	st.Info.Version, st.Info.APIVersion = plugin.APIVersion, plugin.APIVersion
+	st.Info.Version, st.Info.APIVersion = schema.APIVersion, schema.APIVersion
 	var b bytes.Buffer
 	if err := writeList(&b, []dynop.PluginStatus{st}, true); err != nil {
 		t.Fatalf("writeList of every field: %v", err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 )
 
 // ansi matches the SGR sequences the palette writes.
@@ -205,10 +206,10 @@ func columnStarts(t *testing.T, out string, rows [][]string) [][]int {
 // columns are where they are without colour.
 func TestListColour(t *testing.T) {
 	plugins := []dynop.PluginStatus{
-		{Info: plugin.Info{ID: "acme.plugin.a"}, Path: "/p/liba.so", State: dynop.StateAvailable},
-		{Info: plugin.Info{ID: "acme.plugin.broken.long"}, Path: "/p/libb.so", State: dynop.StateBroken, Err: fmt.Errorf("it is empty")},
-		{Info: plugin.Info{ID: "acme.plugin.c"}, Path: "/p/libc.so", State: dynop.StateDuplicate, DuplicateOf: "/q/libc.so"},
-		{Info: plugin.Info{ID: "acme.plugin.d"}, Path: "/p/libd.so", State: dynop.StateUntrusted, Err: fmt.Errorf("not signed")},
+		{Info: schema.Plugin{ID: "acme.plugin.a"}, Path: "/p/liba.so", State: dynop.StateAvailable},
+		{Info: schema.Plugin{ID: "acme.plugin.broken.long"}, Path: "/p/libb.so", State: dynop.StateBroken, Err: fmt.Errorf("it is empty")},
+		{Info: schema.Plugin{ID: "acme.plugin.c"}, Path: "/p/libc.so", State: dynop.StateDuplicate, DuplicateOf: "/q/libc.so"},
+		{Info: schema.Plugin{ID: "acme.plugin.d"}, Path: "/p/libd.so", State: dynop.StateUntrusted, Err: fmt.Errorf("not signed")},
 	}
 	var plain, colour bytes.Buffer
 	if err := writePlugins(&plain, plugins, false, palette{}); err != nil {

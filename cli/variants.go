@@ -17,6 +17,7 @@ import (
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -120,7 +121,7 @@ type benchOptions struct {
 	shape  []int64
 	dtype  tensor.DType
 	batch  int
-	args   op.Args
+	args   schema.Args
 	budget time.Duration
 }
 
@@ -140,7 +141,7 @@ func benchCommand(ctx context.Context, args []string, w, stderr io.Writer) error
 	if len(pos) < 1 {
 		return fmt.Errorf("%w: bench takes an operator name", errUsage)
 	}
-	o := benchOptions{batch: *batch, budget: *budget, args: op.Args{}}
+	o := benchOptions{batch: *batch, budget: *budget, args: schema.Args{}}
 	if o.shape, err = parseShape(*shape); err != nil {
 		return fmt.Errorf("%w: bench: --shape %q: %v", errUsage, *shape, err)
 	}
@@ -199,7 +200,7 @@ func argValue(s string) any {
 	return v
 }
 
-func benchDType(s op.Schema, name string) (tensor.DType, error) {
+func benchDType(s schema.Op, name string) (tensor.DType, error) {
 	if name != "" {
 		return tensor.ParseDType(name)
 	}
@@ -220,7 +221,7 @@ type benchResult struct {
 
 // bench times every runnable variant of the operator (or its one
 // implementation) on random inputs and prints a table.
-func bench(ctx context.Context, w io.Writer, h *dynop.Host, s op.Schema, o benchOptions) error {
+func bench(ctx context.Context, w io.Writer, h *dynop.Host, s schema.Op, o benchOptions) error {
 	rng := rand.New(rand.NewPCG(1, 2))
 	inputs := make([]*tensor.Batch, s.MinInputs())
 	var inBytes int64
@@ -304,7 +305,7 @@ func timeVariant(ctx context.Context, h *dynop.Host, name string, o benchOptions
 	return outs, nil
 }
 
-func writeBench(w io.Writer, h *dynop.Host, s op.Schema, o benchOptions, inBytes int64, results []benchResult) error {
+func writeBench(w io.Writer, h *dynop.Host, s schema.Op, o benchOptions, inBytes int64, results []benchResult) error {
 	argText := ""
 	if len(o.args) > 0 {
 		b, _ := json.Marshal(o.args)

@@ -19,7 +19,6 @@ import (
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/atomicfile"
 	"github.com/dynop/dynop/internal/regfile"
-	"github.com/dynop/dynop/plugin"
 	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/sign"
 )
@@ -69,7 +68,7 @@ type cacheEntry struct {
 	TrustErr *savedError
 }
 
-// cachedInfo is a plugin.Info as gob can encode it: operator schemas,
+// cachedInfo is a schema.Plugin as gob can encode it: operator schemas,
 // whose defaults are of any type, travel as their JSON.
 type cachedInfo struct {
 	ID, Description, Author, Build string
@@ -77,11 +76,11 @@ type cachedInfo struct {
 	Interfaces                     []iface.Desc
 	Operators                      []byte // JSON
 	Passes                         []schema.Pass
-	Needs                          []plugin.Need
-	Requirements                   plugin.Requirements
+	Needs                          []schema.Need
+	Requirements                   schema.Requirements
 }
 
-func newCachedInfo(info plugin.Info) (*cachedInfo, error) {
+func newCachedInfo(info schema.Plugin) (*cachedInfo, error) {
 	c := &cachedInfo{ID: info.ID, Description: info.Description, Author: info.Author, Build: info.Build,
 		Version: info.Version, APIVersion: info.APIVersion, Interfaces: info.Interfaces, Passes: info.Passes,
 		Needs: info.Needs, Requirements: info.Requirements}
@@ -94,13 +93,13 @@ func newCachedInfo(info plugin.Info) (*cachedInfo, error) {
 	return c, nil
 }
 
-func (c *cachedInfo) info() (plugin.Info, error) {
-	info := plugin.Info{ID: c.ID, Description: c.Description, Author: c.Author, Build: c.Build,
+func (c *cachedInfo) info() (schema.Plugin, error) {
+	info := schema.Plugin{ID: c.ID, Description: c.Description, Author: c.Author, Build: c.Build,
 		Version: c.Version, APIVersion: c.APIVersion, Interfaces: c.Interfaces, Passes: c.Passes,
 		Needs: c.Needs, Requirements: c.Requirements}
 	if len(c.Operators) > 0 {
 		if err := json.Unmarshal(c.Operators, &info.Operators); err != nil {
-			return plugin.Info{}, err
+			return schema.Plugin{}, err
 		}
 	}
 	return info, nil
@@ -130,7 +129,7 @@ var sentinels = []sentinel{
 	{"unsigned", sign.ErrUnsigned},
 	{"unknown-key", sign.ErrUnknownKey},
 	{"signature", sign.ErrSignature},
-	{"invalid", plugin.ErrInvalid},
+	{"invalid", schema.ErrPlugin},
 	{"not-exist", fs.ErrNotExist},
 	{"permission", fs.ErrPermission},
 }
@@ -198,7 +197,7 @@ type cache struct {
 // corrupt or unreadable one is empty too, with a warning, and is
 // rewritten after the enumeration.
 func loadCache(dir string, log *slog.Logger) *cache {
-	c := &cache{log: log, file: cacheFile{API: plugin.APIVersion.String(), Entries: map[string]*cacheEntry{}}, touched: map[string]bool{}}
+	c := &cache{log: log, file: cacheFile{API: schema.APIVersion.String(), Entries: map[string]*cacheEntry{}}, touched: map[string]bool{}}
 	if dir == "" {
 		return c
 	}

@@ -11,8 +11,7 @@ import (
 	"testing"
 
 	"github.com/dynop/dynop/iface"
-	"github.com/dynop/dynop/op"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 )
 
 // encodeCache returns f as a cache file holds it, as cache.save writes it.
@@ -30,17 +29,17 @@ func encodeCache(tb testing.TB, f *cacheFile) []byte {
 // a signature check, and a file that failed.
 func seedCache(tb testing.TB) *cacheFile {
 	tb.Helper()
-	info, err := newCachedInfo(plugin.Info{
-		ID: "acme.plugin.blur", Version: iface.V(1, 2, 3), APIVersion: plugin.APIVersion,
+	info, err := newCachedInfo(schema.Plugin{
+		ID: "acme.plugin.blur", Version: iface.V(1, 2, 3), APIVersion: schema.APIVersion,
 		Interfaces: []iface.Desc{{UID: iface.MustParseUID("5B1E0C3A-2F64-4B7E-9D1A-8C3F2E6A4B10"), Name: "acme.Blur", Version: iface.V(1, 0, 0)}},
-		Operators: []op.Schema{{Name: "acme.Blur", Args: []op.Arg{{Name: "sigma", Type: op.Float, Default: 1.5}},
-			Devices: []op.Device{op.CPU}}},
-		Requirements: plugin.Requirements{OS: []string{"linux"}, CPUFeatures: []string{"avx2"}},
+		Operators: []schema.Op{{Name: "acme.Blur", Args: []schema.Arg{{Name: "sigma", Type: schema.Float, Default: 1.5}},
+			Devices: []schema.Device{schema.CPU}}},
+		Requirements: schema.Requirements{OS: []string{"linux"}, CPUFeatures: []string{"avx2"}},
 	})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &cacheFile{API: plugin.APIVersion.String(), Entries: map[string]*cacheEntry{
+	return &cacheFile{API: schema.APIVersion.String(), Entries: map[string]*cacheEntry{
 		"/plugins/libblur.so": {Binary: stamp{Size: 1}, Manifest: &stamp{Size: 2}, Format: "native", SHA256: make([]byte, 32),
 			Info: info, Loader: []byte(`{}`), Trust: "require:abc", Signer: "0123456789abcdef"},
 		"/plugins/libbad.so": {Binary: stamp{Size: 3}, Format: "native",
@@ -51,7 +50,7 @@ func seedCache(tb testing.TB) *cacheFile {
 // FuzzDecodeCache checks the registry cache reader on any bytes: no panic
 // and no recovered panic (gob must refuse bad input by itself); an error
 // says what is wrong; a cache that decodes has info or an error in every
-// entry, its infos either convert back to plugin.Info or fail with an
+// entry, its infos either convert back to schema.Plugin or fail with an
 // error, it writes back to bytes that decode to the same cache; and
 // loadCache over such a file never fails: it keeps the cache or starts
 // empty.

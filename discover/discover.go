@@ -57,7 +57,7 @@ import (
 	"time"
 
 	"github.com/dynop/dynop/internal/regfile"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/sign"
 )
 
@@ -125,7 +125,7 @@ type File struct {
 	Manifest       string
 	ManifestSHA256 sign.Digest
 	// Info is the plugin's info, valid when Err is nil.
-	Info plugin.Info
+	Info schema.Plugin
 	// Loader is the loader's own data from the manifest.
 	Loader []byte
 	// Cached says the registry cache supplied all of this.

@@ -16,7 +16,7 @@ import (
 	"github.com/dynop/dynop/discover"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/testutil"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/sign"
 )
 
@@ -69,13 +69,13 @@ func unservingMain(count string) {
 	os.Exit(0)
 }
 
-func inspectText(ctx context.Context, path string) (plugin.Info, json.RawMessage, error) {
+func inspectText(ctx context.Context, path string) (schema.Plugin, json.RawMessage, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return plugin.Info{}, nil, err
+		return schema.Plugin{}, nil, err
 	}
 	defer f.Close()
-	info := plugin.Info{Version: iface.V(1, 0, 0)}
+	info := schema.Plugin{Version: iface.V(1, 0, 0)}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		k, v, _ := strings.Cut(sc.Text(), "=")
@@ -94,7 +94,7 @@ func inspectText(ctx context.Context, path string) (plugin.Info, json.RawMessage
 		case "print":
 			fmt.Println(v)
 		case "refuse":
-			return plugin.Info{}, nil, fmt.Errorf("%w: the loader refuses it: %s", discover.ErrFormat, v)
+			return schema.Plugin{}, nil, fmt.Errorf("%w: the loader refuses it: %s", discover.ErrFormat, v)
 		}
 	}
 	return info, json.RawMessage(`{"from":"text"}`), nil

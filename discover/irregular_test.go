@@ -11,7 +11,7 @@ import (
 
 	"github.com/dynop/dynop/discover"
 	"github.com/dynop/dynop/internal/regfile"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/sign"
 )
 
@@ -173,12 +173,12 @@ func TestNamedPipeManifestAndSignature(t *testing.T) {
 func TestEmptyPluginID(t *testing.T) {
 	path := writePlugin(t, t.TempDir(), "p.so", "id=")
 	f := only(t, enumerate(t, options(t, path)))
-	wantErr(t, f.Err, plugin.ErrInvalid, "plugin file "+path, "invalid plugin info: the plugin id is empty")
+	wantErr(t, f.Err, schema.ErrPlugin, "plugin file "+path, "invalid plugin info: the plugin id is empty")
 	if strings.Contains(f.Err.Error(), "garbage") {
 		t.Errorf("the error blames the scanner: %v", f.Err)
 	}
 	_, err := discover.Inspect(ctx, path, discover.Options{Formats: []discover.Format{textFormat}})
-	wantErr(t, err, plugin.ErrInvalid, path, "the plugin id is empty")
+	wantErr(t, err, schema.ErrPlugin, path, "the plugin id is empty")
 
 	// A scanner that really prints a manifest without an id printed
 	// garbage.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/dynop/dynop/internal/atomicfile"
 	"github.com/dynop/dynop/internal/regfile"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/sign"
 )
 
@@ -40,7 +40,7 @@ func ManifestPath(path string) string { return path + manifestSuffix }
 //	  "file": "libx.so",            // the binary's name (informational)
 //	  "size": 16384,                // the binary's size in bytes
 //	  "sha256": "…",                // the binary's SHA-256, hex
-//	  "info": {…},                  // plugin.Info: id, versions, interfaces, operators, passes, needs, requirements
+//	  "info": {…},                  // schema.Plugin: id, versions, interfaces, operators, passes, needs, requirements
 //	  "loader": {…}                 // what the loader needs besides info; optional
 //	}
 type Manifest struct {
@@ -49,12 +49,12 @@ type Manifest struct {
 	File   string          `json:"file,omitempty"`
 	Size   int64           `json:"size"`
 	SHA256 sign.Digest     `json:"sha256"`
-	Info   plugin.Info     `json:"info"`
+	Info   schema.Plugin   `json:"info"`
 	Loader json.RawMessage `json:"loader,omitempty"`
 }
 
 // Encode returns the manifest as indented JSON with a final newline. It
-// fails, wrapping [plugin.ErrInvalid], when the Info holds a value JSON
+// fails, wrapping [schema.ErrPlugin], when the Info holds a value JSON
 // cannot carry, as a plugin's loader may give it: an operator argument of
 // an undefined type, or a default, allowed value or bound that is not a
 // JSON value (NaN, say). The error names the plugin, the operator, the
@@ -67,14 +67,14 @@ func (m *Manifest) Encode() ([]byte, error) {
 		if where := unencodable(&m.Info); where != nil {
 			err = where
 		}
-		return nil, fmt.Errorf("%w: plugin %q: %w", plugin.ErrInvalid, m.Info.ID, err)
+		return nil, fmt.Errorf("%w: plugin %q: %w", schema.ErrPlugin, m.Info.ID, err)
 	}
 	return append(b, '\n'), nil
 }
 
 // unencodable returns an error naming the first operator argument of
 // info that has no JSON form, or nil if every argument has one.
-func unencodable(info *plugin.Info) error {
+func unencodable(info *schema.Plugin) error {
 	for _, s := range info.Operators {
 		for _, a := range s.Args {
 			if _, err := a.Type.MarshalText(); err != nil {
@@ -92,7 +92,7 @@ func unencodable(info *plugin.Info) error {
 // is wrong: not JSON, truncated, another schema, a required field missing
 // (schema, format, sha256, size, info.id, info.api_version). Unknown
 // fields are accepted, since a newer dynop may write more. Whether the
-// info follows the rules of [plugin.Info] is the host's to check: a
+// info follows the rules of [schema.Plugin] is the host's to check: a
 // plugin with invalid info is listed under its ID as broken.
 func parseManifest(data []byte) (*Manifest, error) {
 	bad := func(format string, args ...any) error {

@@ -11,8 +11,7 @@ import (
 	"testing"
 
 	"github.com/dynop/dynop/iface"
-	"github.com/dynop/dynop/op"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/sign"
 )
 
@@ -102,11 +101,11 @@ func FuzzParseManifest(f *testing.F) {
 
 // testManifest returns a manifest whose plugin has one operator with one
 // argument, a.
-func testManifest(a op.Arg) *Manifest {
+func testManifest(a schema.Arg) *Manifest {
 	return &Manifest{
 		Schema: ManifestSchema, Format: "native", Size: 1, SHA256: sign.Digest{1},
-		Info: plugin.Info{ID: "acme.plugin.blur", APIVersion: plugin.APIVersion, Version: iface.V(1, 0, 0),
-			Operators: []op.Schema{{Name: "acme.Blur", Args: []op.Arg{a}, Devices: []op.Device{op.CPU}}}},
+		Info: schema.Plugin{ID: "acme.plugin.blur", APIVersion: schema.APIVersion, Version: iface.V(1, 0, 0),
+			Operators: []schema.Op{{Name: "acme.Blur", Args: []schema.Arg{a}, Devices: []schema.Device{schema.CPU}}}},
 	}
 }
 
@@ -117,18 +116,18 @@ func testManifest(a op.Arg) *Manifest {
 // which a host reads as that error.
 func TestManifestUnencodable(t *testing.T) {
 	for _, c := range []struct {
-		arg  op.Arg
+		arg  schema.Arg
 		want string
 	}{
-		{op.Arg{Name: "radius", Type: 99}, `plugin "acme.plugin.blur": operator "acme.Blur": argument "radius": unknown type 99`},
-		{op.Arg{Name: "radius", Type: 0}, `operator "acme.Blur": argument "radius": unknown type 0`},
-		{op.Arg{Name: "sigma", Type: op.Float, Min: op.Bounds(math.NaN())}, `operator "acme.Blur": argument "sigma": json: unsupported value: NaN`},
-		{op.Arg{Name: "sigma", Type: op.Float, Default: math.Inf(1)}, `operator "acme.Blur": argument "sigma": json: unsupported value: +Inf`},
+		{schema.Arg{Name: "radius", Type: 99}, `plugin "acme.plugin.blur": operator "acme.Blur": argument "radius": unknown type 99`},
+		{schema.Arg{Name: "radius", Type: 0}, `operator "acme.Blur": argument "radius": unknown type 0`},
+		{schema.Arg{Name: "sigma", Type: schema.Float, Min: schema.Bounds(math.NaN())}, `operator "acme.Blur": argument "sigma": json: unsupported value: NaN`},
+		{schema.Arg{Name: "sigma", Type: schema.Float, Default: math.Inf(1)}, `operator "acme.Blur": argument "sigma": json: unsupported value: +Inf`},
 	} {
 		m := testManifest(c.arg)
 		_, err := m.Encode()
-		if err == nil || !errors.Is(err, plugin.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("Encode: got %v, want an error wrapping plugin.ErrInvalid saying %q", err, c.want)
+		if err == nil || !errors.Is(err, schema.ErrPlugin) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Encode: got %v, want an error wrapping schema.ErrPlugin saying %q", err, c.want)
 		}
 		bin := filepath.Join(t.TempDir(), "libblur.so")
 		if _, err := WriteManifest(bin, m); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -142,12 +141,12 @@ func TestManifestUnencodable(t *testing.T) {
 			t.Errorf("parseManifest(the scanner's answer) = %v, want ErrManifest", err)
 		}
 		_, err = parseAnswer(Format{Name: "native"}, data, nil, "")
-		if err == nil || !errors.Is(err, plugin.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("a scanner answering %s: host reads %v, want plugin.ErrInvalid saying %q", data, err, c.want)
+		if err == nil || !errors.Is(err, schema.ErrPlugin) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("a scanner answering %s: host reads %v, want schema.ErrPlugin saying %q", data, err, c.want)
 		}
 	}
 	// A manifest that encodes is what a scanner answers.
-	m := testManifest(op.Arg{Name: "radius", Type: op.Int, Default: int64(3)})
+	m := testManifest(schema.Arg{Name: "radius", Type: schema.Int, Default: int64(3)})
 	out, err := m.Encode()
 	if err != nil || !bytes.Equal(out, answer(Format{Name: "native"}, m, nil)) {
 		t.Fatalf("Encode = %q, %v; the scanner answers %q", out, err, answer(Format{Name: "native"}, m, nil))

@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/sign"
 )
 
@@ -51,7 +51,7 @@ type Format struct {
 	// and returns its Info and what else the loader will need to load it
 	// (JSON, kept in the manifest under "loader"). It runs in a scanner
 	// child process unless Sandboxed.
-	Inspect func(ctx context.Context, path string) (plugin.Info, json.RawMessage, error)
+	Inspect func(ctx context.Context, path string) (schema.Plugin, json.RawMessage, error)
 	// Sandboxed says Inspect runs the plugin's code in a sandbox that
 	// cannot harm the host (a WebAssembly runtime), so it runs in the
 	// host's process.
@@ -169,7 +169,7 @@ func scannerAnswer(err error) []byte {
 
 // inspect hashes the file at path and reads its Info with f.Inspect, in
 // this process. Info without an ID is an error wrapping
-// [plugin.ErrInvalid]: every other rule of [plugin.Info] is the host's to
+// [schema.ErrPlugin]: every other rule of [schema.Plugin] is the host's to
 // check, but a manifest needs the ID.
 func inspect(ctx context.Context, f Format, path string) (*Manifest, error) {
 	d, size, err := sign.HashFile(path)
@@ -184,10 +184,10 @@ func inspect(ctx context.Context, f Format, path string) (*Manifest, error) {
 		// A manifest without an id is one no host reads: say what is wrong
 		// with the plugin, rather than print what the parent must call
 		// garbage.
-		return nil, fmt.Errorf("%w: the plugin id is empty", plugin.ErrInvalid)
+		return nil, fmt.Errorf("%w: the plugin id is empty", schema.ErrPlugin)
 	}
 	if info.APIVersion.IsZero() {
-		info.APIVersion = plugin.APIVersion
+		info.APIVersion = schema.APIVersion
 	}
 	return &Manifest{Schema: ManifestSchema, Format: f.Name, File: filepath.Base(path), Size: size, SHA256: d, Info: info, Loader: data}, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -201,7 +202,7 @@ func ExampleGraph_WriteDOT() {
 func ExamplePasses_Register() {
 	ctx := context.Background()
 	passes := graph.NewPasses()
-	_, err := passes.Register(graph.PassDesc{Name: "example.triple-i", Kind: graph.Populate, Match: "i", Doc: "Makes node i triple."},
+	_, err := passes.Register(schema.Pass{Name: "example.triple-i", Kind: schema.Populate, Match: "i", Doc: "Makes node i triple."},
 		graph.PopulateFunc(func(ctx context.Context, b *graph.Builder, n *graph.Node) error {
 			return b.SetDefinition(n, exFunc("triple", func(v int64) int64 { return 3 * v }))
 		}))
@@ -247,7 +248,7 @@ func ExamplePasses_Register() {
 func ExampleBuilder_Group() {
 	ctx := context.Background()
 	passes := graph.NewPasses()
-	_, err := passes.Register(graph.PassDesc{Name: "example.group", Kind: graph.Partition},
+	_, err := passes.Register(schema.Pass{Name: "example.group", Kind: schema.Partition},
 		graph.PartitionFunc(func(ctx context.Context, b *graph.Builder, g *graph.Graph) error {
 			return b.Group("d+i", []*graph.Node{g.Node("d"), g.Node("i")}, graph.Serial{})
 		}))
@@ -311,14 +312,14 @@ func ExampleNodeError() {
 // exMul is an operator that multiplies int64 elements by its argument
 // "by".
 var exMul = op.Operator{
-	Schema: op.Schema{
+	Schema: schema.Op{
 		Name:    "example.Mul",
 		Doc:     "Multiplies every element by by.",
-		Inputs:  []op.Input{{Name: "x", DTypes: []tensor.DType{tensor.Int64}}},
-		Outputs: []op.Output{{Name: "y"}},
-		Args:    []op.Arg{{Name: "by", Type: op.Int, Default: int64(1)}},
+		Inputs:  []schema.Input{{Name: "x", DTypes: []tensor.DType{tensor.Int64}}},
+		Outputs: []schema.Output{{Name: "y"}},
+		Args:    []schema.Arg{{Name: "by", Type: schema.Int, Default: int64(1)}},
 	},
-	Backends: map[op.Device]op.Factory{op.CPU: func(args *op.Values) (op.Impl, error) {
+	Backends: map[schema.Device]op.Factory{schema.CPU: func(args *schema.Values) (op.Impl, error) {
 		return exMulImpl(args.Int("by")), nil
 	}},
 }
@@ -362,8 +363,8 @@ func ExampleOperatorPopulate() {
 
 	g := graph.New("ops")
 	x, _ := g.AddInput("x")
-	times3, _ := g.AddNode("times3", "example.Mul", op.Args{"by": 3}, x.Out(0))
-	times5, _ := g.AddNode("times5", "example.Mul", op.Args{"by": 5}, times3.Out(0))
+	times3, _ := g.AddNode("times3", "example.Mul", schema.Args{"by": 3}, x.Out(0))
+	times5, _ := g.AddNode("times5", "example.Mul", schema.Args{"by": 5}, times3.Out(0))
 	if err := g.AddOutput("y", times5.Out(0)); err != nil {
 		fmt.Println(err)
 		return

@@ -8,14 +8,15 @@ import (
 
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
 // FuseDesc describes the pass [FusePass] returns, under which hosts
 // register it.
-var FuseDesc = PassDesc{
+var FuseDesc = schema.Pass{
 	Name:     "dynop.fuse-pointwise",
-	Kind:     Partition,
+	Kind:     schema.Partition,
 	Priority: 100,
 	Doc:      "Fuses chains of pointwise operators into one node that walks the data once.",
 }

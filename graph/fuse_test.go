@@ -10,6 +10,7 @@ import (
 
 	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -24,7 +25,7 @@ func fuseGraph(t *testing.T, reg *op.Registry, fuse, branch bool, kinds ...strin
 	in, _ := g.AddInput("in")
 	p := in.Out(0)
 	for i, k := range kinds {
-		n, err := g.AddNode(string(rune('a'+i)), k, op.Args{"k": float64(3 - i)}, p)
+		n, err := g.AddNode(string(rune('a'+i)), k, schema.Args{"k": float64(3 - i)}, p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,19 +36,14 @@ import (
 	"sync"
 
 	"github.com/dynop/dynop/internal/errdefs"
-	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/schema"
 )
 
-// Sentinel errors.
-var (
-	// ErrInvalid: the graph is malformed (unknown node, duplicate name,
-	// a port that does not exist, a cycle, a node without a definition).
-	ErrInvalid = errors.New("invalid graph")
-	// ErrPass: a pass failed or broke the rules of passes. It is
-	// [schema.ErrPass], which [PassDesc.Validate] reports.
-	ErrPass = schema.ErrPass
-)
+// ErrInvalid: the graph is malformed (unknown node, duplicate name, a
+// port that does not exist, a cycle, a node without a definition). A
+// pass that fails or breaks the rules of passes is reported with
+// [schema.ErrPass], which [schema.Pass.Validate] reports too.
+var ErrInvalid = errors.New("invalid graph")
 
 // Graph is a set of nodes joined by edges, with named inputs and outputs.
 // Building a graph (adding nodes and edges, running passes) is not safe
@@ -98,8 +93,8 @@ type Node struct {
 	def    Definition
 	ins    []Port
 	after  []*Node
-	Args   op.Args   // arguments for the definition, for populate passes
-	Device op.Device // the device to run on; "" means the default
+	Args   schema.Args   // arguments for the definition, for populate passes
+	Device schema.Device // the device to run on; "" means the default
 }
 
 // Name returns the node's name, unique in its graph.
@@ -200,7 +195,7 @@ func (g *Graph) AddInput(name string) (*Node, error) {
 
 // AddNode adds a node called name that asks for a definition of kind,
 // fed by inputs in order. Populate passes see args.
-func (g *Graph) AddNode(name, kind string, args op.Args, inputs ...Port) (*Node, error) {
+func (g *Graph) AddNode(name, kind string, args schema.Args, inputs ...Port) (*Node, error) {
 	if kind == "" {
 		return nil, fmt.Errorf("graph %q: node %q: %w: empty kind", g.name, name, ErrInvalid)
 	}

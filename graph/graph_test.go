@@ -12,7 +12,7 @@ import (
 
 	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/internal/errdefs"
-	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -112,7 +112,7 @@ func chain(t *testing.T, specs ...string) (*graph.Graph, []*graph.Node) {
 func TestOperatorNodesAndDefaultPopulate(t *testing.T) {
 	reg := testRegistry(t)
 	g, nodes := chain(t, "double=test.Scale", "triple=test.Scale")
-	nodes[1].Args = op.Args{"by": 3}
+	nodes[1].Args = schema.Args{"by": 3}
 	if err := graph.Build(context.Background(), g, graph.BuildOptions{Default: graph.OperatorPopulate(), Operators: reg}); err != nil {
 		t.Fatal(err)
 	}
@@ -145,10 +145,10 @@ func TestPopulateByNodeNameBeforeKind(t *testing.T) {
 			return b.SetDefinition(n, graph.Func(label, func(ctx context.Context, in []*tensor.Batch) ([]*tensor.Batch, error) { return in, nil }))
 		})
 	}
-	mustRegister(t, passes, graph.PassDesc{Name: "by-kind", Kind: graph.Populate, Match: "thing"}, attach("from-kind"))
-	mustRegister(t, passes, graph.PassDesc{Name: "by-name", Kind: graph.Populate, Match: "special"}, attach("from-name"))
+	mustRegister(t, passes, schema.Pass{Name: "by-kind", Kind: schema.Populate, Match: "thing"}, attach("from-kind"))
+	mustRegister(t, passes, schema.Pass{Name: "by-name", Kind: schema.Populate, Match: "special"}, attach("from-name"))
 	// A pass that attaches nothing leaves the node to the next one.
-	mustRegister(t, passes, graph.PassDesc{Name: "a-declines", Kind: graph.Populate, Match: "thing", Priority: 5},
+	mustRegister(t, passes, schema.Pass{Name: "a-declines", Kind: schema.Populate, Match: "thing", Priority: 5},
 		graph.PopulateFunc(func(context.Context, *graph.Builder, *graph.Node) error { return nil }))
 	err := graph.Build(context.Background(), g, graph.BuildOptions{Passes: passes})
 	if !errors.Is(err, graph.ErrInvalid) || !strings.Contains(err.Error(), `node "other" (kind "unknown") has no definition`) {
@@ -161,7 +161,7 @@ func TestPopulateByNodeNameBeforeKind(t *testing.T) {
 	}
 }
 
-func mustRegister(t *testing.T, r *graph.Passes, d graph.PassDesc, pass any) {
+func mustRegister(t *testing.T, r *graph.Passes, d schema.Pass, pass any) {
 	t.Helper()
 	if _, err := r.Register(d, pass); err != nil {
 		t.Fatal(err)
@@ -172,25 +172,25 @@ func TestPassRegistryErrors(t *testing.T) {
 	r := graph.NewPasses()
 	noop := graph.PopulateFunc(func(context.Context, *graph.Builder, *graph.Node) error { return nil })
 	for _, c := range []struct {
-		desc graph.PassDesc
+		desc schema.Pass
 		pass any
 		want string
 	}{
-		{graph.PassDesc{Name: "", Kind: graph.Populate, Match: "x"}, noop, "a pass name starts with a letter"},
-		{graph.PassDesc{Name: "p", Kind: "later", Match: "x"}, noop, `kind "later" is not one of populate, partition, global`},
-		{graph.PassDesc{Name: "p", Kind: graph.Populate}, noop, "a populate pass needs Match"},
-		{graph.PassDesc{Name: "p", Kind: graph.Global, Match: "x"}, graph.GlobalFunc(nil), "Match is for populate passes"},
-		{graph.PassDesc{Name: "p", Kind: graph.Partition}, noop, "does not implement the partition pass interface"},
+		{schema.Pass{Name: "", Kind: schema.Populate, Match: "x"}, noop, "a pass name starts with a letter"},
+		{schema.Pass{Name: "p", Kind: "later", Match: "x"}, noop, `kind "later" is not one of populate, partition, global`},
+		{schema.Pass{Name: "p", Kind: schema.Populate}, noop, "a populate pass needs Match"},
+		{schema.Pass{Name: "p", Kind: schema.Global, Match: "x"}, graph.GlobalFunc(nil), "Match is for populate passes"},
+		{schema.Pass{Name: "p", Kind: schema.Partition}, noop, "does not implement the partition pass interface"},
 	} {
-		if _, err := r.Register(c.desc, c.pass); !errors.Is(err, graph.ErrPass) || !strings.Contains(err.Error(), c.want) {
+		if _, err := r.Register(c.desc, c.pass); !errors.Is(err, schema.ErrPass) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Register(%+v): %v, want %q", c.desc, err, c.want)
 		}
 	}
-	remove, err := r.Register(graph.PassDesc{Name: "p", Kind: graph.Populate, Match: "x"}, noop)
+	remove, err := r.Register(schema.Pass{Name: "p", Kind: schema.Populate, Match: "x"}, noop)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Register(graph.PassDesc{Name: "p", Kind: graph.Populate, Match: "y"}, noop); err == nil || !strings.Contains(err.Error(), "registered twice") {
+	if _, err := r.Register(schema.Pass{Name: "p", Kind: schema.Populate, Match: "y"}, noop); err == nil || !strings.Contains(err.Error(), "registered twice") {
 		t.Errorf("duplicate pass: %v", err)
 	}
 	remove()
@@ -221,10 +221,10 @@ func TestPartitionPriorityAndGroups(t *testing.T) {
 			return err
 		})
 	}
-	mustRegister(t, passes, graph.PassDesc{Name: "low", Kind: graph.Partition, Priority: 1}, group("a_b", "c"))
-	mustRegister(t, passes, graph.PassDesc{Name: "high", Kind: graph.Partition, Priority: 9}, group("a", "b"))
+	mustRegister(t, passes, schema.Pass{Name: "low", Kind: schema.Partition, Priority: 1}, group("a_b", "c"))
+	mustRegister(t, passes, schema.Pass{Name: "high", Kind: schema.Partition, Priority: 9}, group("a", "b"))
 	var global []string
-	mustRegister(t, passes, graph.PassDesc{Name: "look", Kind: graph.Global},
+	mustRegister(t, passes, schema.Pass{Name: "look", Kind: schema.Global},
 		graph.GlobalFunc(func(ctx context.Context, b *graph.Builder, g *graph.Graph) error {
 			global = names(g.Nodes())
 			return nil
@@ -268,12 +268,12 @@ func TestGroupMustBeConvex(t *testing.T) {
 		t.Fatal(err)
 	}
 	passes := graph.NewPasses()
-	mustRegister(t, passes, graph.PassDesc{Name: "bad-group", Kind: graph.Partition},
+	mustRegister(t, passes, schema.Pass{Name: "bad-group", Kind: schema.Partition},
 		graph.PartitionFunc(func(ctx context.Context, bd *graph.Builder, g *graph.Graph) error {
 			return bd.Group("ac", []*graph.Node{a, c}, nil)
 		}))
 	err := graph.Build(context.Background(), g, graph.BuildOptions{Passes: passes, Default: identity()})
-	if !errors.Is(err, graph.ErrPass) || !strings.Contains(err.Error(), `partition pass "bad-group"`) ||
+	if !errors.Is(err, schema.ErrPass) || !strings.Contains(err.Error(), `partition pass "bad-group"`) ||
 		!strings.Contains(err.Error(), "not convex, a path leaves the group and comes back: a -> b -> c") {
 		t.Fatalf("non-convex group: %v", err)
 	}
@@ -316,13 +316,13 @@ func TestDeclaredPassStartsItsProviderOnlyWhenNeeded(t *testing.T) {
 	reg := testRegistry(t)
 	passes := graph.NewPasses()
 	pop := &provider{pass: graph.PopulateFunc(func(ctx context.Context, b *graph.Builder, n *graph.Node) error {
-		in, err := reg.New(ctx, "test.Scale", op.Args{"by": 10})
+		in, err := reg.New(ctx, "test.Scale", schema.Args{"by": 10})
 		if err != nil {
 			return err
 		}
 		return b.SetDefinition(n, graph.Operator(in))
 	})}
-	if _, err := passes.Declare(graph.PassDesc{Name: "tenfold", Kind: graph.Populate, Match: "test.Tenfold"}, "acme.plugin.ten", pop); err != nil {
+	if _, err := passes.Declare(schema.Pass{Name: "tenfold", Kind: schema.Populate, Match: "test.Tenfold"}, "acme.plugin.ten", pop); err != nil {
 		t.Fatal(err)
 	}
 	// A graph without test.Tenfold nodes does not start the provider.
@@ -358,7 +358,7 @@ func TestDeclaredPassStartsItsProviderOnlyWhenNeeded(t *testing.T) {
 	pop.failWith = errors.New("plugin is broken")
 	g, _ = chain(t, "a=test.Tenfold")
 	err = graph.Build(context.Background(), g, graph.BuildOptions{Passes: passes})
-	if !errors.Is(err, graph.ErrPass) || !strings.Contains(err.Error(), `populate pass "tenfold" of plugin "acme.plugin.ten"`) ||
+	if !errors.Is(err, schema.ErrPass) || !strings.Contains(err.Error(), `populate pass "tenfold" of plugin "acme.plugin.ten"`) ||
 		!strings.Contains(err.Error(), "plugin is broken") {
 		t.Errorf("failing provider: %v", err)
 	}
@@ -494,7 +494,7 @@ func TestCustomExecutors(t *testing.T) {
 	g := graph.New("fan")
 	in, _ := g.AddInput("in")
 	a, _ := g.AddNode("a", "test.Scale", nil, in.Out(0))
-	b, _ := g.AddNode("b", "test.Scale", op.Args{"by": 3}, in.Out(0))
+	b, _ := g.AddNode("b", "test.Scale", schema.Args{"by": 3}, in.Out(0))
 	g.AddOutput("a", a.Out(0))
 	g.AddOutput("b", b.Out(0))
 	if err := graph.Build(context.Background(), g, graph.BuildOptions{Default: graph.OperatorPopulate(), Operators: reg}); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -112,7 +113,7 @@ func randomDAG(t testing.TB, rng *rand.Rand, n int, log *runLog) (*graph.Graph, 
 	// Attach the definitions as a populate pass would.
 	passes := graph.NewPasses()
 	var id int64
-	_, err := passes.Register(graph.PassDesc{Name: "mix", Kind: graph.Populate, Match: "mix"},
+	_, err := passes.Register(schema.Pass{Name: "mix", Kind: schema.Populate, Match: "mix"},
 		graph.PopulateFunc(func(ctx context.Context, b *graph.Builder, n *graph.Node) error {
 			id++
 			return b.SetDefinition(n, mixer(t, id, log))
@@ -133,14 +134,14 @@ func randomDAG(t testing.TB, rng *rand.Rand, n int, log *runLog) (*graph.Graph, 
 func testRegistry(t testing.TB) *op.Registry {
 	t.Helper()
 	r := op.NewRegistry(op.Options{})
-	cpu := []op.Device{op.CPU}
-	any1 := []op.Input{{Name: "x"}}
-	out := []op.Output{{Name: "y"}}
+	cpu := []schema.Device{schema.CPU}
+	any1 := []schema.Input{{Name: "x"}}
+	out := []schema.Output{{Name: "y"}}
 	pw := func(name string, u8 func(k float64) func([]uint8), f32 func(k float64) func([]float32)) op.Operator {
 		return op.Operator{
-			Schema: op.Schema{Name: name, Doc: "pointwise test op", Inputs: []op.Input{{Name: "x", DTypes: []tensor.DType{tensor.Uint8, tensor.Float32}}},
-				Outputs: out, Args: []op.Arg{{Name: "k", Type: op.Float, Default: 1.0}}, Devices: cpu},
-			Backends: map[op.Device]op.Factory{op.CPU: func(v *op.Values) (op.Impl, error) {
+			Schema: schema.Op{Name: name, Doc: "pointwise test op", Inputs: []schema.Input{{Name: "x", DTypes: []tensor.DType{tensor.Uint8, tensor.Float32}}},
+				Outputs: out, Args: []schema.Arg{{Name: "k", Type: schema.Float, Default: 1.0}}, Devices: cpu},
+			Backends: map[schema.Device]op.Factory{schema.CPU: func(v *schema.Values) (op.Impl, error) {
 				k := v.Float("k")
 				f := op.PointwiseFuncs{Float32: f32(k)}
 				if u8 != nil {
@@ -151,11 +152,11 @@ func testRegistry(t testing.TB) *op.Registry {
 		}
 	}
 	ops := []op.Operator{
-		{Schema: op.Schema{Name: "test.Scale", Doc: "multiplies", Inputs: any1, Outputs: out,
-			Args: []op.Arg{{Name: "by", Type: op.Int, Default: int64(2)}}, Devices: cpu},
-			Backends: map[op.Device]op.Factory{op.CPU: func(v *op.Values) (op.Impl, error) { return &scaleImpl{by: v.Int("by")}, nil }}},
-		{Schema: op.Schema{Name: "test.Fail", Doc: "fails", Inputs: any1, Outputs: out, Devices: cpu},
-			Backends: map[op.Device]op.Factory{op.CPU: func(v *op.Values) (op.Impl, error) { return failImpl{}, nil }}},
+		{Schema: schema.Op{Name: "test.Scale", Doc: "multiplies", Inputs: any1, Outputs: out,
+			Args: []schema.Arg{{Name: "by", Type: schema.Int, Default: int64(2)}}, Devices: cpu},
+			Backends: map[schema.Device]op.Factory{schema.CPU: func(v *schema.Values) (op.Impl, error) { return &scaleImpl{by: v.Int("by")}, nil }}},
+		{Schema: schema.Op{Name: "test.Fail", Doc: "fails", Inputs: any1, Outputs: out, Devices: cpu},
+			Backends: map[schema.Device]op.Factory{schema.CPU: func(v *schema.Values) (op.Impl, error) { return failImpl{}, nil }}},
 		pw("test.AddK",
 			func(k float64) func([]uint8) {
 				return func(v []uint8) {
@@ -198,8 +199,8 @@ func testRegistry(t testing.TB) *op.Registry {
 	// function: a fused chain must fall back to running it unfused.
 	opaque := ops[2]
 	opaque.Schema.Name = "test.AddKOpaque"
-	inner := opaque.Backends[op.CPU]
-	opaque.Backends = map[op.Device]op.Factory{op.CPU: func(v *op.Values) (op.Impl, error) {
+	inner := opaque.Backends[schema.CPU]
+	opaque.Backends = map[schema.Device]op.Factory{schema.CPU: func(v *schema.Values) (op.Impl, error) {
 		impl, err := inner(v)
 		impl.(*pointwiseImpl).hide8 = true
 		return impl, err

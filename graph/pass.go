@@ -14,28 +14,6 @@ import (
 	"github.com/dynop/dynop/schema"
 )
 
-// PassKind says when a pass runs and what it may do; it is
-// [schema.PassKind].
-type PassKind = schema.PassKind
-
-// The kinds of pass, in the order a build runs them (see
-// [schema.Populate], [schema.Partition] and [schema.Global]).
-const (
-	// Populate passes attach definitions to nodes. One registered under
-	// a node's name runs on that node; failing that, one registered under
-	// the node's kind.
-	Populate = schema.Populate
-	// Partition passes group nodes into subgraph nodes through the
-	// Builder, higher priority first.
-	Partition = schema.Partition
-	// Global passes see the whole graph last, higher priority first.
-	Global = schema.Global
-)
-
-// PassDesc describes a pass; it is [schema.Pass], data, so a plugin's
-// Info can declare its passes before the plugin starts.
-type PassDesc = schema.Pass
-
 // PopulatePass attaches definitions to nodes ([Builder.SetDefinition]).
 type PopulatePass interface {
 	Populate(ctx context.Context, b *Builder, n *Node) error
@@ -81,7 +59,7 @@ type PassProvider interface {
 
 // PassEntry is what a registry knows about one pass.
 type PassEntry struct {
-	Desc PassDesc `json:"desc"`
+	Desc schema.Pass `json:"desc"`
 	// Plugin is the ID of the plugin that provides the pass, or "".
 	Plugin string `json:"plugin,omitempty"`
 }
@@ -103,7 +81,7 @@ func NewPasses() *Passes { return &Passes{entries: make(map[string]*passEntry)} 
 
 // Register adds pass under desc; pass must implement the interface of
 // desc.Kind. It returns a function that removes it.
-func (r *Passes) Register(desc PassDesc, pass any) (remove func(), err error) {
+func (r *Passes) Register(desc schema.Pass, pass any) (remove func(), err error) {
 	if err := CheckPass(desc, pass); err != nil {
 		return nil, err
 	}
@@ -112,9 +90,9 @@ func (r *Passes) Register(desc PassDesc, pass any) (remove func(), err error) {
 
 // Declare adds a pass that provider produces when a build needs it,
 // provided by plugin.
-func (r *Passes) Declare(desc PassDesc, plugin string, provider PassProvider) (remove func(), err error) {
+func (r *Passes) Declare(desc schema.Pass, plugin string, provider PassProvider) (remove func(), err error) {
 	if provider == nil {
-		return nil, fmt.Errorf("graph: pass %q: %w: nil provider", desc.Name, ErrPass)
+		return nil, fmt.Errorf("graph: pass %q: %w: nil provider", desc.Name, schema.ErrPass)
 	}
 	return r.add(&passEntry{PassEntry: PassEntry{Desc: desc, Plugin: plugin}, provider: provider})
 }
@@ -126,7 +104,7 @@ func (r *Passes) add(e *passEntry) (func(), error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if old, dup := r.entries[e.Desc.Name]; dup {
-		return nil, fmt.Errorf("graph: pass %q: %w: registered twice (first by %s)", e.Desc.Name, ErrPass, cmp.Or(old.Plugin, "the host"))
+		return nil, fmt.Errorf("graph: pass %q: %w: registered twice (first by %s)", e.Desc.Name, schema.ErrPass, cmp.Or(old.Plugin, "the host"))
 	}
 	r.entries[e.Desc.Name] = e
 	return func() {
@@ -140,21 +118,21 @@ func (r *Passes) add(e *passEntry) (func(), error) {
 
 // CheckPass checks desc and that pass implements the interface of its
 // kind.
-func CheckPass(desc PassDesc, pass any) error {
+func CheckPass(desc schema.Pass, pass any) error {
 	var ok bool
 	switch desc.Kind {
-	case Populate:
+	case schema.Populate:
 		_, ok = pass.(PopulatePass)
-	case Partition:
+	case schema.Partition:
 		_, ok = pass.(PartitionPass)
-	case Global:
+	case schema.Global:
 		_, ok = pass.(GlobalPass)
 	}
 	if err := desc.Validate(); err != nil {
 		return err
 	}
 	if !ok {
-		return fmt.Errorf("graph: pass %q: %w: %T does not implement the %s pass interface", desc.Name, ErrPass, pass, desc.Kind)
+		return fmt.Errorf("graph: pass %q: %w: %T does not implement the %s pass interface", desc.Name, schema.ErrPass, pass, desc.Kind)
 	}
 	return nil
 }
@@ -176,7 +154,7 @@ func (r *Passes) sorted() []*passEntry {
 	for _, e := range r.entries {
 		es = append(es, e)
 	}
-	kindRank := map[PassKind]int{Populate: 0, Partition: 1, Global: 2}
+	kindRank := map[schema.PassKind]int{schema.Populate: 0, schema.Partition: 1, schema.Global: 2}
 	slices.SortFunc(es, func(a, b *passEntry) int {
 		return cmp.Or(
 			cmp.Compare(kindRank[a.Desc.Kind], kindRank[b.Desc.Kind]),
@@ -226,7 +204,7 @@ func Build(ctx context.Context, g *Graph, opts BuildOptions) error {
 		return err
 	}
 	for _, e := range entries {
-		if e.Desc.Kind == Populate {
+		if e.Desc.Kind == schema.Populate {
 			continue
 		}
 		if err := b.runWhole(ctx, e); err != nil {
@@ -253,9 +231,9 @@ type group struct {
 }
 
 // Pass returns the descriptor of the pass that is running.
-func (b *Builder) Pass() PassDesc {
+func (b *Builder) Pass() schema.Pass {
 	if b.pass == nil {
-		return PassDesc{Name: "default", Kind: Populate}
+		return schema.Pass{Name: "default", Kind: schema.Populate}
 	}
 	return b.pass.Desc
 }
@@ -264,22 +242,22 @@ func (b *Builder) Pass() PassDesc {
 // replaced definition is closed when the graph closes.
 func (b *Builder) SetDefinition(n *Node, def Definition) error {
 	if n == nil || def == nil {
-		return fmt.Errorf("graph: pass %q: %w: SetDefinition with a nil node or definition", b.Pass().Name, ErrPass)
+		return fmt.Errorf("graph: pass %q: %w: SetDefinition with a nil node or definition", b.Pass().Name, schema.ErrPass)
 	}
 	if n.input {
-		return fmt.Errorf("graph: pass %q: %w: node %q is a graph input and takes no definition", b.Pass().Name, ErrPass, n.name)
+		return fmt.Errorf("graph: pass %q: %w: node %q is a graph input and takes no definition", b.Pass().Name, schema.ErrPass, n.name)
 	}
 	if sub, ok := def.(*Graph); ok {
 		if sub.parent != nil && sub.parent != n {
-			return fmt.Errorf("graph: pass %q: %w: graph %q is already the definition of node %q", b.Pass().Name, ErrPass, sub.name, sub.parent.name)
+			return fmt.Errorf("graph: pass %q: %w: graph %q is already the definition of node %q", b.Pass().Name, schema.ErrPass, sub.name, sub.parent.name)
 		}
 		for g := n.graph; g != nil; g = g.parentGraph() {
 			if g == sub {
-				return fmt.Errorf("graph: pass %q: %w: graph %q contains node %q: it cannot be its definition", b.Pass().Name, ErrPass, sub.name, n.name)
+				return fmt.Errorf("graph: pass %q: %w: graph %q contains node %q: it cannot be its definition", b.Pass().Name, schema.ErrPass, sub.name, n.name)
 			}
 		}
 		if sub == b.g {
-			return fmt.Errorf("graph: pass %q: %w: graph %q is the graph being built", b.Pass().Name, ErrPass, sub.name)
+			return fmt.Errorf("graph: pass %q: %w: graph %q is the graph being built", b.Pass().Name, schema.ErrPass, sub.name)
 		}
 		sub.parent = n
 	}
@@ -304,9 +282,9 @@ func (b *Builder) SetDefinition(n *Node, def Definition) error {
 // SetOperator instantiates operator name with args from the build's
 // operator registry, on n's device, and attaches it to n as an
 // [OperatorDef]; the graph closes the instance when it closes.
-func (b *Builder) SetOperator(ctx context.Context, n *Node, name string, args op.Args) error {
+func (b *Builder) SetOperator(ctx context.Context, n *Node, name string, args schema.Args) error {
 	if b.opts.Operators == nil {
-		return fmt.Errorf("graph: pass %q: %w: the build has no operator registry", b.Pass().Name, ErrPass)
+		return fmt.Errorf("graph: pass %q: %w: the build has no operator registry", b.Pass().Name, schema.ErrPass)
 	}
 	var opts []op.Option
 	if n.Device != "" {
@@ -332,11 +310,11 @@ func (b *Builder) OnClose(fn func() error) { b.g.OnClose(fn) }
 // in the order asked, when the pass returns. A group must be convex: no
 // path may leave it and come back.
 func (b *Builder) Group(name string, nodes []*Node, exec Executor) error {
-	if b.pass == nil || b.pass.Desc.Kind != Partition {
-		return fmt.Errorf("graph: pass %q: %w: only partition passes group nodes", b.Pass().Name, ErrPass)
+	if b.pass == nil || b.pass.Desc.Kind != schema.Partition {
+		return fmt.Errorf("graph: pass %q: %w: only partition passes group nodes", b.Pass().Name, schema.ErrPass)
 	}
 	if len(nodes) == 0 {
-		return fmt.Errorf("graph: pass %q: %w: group %q has no nodes", b.Pass().Name, ErrPass, name)
+		return fmt.Errorf("graph: pass %q: %w: group %q has no nodes", b.Pass().Name, schema.ErrPass, name)
 	}
 	b.groups = append(b.groups, group{name, slices.Clone(nodes), exec})
 	return nil
@@ -354,7 +332,7 @@ const maxDepth = 32
 // those a pass just attached included.
 func (b *Builder) populateGraph(ctx context.Context, g *Graph, entries []*passEntry, depth int) error {
 	if depth > maxDepth {
-		return fmt.Errorf("graph %q: %w: subgraphs nested deeper than %d: does a populate pass attach subgraphs to the nodes of the subgraphs it attaches?", b.g.name, ErrPass, maxDepth)
+		return fmt.Errorf("graph %q: %w: subgraphs nested deeper than %d: does a populate pass attach subgraphs to the nodes of the subgraphs it attaches?", b.g.name, schema.ErrPass, maxDepth)
 	}
 	var errs []error
 	for _, n := range g.nodes {
@@ -363,7 +341,7 @@ func (b *Builder) populateGraph(ctx context.Context, g *Graph, entries []*passEn
 		}
 		for _, key := range []string{n.name, n.kind} {
 			for _, e := range entries {
-				if e.Desc.Kind != Populate || e.Desc.Match != key || n.def != nil {
+				if e.Desc.Kind != schema.Populate || e.Desc.Match != key || n.def != nil {
 					continue
 				}
 				if err := b.runOn(ctx, e, n); err != nil {
@@ -418,12 +396,12 @@ func (b *Builder) runWhole(ctx context.Context, e *passEntry) error {
 	b.pass, b.groups = e, nil
 	b.opts.Logger.Debug(string(e.Desc.Kind)+" pass", "pass", e.Desc.Name, "plugin", e.Plugin)
 	switch e.Desc.Kind {
-	case Partition:
+	case schema.Partition:
 		err = impl.(PartitionPass).Partition(ctx, b, b.g)
 		if err == nil {
 			err = b.commit()
 		}
-	case Global:
+	case schema.Global:
 		err = impl.(GlobalPass).Global(ctx, b, b.g)
 	}
 	b.pass, b.groups = nil, nil
@@ -435,9 +413,9 @@ func (b *Builder) runWhole(ctx context.Context, e *passEntry) error {
 
 func passError(e *passEntry, err error) error {
 	if e.Plugin != "" {
-		return fmt.Errorf("graph: %s pass %q of plugin %q: %w: %w", e.Desc.Kind, e.Desc.Name, e.Plugin, ErrPass, err)
+		return fmt.Errorf("graph: %s pass %q of plugin %q: %w: %w", e.Desc.Kind, e.Desc.Name, e.Plugin, schema.ErrPass, err)
 	}
-	return fmt.Errorf("graph: %s pass %q: %w: %w", e.Desc.Kind, e.Desc.Name, ErrPass, err)
+	return fmt.Errorf("graph: %s pass %q: %w: %w", e.Desc.Kind, e.Desc.Name, schema.ErrPass, err)
 }
 
 // impl returns the implementation of e, asking its provider once per

@@ -16,6 +16,7 @@ import (
 	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -28,9 +29,9 @@ func panickyRegistry(t testing.TB) *op.Registry {
 		Float32: func(v []float32) { panic("element function bug") },
 	}
 	err := r.Register(op.Operator{
-		Schema: op.Schema{Name: "test.Boom", Doc: "panics", Inputs: []op.Input{{Name: "x"}}, Outputs: []op.Output{{Name: "y"}},
-			Args: []op.Arg{{Name: "k", Type: op.Float, Default: 1.0}}, Devices: []op.Device{op.CPU}},
-		Backends: map[op.Device]op.Factory{op.CPU: func(v *op.Values) (op.Impl, error) { return &pointwiseImpl{f: boom}, nil }},
+		Schema: schema.Op{Name: "test.Boom", Doc: "panics", Inputs: []schema.Input{{Name: "x"}}, Outputs: []schema.Output{{Name: "y"}},
+			Args: []schema.Arg{{Name: "k", Type: schema.Float, Default: 1.0}}, Devices: []schema.Device{schema.CPU}},
+		Backends: map[schema.Device]op.Factory{schema.CPU: func(v *schema.Values) (op.Impl, error) { return &pointwiseImpl{f: boom}, nil }},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -154,15 +155,15 @@ func TestRegressionReplacedOperatorIsNeverClosed(t *testing.T) {
 	reg := testRegistry(t)
 	var made, closed atomic.Int32
 	if err := reg.Register(op.Operator{
-		Schema:   op.Schema{Name: "test.Counted", Doc: "counts", Inputs: []op.Input{{Name: "x"}}, Outputs: []op.Output{{Name: "y"}}, Devices: []op.Device{op.CPU}},
-		Backends: map[op.Device]op.Factory{op.CPU: func(v *op.Values) (op.Impl, error) { made.Add(1); return &closeCounter{scaleImpl{2}, &closed}, nil }},
+		Schema:   schema.Op{Name: "test.Counted", Doc: "counts", Inputs: []schema.Input{{Name: "x"}}, Outputs: []schema.Output{{Name: "y"}}, Devices: []schema.Device{schema.CPU}},
+		Backends: map[schema.Device]op.Factory{schema.CPU: func(v *schema.Values) (op.Impl, error) { made.Add(1); return &closeCounter{scaleImpl{2}, &closed}, nil }},
 	}); err != nil {
 		t.Fatal(err)
 	}
 	g, nodes := chain(t, "a=test.Counted")
 	passes := graph.NewPasses()
 	// A global pass that swaps the operator for a better-tuned instance.
-	mustRegister(t, passes, graph.PassDesc{Name: "retune", Kind: graph.Global}, graph.GlobalFunc(func(ctx context.Context, b *graph.Builder, g *graph.Graph) error {
+	mustRegister(t, passes, schema.Pass{Name: "retune", Kind: schema.Global}, graph.GlobalFunc(func(ctx context.Context, b *graph.Builder, g *graph.Graph) error {
 		return b.SetOperator(ctx, nodes[0], "test.Counted", nil)
 	}))
 	if err := graph.Build(context.Background(), g, graph.BuildOptions{Passes: passes, Default: graph.OperatorPopulate(), Operators: reg}); err != nil {
@@ -181,7 +182,7 @@ func TestRegressionReplacedOperatorIsNeverClosed(t *testing.T) {
 func TestRegressionSelfSubgraphDeadlocks(t *testing.T) {
 	g, nodes := chain(t, "a=k")
 	passes := graph.NewPasses()
-	mustRegister(t, passes, graph.PassDesc{Name: "self", Kind: graph.Global}, graph.GlobalFunc(func(ctx context.Context, b *graph.Builder, g *graph.Graph) error {
+	mustRegister(t, passes, schema.Pass{Name: "self", Kind: schema.Global}, graph.GlobalFunc(func(ctx context.Context, b *graph.Builder, g *graph.Graph) error {
 		return b.SetDefinition(nodes[0], g)
 	}))
 	err := graph.Build(context.Background(), g, graph.BuildOptions{Passes: passes})
@@ -238,7 +239,7 @@ func TestRegressionRandomGroupsKeepResults(t *testing.T) {
 			rng.Shuffle(len(pick), func(i, j int) { pick[i], pick[j] = pick[j], pick[i] })
 			passes := graph.NewPasses()
 			name := fmt.Sprintf("grp%d", round)
-			mustRegister(t, passes, graph.PassDesc{Name: "grp", Kind: graph.Partition}, graph.PartitionFunc(func(ctx context.Context, b *graph.Builder, _ *graph.Graph) error {
+			mustRegister(t, passes, schema.Pass{Name: "grp", Kind: schema.Partition}, graph.PartitionFunc(func(ctx context.Context, b *graph.Builder, _ *graph.Graph) error {
 				return b.Group(name, pick, graph.Parallel{Workers: 3})
 			}))
 			err := graph.Build(context.Background(), g, graph.BuildOptions{Passes: passes})
@@ -411,7 +412,7 @@ func TestRegressionBuildDoesNotCheckSubgraphs(t *testing.T) {
 		return b.SetDefinition(n, sub)
 	})
 	err = graph.Build(context.Background(), g, graph.BuildOptions{Default: forever})
-	if !errors.Is(err, graph.ErrPass) || !strings.Contains(err.Error(), "subgraphs nested deeper than 32") {
+	if !errors.Is(err, schema.ErrPass) || !strings.Contains(err.Error(), "subgraphs nested deeper than 32") {
 		t.Errorf("endless nesting: %v", err)
 	}
 	g.Close()

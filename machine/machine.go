@@ -6,7 +6,7 @@
 // detects it afresh. CPU features come from golang.org/x/sys/cpu, named
 // after its fields ("avx2" for HasAVX2); [KnownCPUFeatures] lists the names
 // for an architecture. [Machine.Check] checks a plugin's requirements
-// (plugin.Info's Requirements, a schema.Requirements) against a machine.
+// (a schema.Requirements, from the plugin's info) against a machine.
 //
 // GPUs come from the probes that vendor subpackages register with
 // [RegisterGPUProbe] from their init functions, so that a program pays for

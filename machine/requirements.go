@@ -16,7 +16,7 @@ import (
 const envCPUFeatures = "DYNOP_CPU_FEATURES"
 
 // Check reports whether m meets r, the requirements of a plugin
-// (plugin.Info.Requirements). It returns nil, or an error wrapping
+// (schema.Plugin.Requirements). It returns nil, or an error wrapping
 // [dynop.ErrUnsupported] that names every unmet requirement together, for
 // example
 //

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -26,8 +27,8 @@ func (emptyImpl) Run(context.Context, []*tensor.Batch, []*tensor.Batch) error { 
 func BenchmarkGoOperatorEmpty(b *testing.B) {
 	ctx := context.Background()
 	r := op.NewRegistry(op.Options{})
-	s := op.Schema{Name: "bench.Empty", Inputs: []op.Input{{Name: "in"}}, Outputs: []op.Output{{Name: "out"}}}
-	if err := r.Register(op.Operator{Schema: s, Backends: map[op.Device]op.Factory{op.CPU: func(*op.Values) (op.Impl, error) { return emptyImpl{}, nil }}}); err != nil {
+	s := schema.Op{Name: "bench.Empty", Inputs: []schema.Input{{Name: "in"}}, Outputs: []schema.Output{{Name: "out"}}}
+	if err := r.Register(op.Operator{Schema: s, Backends: map[schema.Device]op.Factory{schema.CPU: func(*schema.Values) (op.Impl, error) { return emptyImpl{}, nil }}}); err != nil {
 		b.Fatal(err)
 	}
 	in, err := r.New(ctx, "bench.Empty", nil)

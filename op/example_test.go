@@ -8,25 +8,26 @@ import (
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
 // exScale is the schema of the examples' operator: y = x * factor + offset.
 // Schemas are data; a plugin's Info carries them, so they can be checked
 // before any of its code runs.
-var exScale = op.Schema{
+var exScale = schema.Op{
 	Name: "example.Scale",
 	Doc:  "Multiplies every element by factor and adds offset.",
-	Inputs: []op.Input{
+	Inputs: []schema.Input{
 		{Name: "x", DTypes: []tensor.DType{tensor.Float32}},
 	},
-	Outputs: []op.Output{{Name: "y"}},
-	Args: []op.Arg{
-		{Name: "factor", Type: op.Float, Required: true, Min: op.Bounds(-100), Max: op.Bounds(100)},
-		{Name: "offset", Type: op.Float, Default: 0.0},
-		{Name: "mode", Type: op.String, Default: "fast", Allowed: []any{"fast", "exact"}},
+	Outputs: []schema.Output{{Name: "y"}},
+	Args: []schema.Arg{
+		{Name: "factor", Type: schema.Float, Required: true, Min: schema.Bounds(-100), Max: schema.Bounds(100)},
+		{Name: "offset", Type: schema.Float, Default: 0.0},
+		{Name: "mode", Type: schema.String, Default: "fast", Allowed: []any{"fast", "exact"}},
 	},
-	Devices: []op.Device{op.CPU},
+	Devices: []schema.Device{schema.CPU},
 }
 
 // exScaleImpl is one instance of example.Scale.
@@ -34,7 +35,7 @@ type exScaleImpl struct{ factor, offset float32 }
 
 // newExScale is example.Scale's CPU factory: it reads the validated
 // arguments with the typed getters.
-func newExScale(args *op.Values) (op.Impl, error) {
+func newExScale(args *schema.Values) (op.Impl, error) {
 	return &exScaleImpl{factor: float32(args.Float("factor")), offset: float32(args.Float("offset"))}, nil
 }
 
@@ -99,7 +100,7 @@ func Example() {
 	reg := op.NewRegistry(op.Options{})
 	err := reg.Register(op.Operator{
 		Schema:   exScale,
-		Backends: map[op.Device]op.Factory{op.CPU: newExScale},
+		Backends: map[schema.Device]op.Factory{schema.CPU: newExScale},
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -107,7 +108,7 @@ func Example() {
 	}
 
 	ctx := context.Background()
-	in, err := reg.New(ctx, "example.Scale", op.Args{"factor": 2, "offset": 0.5})
+	in, err := reg.New(ctx, "example.Scale", schema.Args{"factor": 2, "offset": 0.5})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -140,11 +141,11 @@ func Example() {
 // Exec does Setup, allocation and Run in one call.
 func ExampleInstance_Exec() {
 	reg := op.NewRegistry(op.Options{})
-	if err := reg.Register(op.Operator{Schema: exScale, Backends: map[op.Device]op.Factory{op.CPU: newExScale}}); err != nil {
+	if err := reg.Register(op.Operator{Schema: exScale, Backends: map[schema.Device]op.Factory{schema.CPU: newExScale}}); err != nil {
 		fmt.Println(err)
 		return
 	}
-	in, err := reg.New(context.Background(), "example.Scale", op.Args{"factor": -1})
+	in, err := reg.New(context.Background(), "example.Scale", schema.Args{"factor": -1})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -162,28 +163,10 @@ func ExampleInstance_Exec() {
 	// [-1 2 -3]
 }
 
-// Arguments are checked against the schema before any operator code
-// runs: a misspelt name gets a "did you mean", and every problem is
-// reported at once.
-func ExampleSchema_Check() {
-	_, err := exScale.Check(op.Args{"factr": 2, "mode": "slow"}, nil)
-	fmt.Println(errors.Is(err, op.ErrArgument))
-	fmt.Println(err)
-
-	v, err := exScale.Check(op.Args{"factor": 3}, nil)
-	fmt.Println(v.Float("factor"), v.Float("offset"), v.String("mode"), err)
-	// Output:
-	// true
-	// invalid operator argument: operator "example.Scale": argument "factr": unknown argument; did you mean "factor"?
-	// invalid operator argument: operator "example.Scale": argument "mode": slow is not one of [fast exact]
-	// invalid operator argument: operator "example.Scale": argument "factor": required (float) but not given
-	// 3 0 fast <nil>
-}
-
 // Looking up an operator by a misspelt name suggests the nearest one.
 func ExampleRegistry_Lookup() {
 	reg := op.NewRegistry(op.Options{})
-	if err := reg.Register(op.Operator{Schema: exScale, Backends: map[op.Device]op.Factory{op.CPU: newExScale}}); err != nil {
+	if err := reg.Register(op.Operator{Schema: exScale, Backends: map[schema.Device]op.Factory{schema.CPU: newExScale}}); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -215,7 +198,7 @@ func (p *exLazyPlugin) Provide(ctx context.Context, name string) (op.Operator, f
 		}
 		return nil
 	}
-	return op.Operator{Schema: exScale, Backends: map[op.Device]op.Factory{op.CPU: newExScale}}, release, nil
+	return op.Operator{Schema: exScale, Backends: map[schema.Device]op.Factory{schema.CPU: newExScale}}, release, nil
 }
 
 // An operator can be declared by its schema alone, as the host does for
@@ -227,11 +210,11 @@ func ExampleRegistry_Declare() {
 		fmt.Println(err)
 		return
 	}
-	if _, err := reg.Check("example.Scale", op.Args{"factor": 2, "mode": "slow"}); err != nil {
+	if _, err := reg.Check("example.Scale", schema.Args{"factor": 2, "mode": "slow"}); err != nil {
 		fmt.Println(err)
 	}
 
-	in, err := reg.New(context.Background(), "example.Scale", op.Args{"factor": 2})
+	in, err := reg.New(context.Background(), "example.Scale", schema.Args{"factor": 2})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -254,7 +237,7 @@ func ExampleRegistry_Variants() {
 	reg := op.NewRegistry(op.Options{CPU: &cpu})
 	err := reg.Register(op.Operator{
 		Schema: exScale,
-		Variants: map[op.Device][]op.Variant{op.CPU: {
+		Variants: map[schema.Device][]op.Variant{schema.CPU: {
 			{Name: "avx512", Needs: dispatch.Of(dispatch.AVX512F), Factory: newExScale},
 			{Name: "avx2", Needs: dispatch.Of(dispatch.AVX2, dispatch.FMA), Factory: newExScale},
 			{Name: "scalar", Factory: newExScale},
@@ -275,7 +258,7 @@ func ExampleRegistry_Variants() {
 	}
 
 	// Tests and benchmarks can ask for a variant by name.
-	in, err := reg.New(ctx, "example.Scale", op.Args{"factor": 1}, op.WithVariant("scalar"))
+	in, err := reg.New(ctx, "example.Scale", schema.Args{"factor": 1}, op.WithVariant("scalar"))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -43,11 +43,11 @@ func FuzzSchemaJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var s op.Schema
+		var s schema.Op
 		if err := json.Unmarshal(data, &s); err != nil {
 			var syn *json.SyntaxError
 			var typ *json.UnmarshalTypeError
-			if !errors.As(err, &syn) && !errors.As(err, &typ) && !errors.Is(err, op.ErrSchema) && !errors.Is(err, tensor.ErrInvalid) {
+			if !errors.As(err, &syn) && !errors.As(err, &typ) && !errors.Is(err, schema.ErrOp) && !errors.Is(err, tensor.ErrInvalid) {
 				t.Errorf("decoding %q: error %q (%T) is neither JSON's nor ErrSchema", data, err, err)
 			}
 			return
@@ -57,12 +57,12 @@ func FuzzSchemaJSON(f *testing.F) {
 			t.Fatalf("a schema decoded from %q does not marshal: %v", data, err)
 		}
 		if err := s.Validate(); err != nil {
-			if !errors.Is(err, op.ErrSchema) || !strings.Contains(err.Error(), "operator name") && !strings.Contains(err.Error(), strconv.Quote(s.Name)) {
+			if !errors.Is(err, schema.ErrOp) || !strings.Contains(err.Error(), "operator name") && !strings.Contains(err.Error(), strconv.Quote(s.Name)) {
 				t.Errorf("Validate of %q: error %q does not wrap ErrSchema and name the operator", data, err)
 			}
 			return
 		}
-		var back op.Schema
+		var back schema.Op
 		if err := json.Unmarshal(out, &back); err != nil {
 			t.Fatalf("the JSON %s of a valid schema does not decode: %v", out, err)
 		}
@@ -77,8 +77,8 @@ func FuzzSchemaJSON(f *testing.F) {
 				continue
 			}
 			one := s
-			one.Args = []op.Arg{a}
-			v, err := one.Check(op.Args{a.Name: a.Default}, quiet)
+			one.Args = []schema.Arg{a}
+			v, err := one.Check(schema.Args{a.Name: a.Default}, quiet)
 			if err != nil {
 				t.Errorf("argument %q: its default %#v is refused: %v", a.Name, a.Default, err)
 			} else if !reflect.DeepEqual(v.Value(a.Name), a.Default) {
@@ -90,7 +90,7 @@ func FuzzSchemaJSON(f *testing.F) {
 
 // canonical returns s's JSON with defaults and allowed values in their
 // Go types, for comparing schemas whose nil and empty slices differ.
-func canonical(t *testing.T, s op.Schema) string {
+func canonical(t *testing.T, s schema.Op) string {
 	t.Helper()
 	b, err := json.Marshal(s)
 	if err != nil {
@@ -107,9 +107,9 @@ func FuzzTypeText(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		var typ op.Type
+		var typ schema.Type
 		if err := typ.UnmarshalText([]byte(s)); err != nil {
-			if !errors.Is(err, op.ErrSchema) || !strings.Contains(err.Error(), strconv.Quote(s)) || !strings.Contains(err.Error(), "[]dtype") {
+			if !errors.Is(err, schema.ErrOp) || !strings.Contains(err.Error(), strconv.Quote(s)) || !strings.Contains(err.Error(), "[]dtype") {
 				t.Errorf("UnmarshalText(%q): error %q does not wrap ErrSchema, quote the text and list the types", s, err)
 			}
 			if typ != 0 {
@@ -132,17 +132,17 @@ func FuzzTypeText(f *testing.F) {
 // otherwise reads back with UnmarshalText.
 func TestTypeTextAll(t *testing.T) {
 	for i := range 256 {
-		typ := op.Type(i)
+		typ := schema.Type(i)
 		name := typ.String()
 		text, err := typ.MarshalText()
-		defined := i >= int(op.Int) && i <= int(op.DTypeList)
+		defined := i >= int(schema.Int) && i <= int(schema.DTypeList)
 		switch {
-		case !defined && (err == nil || !errors.Is(err, op.ErrSchema) || !strings.Contains(err.Error(), "argument type "+strconv.Itoa(i))):
+		case !defined && (err == nil || !errors.Is(err, schema.ErrOp) || !strings.Contains(err.Error(), "argument type "+strconv.Itoa(i))):
 			t.Errorf("Type(%d).MarshalText() = %q, %v; want an error naming %d", i, text, err, i)
 		case !defined && name != "type("+strconv.Itoa(i)+")":
 			t.Errorf("Type(%d).String() = %q", i, name)
 		case defined:
-			var back op.Type
+			var back schema.Type
 			if err != nil || string(text) != name || back.UnmarshalText(text) != nil || back != typ {
 				t.Errorf("Type(%d): MarshalText = %q, %v; String = %q; read back as %v", i, text, err, name, back)
 			}
@@ -152,22 +152,22 @@ func TestTypeTextAll(t *testing.T) {
 
 // argSchema has an argument of every type, with bounds and allowed values,
 // for FuzzCheck.
-var argSchema = op.Schema{
+var argSchema = schema.Op{
 	Name: "fuzz.Args",
-	Args: []op.Arg{
-		{Name: "n", Type: op.Int, Min: op.Bounds(-5), Max: op.Bounds(1 << 40)},
-		{Name: "x", Type: op.Float, Default: 0.5, Min: op.Bounds(0), Max: op.Bounds(1), Deprecated: []string{"alpha"}},
-		{Name: "b", Type: op.Bool},
-		{Name: "s", Type: op.String, Allowed: []any{"linear", "nearest"}},
-		{Name: "d", Type: op.DType, Default: tensor.Float32},
-		{Name: "ns", Type: op.IntList, Allowed: []any{int64(0), int64(1), int64(2)}},
-		{Name: "xs", Type: op.FloatList, Min: op.Bounds(-1)},
-		{Name: "bs", Type: op.BoolList},
-		{Name: "ss", Type: op.StringList},
-		{Name: "ds", Type: op.DTypeList, Allowed: []any{"uint8", "float32x4"}},
-		{Name: "req", Type: op.Int, Required: true},
+	Args: []schema.Arg{
+		{Name: "n", Type: schema.Int, Min: schema.Bounds(-5), Max: schema.Bounds(1 << 40)},
+		{Name: "x", Type: schema.Float, Default: 0.5, Min: schema.Bounds(0), Max: schema.Bounds(1), Deprecated: []string{"alpha"}},
+		{Name: "b", Type: schema.Bool},
+		{Name: "s", Type: schema.String, Allowed: []any{"linear", "nearest"}},
+		{Name: "d", Type: schema.DType, Default: tensor.Float32},
+		{Name: "ns", Type: schema.IntList, Allowed: []any{int64(0), int64(1), int64(2)}},
+		{Name: "xs", Type: schema.FloatList, Min: schema.Bounds(-1)},
+		{Name: "bs", Type: schema.BoolList},
+		{Name: "ss", Type: schema.StringList},
+		{Name: "ds", Type: schema.DTypeList, Allowed: []any{"uint8", "float32x4"}},
+		{Name: "req", Type: schema.Int, Required: true},
 	},
-	Devices: []op.Device{op.CPU},
+	Devices: []schema.Device{schema.CPU},
 }
 
 // FuzzCheck checks argument values as pipeline files and the CLI give
@@ -202,13 +202,13 @@ func FuzzCheck(f *testing.F) {
 		if err != nil {
 			for _, e := range unjoin(err) {
 				msg := e.Error()
-				if !errors.Is(e, op.ErrArgument) || !strings.Contains(msg, `operator "fuzz.Args": argument "`) {
+				if !errors.Is(e, schema.ErrArgument) || !strings.Contains(msg, `operator "fuzz.Args": argument "`) {
 					t.Errorf("Check(%s): error %q does not wrap ErrArgument and name operator and argument", data, msg)
 				}
 			}
 			return
 		}
-		again := op.Args{}
+		again := schema.Args{}
 		for _, a := range argSchema.Args {
 			val := v.Value(a.Name)
 			if val == nil {
@@ -242,16 +242,16 @@ func FuzzCheck(f *testing.F) {
 }
 
 // goTypes are the Go types of the values of each argument type.
-var goTypes = map[op.Type]reflect.Type{
-	op.Int: reflect.TypeFor[int64](), op.Float: reflect.TypeFor[float64](), op.Bool: reflect.TypeFor[bool](),
-	op.String: reflect.TypeFor[string](), op.DType: reflect.TypeFor[tensor.DType](),
-	op.IntList: reflect.TypeFor[[]int64](), op.FloatList: reflect.TypeFor[[]float64](), op.BoolList: reflect.TypeFor[[]bool](),
-	op.StringList: reflect.TypeFor[[]string](), op.DTypeList: reflect.TypeFor[[]tensor.DType](),
+var goTypes = map[schema.Type]reflect.Type{
+	schema.Int: reflect.TypeFor[int64](), schema.Float: reflect.TypeFor[float64](), schema.Bool: reflect.TypeFor[bool](),
+	schema.String: reflect.TypeFor[string](), schema.DType: reflect.TypeFor[tensor.DType](),
+	schema.IntList: reflect.TypeFor[[]int64](), schema.FloatList: reflect.TypeFor[[]float64](), schema.BoolList: reflect.TypeFor[[]bool](),
+	schema.StringList: reflect.TypeFor[[]string](), schema.DTypeList: reflect.TypeFor[[]tensor.DType](),
 }
 
 // decodeArgs decodes a JSON object into Args the way the pipeline parser
 // gives them: integral numbers as int64, others as float64, lists as []any.
-func decodeArgs(data string) (op.Args, bool) {
+func decodeArgs(data string) (schema.Args, bool) {
 	d := json.NewDecoder(bytes.NewReader([]byte(data)))
 	d.UseNumber()
 	var raw map[string]any
@@ -276,7 +276,7 @@ func decodeArgs(data string) (op.Args, bool) {
 		}
 		return x
 	}
-	args := op.Args{}
+	args := schema.Args{}
 	for k, v := range raw {
 		args[k] = conv(v)
 	}

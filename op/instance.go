@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dynop/dynop/internal/errdefs"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -41,10 +42,10 @@ func (d OutputDesc) Alloc() (*tensor.Batch, error) { return tensor.Alloc(d.DType
 // that order, from one goroutine at a time (as with DALI's operators);
 // Close releases the instance and what keeps its plugin started.
 type Instance struct {
-	schema   *Schema
+	schema   *schema.Op
 	plugin   string
-	device   Device
-	args     *Values
+	device   schema.Device
+	args     *schema.Values
 	impl     Impl
 	variant  string         // the variant impl runs, if the backend has variants
 	verify   *pendingVerify // variants to verify at the first Run
@@ -64,7 +65,7 @@ type Instance struct {
 }
 
 // Schema returns the operator's schema.
-func (in *Instance) Schema() *Schema { return in.schema }
+func (in *Instance) Schema() *schema.Op { return in.schema }
 
 // Name returns the operator's name.
 func (in *Instance) Name() string { return in.schema.Name }
@@ -73,10 +74,10 @@ func (in *Instance) Name() string { return in.schema.Name }
 func (in *Instance) Plugin() string { return in.plugin }
 
 // Device returns the device the instance runs on.
-func (in *Instance) Device() Device { return in.device }
+func (in *Instance) Device() schema.Device { return in.device }
 
 // Args returns the instance's argument values.
-func (in *Instance) Args() *Values { return in.args }
+func (in *Instance) Args() *schema.Values { return in.args }
 
 // Variant returns the name of the variant the instance runs, or "" if
 // the operator's backend has no variants.
@@ -123,22 +124,22 @@ func (in *Instance) Setup(inputs []*tensor.Batch) ([]OutputDesc, error) {
 // checkDescs checks what an operator's Setup returned: one description
 // per schema output, a shape per sample (if there are inputs), no
 // negative dimension, no sample over the size limit. Errors wrap
-// [ErrSchema].
+// [schema.ErrOp].
 func (in *Instance) checkDescs(outs []OutputDesc, hasInputs bool) error {
 	if len(outs) != len(in.schema.Outputs) {
-		return fmt.Errorf("%w: returned %d output description(s), the schema has %d", ErrSchema, len(outs), len(in.schema.Outputs))
+		return fmt.Errorf("%w: returned %d output description(s), the schema has %d", schema.ErrOp, len(outs), len(in.schema.Outputs))
 	}
 	for i, o := range outs {
 		if hasInputs && len(o.Shapes) != in.batchSize {
-			return fmt.Errorf("%w: output %q has %d sample shape(s) for a batch of %d", ErrSchema, in.schema.Outputs[i].Name, len(o.Shapes), in.batchSize)
+			return fmt.Errorf("%w: output %q has %d sample shape(s) for a batch of %d", schema.ErrOp, in.schema.Outputs[i].Name, len(o.Shapes), in.batchSize)
 		}
 		for j, s := range o.Shapes {
 			if slices.ContainsFunc(s, func(d int64) bool { return d < 0 }) {
-				return fmt.Errorf("%w: output %q sample %d has negative shape %v", ErrSchema, in.schema.Outputs[i].Name, j, s)
+				return fmt.Errorf("%w: output %q sample %d has negative shape %v", schema.ErrOp, in.schema.Outputs[i].Name, j, s)
 			}
 			if n, ok := sampleBytes(o.DType, s); !ok || n > in.maxBytes {
 				return fmt.Errorf("%w: output %q sample %d is %s %v, larger than the limit of %d bytes per sample (op.Options.MaxSampleBytes)",
-					ErrSchema, in.schema.Outputs[i].Name, j, o.DType, s, in.maxBytes)
+					schema.ErrOp, in.schema.Outputs[i].Name, j, o.DType, s, in.maxBytes)
 			}
 		}
 	}
@@ -194,8 +195,8 @@ func (in *Instance) checkInputs(inputs []*tensor.Batch) error {
 }
 
 // tensorDevice is the tensor device type an operator device reads.
-func tensorDevice(d Device) tensor.DeviceType {
-	if d == GPU {
+func tensorDevice(d schema.Device) tensor.DeviceType {
+	if d == schema.GPU {
 		return tensor.CUDA
 	}
 	return tensor.CPU

@@ -13,28 +13,29 @@ import (
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
 // scaleSchema is a small operator used throughout: out = in * factor.
-func scaleSchema() op.Schema {
-	return op.Schema{
+func scaleSchema() schema.Op {
+	return schema.Op{
 		Name: "test.Scale",
 		Doc:  "Multiplies by factor.",
-		Inputs: []op.Input{
+		Inputs: []schema.Input{
 			{Name: "in", DTypes: []tensor.DType{tensor.Float32}, Layouts: []string{"HW", "HWC"}},
 			{Name: "bias", DTypes: []tensor.DType{tensor.Float32}},
 		},
 		OptionalInputs: 1,
-		Outputs:        []op.Output{{Name: "out"}},
-		Args: []op.Arg{
-			{Name: "factor", Type: op.Float, Default: 1.0, Min: op.Bounds(-10), Max: op.Bounds(10), Deprecated: []string{"scale"}},
-			{Name: "mode", Type: op.String, Default: "fast", Allowed: []any{"fast", "exact"}},
-			{Name: "axes", Type: op.IntList},
-			{Name: "count", Type: op.Int, Required: true, Min: op.Bounds(1)},
-			{Name: "out_type", Type: op.DType, Default: tensor.Float32},
+		Outputs:        []schema.Output{{Name: "out"}},
+		Args: []schema.Arg{
+			{Name: "factor", Type: schema.Float, Default: 1.0, Min: schema.Bounds(-10), Max: schema.Bounds(10), Deprecated: []string{"scale"}},
+			{Name: "mode", Type: schema.String, Default: "fast", Allowed: []any{"fast", "exact"}},
+			{Name: "axes", Type: schema.IntList},
+			{Name: "count", Type: schema.Int, Required: true, Min: schema.Bounds(1)},
+			{Name: "out_type", Type: schema.DType, Default: tensor.Float32},
 		},
-		Devices: []op.Device{op.CPU},
+		Devices: []schema.Device{schema.CPU},
 	}
 }
 
@@ -72,7 +73,7 @@ func (s *scaleImpl) Run(ctx context.Context, out, in []*tensor.Batch) error {
 	return nil
 }
 
-func scaleFactory(v *op.Values) (op.Impl, error) {
+func scaleFactory(v *schema.Values) (op.Impl, error) {
 	if v.String("mode") == "exact" && v.Float("factor") == 0 {
 		return nil, errors.New("exact mode needs a non-zero factor")
 	}
@@ -82,7 +83,7 @@ func scaleFactory(v *op.Values) (op.Impl, error) {
 func newRegistry(t *testing.T) *op.Registry {
 	t.Helper()
 	r := op.NewRegistry(op.Options{})
-	if err := r.Register(op.Operator{Schema: scaleSchema(), Backends: map[op.Device]op.Factory{op.CPU: scaleFactory}}); err != nil {
+	if err := r.Register(op.Operator{Schema: scaleSchema(), Backends: map[schema.Device]op.Factory{schema.CPU: scaleFactory}}); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -109,31 +110,31 @@ var wantErr = testutil.WantErr
 func TestSchemaValidate(t *testing.T) {
 	cases := []struct {
 		name   string
-		edit   func(*op.Schema)
+		edit   func(*schema.Op)
 		expect []string
 	}{
-		{"no namespace", func(s *op.Schema) { s.Name = "Scale" }, []string{`"Scale"`, "CamelCase"}},
-		{"lower-case op", func(s *op.Schema) { s.Name = "test.scale" }, []string{`"test.scale"`}},
-		{"upper namespace", func(s *op.Schema) { s.Name = "Test.Scale" }, []string{`"Test.Scale"`}},
-		{"optional inputs", func(s *op.Schema) { s.OptionalInputs = 3 }, []string{"optional_inputs 3"}},
-		{"dup port", func(s *op.Schema) { s.Outputs[0].Name = "in" }, []string{`output name "in" used twice`}},
-		{"bad layout", func(s *op.Schema) { s.Inputs[0].Layouts = []string{"HWW"} }, []string{`"HWW"`}},
-		{"layout vs ndim", func(s *op.Schema) { s.Inputs[0].NDim = 2; s.Inputs[0].Layouts = []string{"HWC"} }, []string{"3 dimensions, ndim is 2"}},
-		{"ndim above the ABI's", func(s *op.Schema) { s.Inputs[0].NDim = 1000; s.Inputs[0].Layouts = nil }, []string{`input "in": ndim 1000 is not between 0 (any) and 16 (DYNOP_MAX_NDIM)`}},
-		{"negative ndim", func(s *op.Schema) { s.Inputs[0].NDim = -1; s.Inputs[0].Layouts = nil }, []string{"ndim -1 is not between"}},
-		{"arg name", func(s *op.Schema) { s.Args[0].Name = "Factor" }, []string{`"Factor"`, "snake_case"}},
-		{"dup arg", func(s *op.Schema) { s.Args[1].Name = "factor" }, []string{`argument name "factor" used twice`}},
-		{"deprecated clash", func(s *op.Schema) { s.Args[1].Deprecated = []string{"scale"} }, []string{`"scale" used twice`}},
-		{"bad type", func(s *op.Schema) { s.Args[0].Type = 99 }, []string{"unknown type 99"}},
-		{"default type", func(s *op.Schema) { s.Args[1].Default = 3 }, []string{`argument "mode"`, "default", "want a string"}},
-		{"default range", func(s *op.Schema) { s.Args[0].Default = 11.0 }, []string{`argument "factor"`, "above the maximum 10"}},
-		{"default allowed", func(s *op.Schema) { s.Args[1].Default = "slow" }, []string{"slow", "not one of"}},
-		{"required default", func(s *op.Schema) { s.Args[3].Default = 2 }, []string{`argument "count"`, "required, yet has a default"}},
-		{"min max", func(s *op.Schema) { s.Args[0].Min = op.Bounds(5); s.Args[0].Max = op.Bounds(1) }, []string{"min 5 is above max 1"}},
-		{"bounds on string", func(s *op.Schema) { s.Args[1].Min = op.Bounds(0) }, []string{"min/max on a string argument"}},
-		{"no devices", func(s *op.Schema) { s.Devices = nil }, []string{"lists no devices"}},
-		{"unknown device", func(s *op.Schema) { s.Devices = []op.Device{"tpu"} }, []string{`device "tpu"`}},
-		{"device twice", func(s *op.Schema) { s.Devices = []op.Device{op.CPU, op.CPU} }, []string{`device "cpu" listed twice`}},
+		{"no namespace", func(s *schema.Op) { s.Name = "Scale" }, []string{`"Scale"`, "CamelCase"}},
+		{"lower-case op", func(s *schema.Op) { s.Name = "test.scale" }, []string{`"test.scale"`}},
+		{"upper namespace", func(s *schema.Op) { s.Name = "Test.Scale" }, []string{`"Test.Scale"`}},
+		{"optional inputs", func(s *schema.Op) { s.OptionalInputs = 3 }, []string{"optional_inputs 3"}},
+		{"dup port", func(s *schema.Op) { s.Outputs[0].Name = "in" }, []string{`output name "in" used twice`}},
+		{"bad layout", func(s *schema.Op) { s.Inputs[0].Layouts = []string{"HWW"} }, []string{`"HWW"`}},
+		{"layout vs ndim", func(s *schema.Op) { s.Inputs[0].NDim = 2; s.Inputs[0].Layouts = []string{"HWC"} }, []string{"3 dimensions, ndim is 2"}},
+		{"ndim above the ABI's", func(s *schema.Op) { s.Inputs[0].NDim = 1000; s.Inputs[0].Layouts = nil }, []string{`input "in": ndim 1000 is not between 0 (any) and 16 (DYNOP_MAX_NDIM)`}},
+		{"negative ndim", func(s *schema.Op) { s.Inputs[0].NDim = -1; s.Inputs[0].Layouts = nil }, []string{"ndim -1 is not between"}},
+		{"arg name", func(s *schema.Op) { s.Args[0].Name = "Factor" }, []string{`"Factor"`, "snake_case"}},
+		{"dup arg", func(s *schema.Op) { s.Args[1].Name = "factor" }, []string{`argument name "factor" used twice`}},
+		{"deprecated clash", func(s *schema.Op) { s.Args[1].Deprecated = []string{"scale"} }, []string{`"scale" used twice`}},
+		{"bad type", func(s *schema.Op) { s.Args[0].Type = 99 }, []string{"unknown type 99"}},
+		{"default type", func(s *schema.Op) { s.Args[1].Default = 3 }, []string{`argument "mode"`, "default", "want a string"}},
+		{"default range", func(s *schema.Op) { s.Args[0].Default = 11.0 }, []string{`argument "factor"`, "above the maximum 10"}},
+		{"default allowed", func(s *schema.Op) { s.Args[1].Default = "slow" }, []string{"slow", "not one of"}},
+		{"required default", func(s *schema.Op) { s.Args[3].Default = 2 }, []string{`argument "count"`, "required, yet has a default"}},
+		{"min max", func(s *schema.Op) { s.Args[0].Min = schema.Bounds(5); s.Args[0].Max = schema.Bounds(1) }, []string{"min 5 is above max 1"}},
+		{"bounds on string", func(s *schema.Op) { s.Args[1].Min = schema.Bounds(0) }, []string{"min/max on a string argument"}},
+		{"no devices", func(s *schema.Op) { s.Devices = nil }, []string{"lists no devices"}},
+		{"unknown device", func(s *schema.Op) { s.Devices = []schema.Device{"tpu"} }, []string{`device "tpu"`}},
+		{"device twice", func(s *schema.Op) { s.Devices = []schema.Device{schema.CPU, schema.CPU} }, []string{`device "cpu" listed twice`}},
 	}
 	good := scaleSchema()
 	if err := good.Validate(); err != nil {
@@ -143,14 +144,14 @@ func TestSchemaValidate(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := scaleSchema()
 			c.edit(&s)
-			wantErr(t, s.Validate(), op.ErrSchema, c.expect...)
+			wantErr(t, s.Validate(), schema.ErrOp, c.expect...)
 		})
 	}
 }
 
 func TestCheckArgs(t *testing.T) {
 	s := scaleSchema()
-	v, err := s.Check(op.Args{"count": 3, "axes": []any{0, 1.0}, "scale": float32(2.5), "out_type": "uint8"}, nil)
+	v, err := s.Check(schema.Args{"count": 3, "axes": []any{0, 1.0}, "scale": float32(2.5), "out_type": "uint8"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,39 +165,39 @@ func TestCheckArgs(t *testing.T) {
 
 	bad := []struct {
 		name   string
-		args   op.Args
+		args   schema.Args
 		expect []string
 	}{
-		{"unknown near", op.Args{"count": 1, "facter": 2}, []string{`"test.Scale"`, `"facter"`, `did you mean "factor"?`}},
-		{"unknown far", op.Args{"count": 1, "zzzzzz": 2}, []string{`"zzzzzz"`, "known: factor, scale, mode"}},
-		{"wrong type", op.Args{"count": "three"}, []string{`argument "count"`, "want an int, got string three"}},
-		{"fraction", op.Args{"count": 2.5}, []string{`argument "count"`, "fraction 2.5"}},
-		{"below min", op.Args{"count": 0}, []string{`argument "count"`, "0 is below the minimum 1"}},
-		{"above max", op.Args{"count": 1, "factor": 11}, []string{`argument "factor"`, "above the maximum 10"}},
-		{"nan", op.Args{"count": 1, "factor": math.NaN()}, []string{`argument "factor"`, "NaN"}},
-		{"not allowed", op.Args{"count": 1, "mode": "slow"}, []string{`argument "mode"`, "slow is not one of [fast exact]"}},
-		{"missing", op.Args{}, []string{`argument "count"`, "required (int) but not given"}},
-		{"list type", op.Args{"count": 1, "axes": 3}, []string{`argument "axes"`, "want a list ([]int)"}},
-		{"list element", op.Args{"count": 1, "axes": []any{1, "x"}}, []string{`argument "axes"`, "element 1"}},
-		{"dtype name", op.Args{"count": 1, "out_type": "float33"}, []string{`argument "out_type"`, "float33"}},
-		{"old and new", op.Args{"count": 1, "factor": 1, "scale": 2}, []string{`argument "factor"`, "given twice"}},
-		{"null", op.Args{"count": nil}, []string{`argument "count"`, "nothing (null)"}},
+		{"unknown near", schema.Args{"count": 1, "facter": 2}, []string{`"test.Scale"`, `"facter"`, `did you mean "factor"?`}},
+		{"unknown far", schema.Args{"count": 1, "zzzzzz": 2}, []string{`"zzzzzz"`, "known: factor, scale, mode"}},
+		{"wrong type", schema.Args{"count": "three"}, []string{`argument "count"`, "want an int, got string three"}},
+		{"fraction", schema.Args{"count": 2.5}, []string{`argument "count"`, "fraction 2.5"}},
+		{"below min", schema.Args{"count": 0}, []string{`argument "count"`, "0 is below the minimum 1"}},
+		{"above max", schema.Args{"count": 1, "factor": 11}, []string{`argument "factor"`, "above the maximum 10"}},
+		{"nan", schema.Args{"count": 1, "factor": math.NaN()}, []string{`argument "factor"`, "NaN"}},
+		{"not allowed", schema.Args{"count": 1, "mode": "slow"}, []string{`argument "mode"`, "slow is not one of [fast exact]"}},
+		{"missing", schema.Args{}, []string{`argument "count"`, "required (int) but not given"}},
+		{"list type", schema.Args{"count": 1, "axes": 3}, []string{`argument "axes"`, "want a list ([]int)"}},
+		{"list element", schema.Args{"count": 1, "axes": []any{1, "x"}}, []string{`argument "axes"`, "element 1"}},
+		{"dtype name", schema.Args{"count": 1, "out_type": "float33"}, []string{`argument "out_type"`, "float33"}},
+		{"old and new", schema.Args{"count": 1, "factor": 1, "scale": 2}, []string{`argument "factor"`, "given twice"}},
+		{"null", schema.Args{"count": nil}, []string{`argument "count"`, "nothing (null)"}},
 	}
 	for _, c := range bad {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := s.Check(c.args, nil)
-			wantErr(t, err, op.ErrArgument, c.expect...)
+			wantErr(t, err, schema.ErrArgument, c.expect...)
 		})
 	}
 	t.Run("all errors together", func(t *testing.T) {
-		_, err := s.Check(op.Args{"mode": "slow", "facter": 1}, nil)
-		wantErr(t, err, op.ErrArgument, `"mode"`, `"facter"`, `"count"`)
+		_, err := s.Check(schema.Args{"mode": "slow", "facter": 1}, nil)
+		wantErr(t, err, schema.ErrArgument, `"mode"`, `"facter"`, `"count"`)
 	})
 }
 
 func TestValuesGetterMisuse(t *testing.T) {
 	s := scaleSchema()
-	v, err := s.Check(op.Args{"count": 1}, nil)
+	v, err := s.Check(schema.Args{"count": 1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +225,7 @@ func TestSchemaJSONRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back op.Schema
+	var back schema.Op
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
@@ -234,36 +235,36 @@ func TestSchemaJSONRoundTrip(t *testing.T) {
 	if !strings.Contains(string(b), `"type":"[]int"`) || !strings.Contains(string(b), `"dtypes":["float32"]`) {
 		t.Errorf("JSON does not spell types as schemas do: %s", b)
 	}
-	var bad op.Schema
+	var bad schema.Op
 	err = json.Unmarshal([]byte(`{"name":"a.B","args":[{"name":"x","type":"int","default":"seven"}]}`), &bad)
-	wantErr(t, err, op.ErrSchema, `argument "x"`, "default")
+	wantErr(t, err, schema.ErrOp, `argument "x"`, "default")
 	err = json.Unmarshal([]byte(`{"name":"a.B","args":[{"name":"x","type":"integer"}]}`), &bad)
-	wantErr(t, err, op.ErrSchema, `"integer"`, "known: int, float")
+	wantErr(t, err, schema.ErrOp, `"integer"`, "known: int, float")
 }
 
 func TestRegisterErrors(t *testing.T) {
 	r := newRegistry(t)
-	wantErr(t, r.Register(op.Operator{Schema: scaleSchema(), Backends: map[op.Device]op.Factory{op.CPU: scaleFactory}}),
+	wantErr(t, r.Register(op.Operator{Schema: scaleSchema(), Backends: map[schema.Device]op.Factory{schema.CPU: scaleFactory}}),
 		errdefs.ErrDuplicate, `"test.Scale" is already registered`)
 
 	s := scaleSchema()
 	s.Name = "test.NoBackend"
-	wantErr(t, r.Register(op.Operator{Schema: s}), op.ErrSchema, `"test.NoBackend"`, "no backends")
-	s.Devices = []op.Device{op.CPU, op.GPU}
-	wantErr(t, r.Register(op.Operator{Schema: s, Backends: map[op.Device]op.Factory{op.CPU: scaleFactory}}),
-		op.ErrSchema, "schema lists device gpu, which has no backend")
-	s.Devices = []op.Device{op.CPU}
-	wantErr(t, r.Register(op.Operator{Schema: s, Backends: map[op.Device]op.Factory{op.CPU: scaleFactory, op.GPU: scaleFactory}}),
-		op.ErrSchema, `backend for device "gpu", which its schema does not list`)
+	wantErr(t, r.Register(op.Operator{Schema: s}), schema.ErrOp, `"test.NoBackend"`, "no backends")
+	s.Devices = []schema.Device{schema.CPU, schema.GPU}
+	wantErr(t, r.Register(op.Operator{Schema: s, Backends: map[schema.Device]op.Factory{schema.CPU: scaleFactory}}),
+		schema.ErrOp, "schema lists device gpu, which has no backend")
+	s.Devices = []schema.Device{schema.CPU}
+	wantErr(t, r.Register(op.Operator{Schema: s, Backends: map[schema.Device]op.Factory{schema.CPU: scaleFactory, schema.GPU: scaleFactory}}),
+		schema.ErrOp, `backend for device "gpu", which its schema does not list`)
 	s.Devices = nil // filled in from the backends
-	if err := r.Register(op.Operator{Schema: s, Backends: map[op.Device]op.Factory{op.CPU: scaleFactory}}); err != nil {
+	if err := r.Register(op.Operator{Schema: s, Backends: map[schema.Device]op.Factory{schema.CPU: scaleFactory}}); err != nil {
 		t.Fatal(err)
 	}
 	e, err := r.Lookup("test.NoBackend")
-	if err != nil || !reflect.DeepEqual(e.Schema.Devices, []op.Device{op.CPU}) {
+	if err != nil || !reflect.DeepEqual(e.Schema.Devices, []schema.Device{schema.CPU}) {
 		t.Errorf("Lookup = %+v, %v; want devices [cpu]", e, err)
 	}
-	wantErr(t, r.Declare(scaleSchema(), "acme.plugin.x", nil), op.ErrSchema, "without a provider")
+	wantErr(t, r.Declare(scaleSchema(), "acme.plugin.x", nil), schema.ErrOp, "without a provider")
 }
 
 func TestLookupAndList(t *testing.T) {
@@ -284,25 +285,25 @@ func TestLookupAndList(t *testing.T) {
 func TestNewDevices(t *testing.T) {
 	ctx := context.Background()
 	r := newRegistry(t)
-	_, err := r.New(ctx, "test.Scale", op.Args{"count": 1}, op.OnDevice(op.GPU))
+	_, err := r.New(ctx, "test.Scale", schema.Args{"count": 1}, op.OnDevice(schema.GPU))
 	wantErr(t, err, errdefs.ErrUnsupported, `operator "test.Scale" on device gpu`, "no gpu backend", "devices: cpu")
 
 	s := scaleSchema()
 	s.Name = "test.GPUOnly"
-	s.Devices = []op.Device{op.GPU}
-	if err := r.Register(op.Operator{Schema: s, Backends: map[op.Device]op.Factory{op.GPU: scaleFactory}}); err != nil {
+	s.Devices = []schema.Device{schema.GPU}
+	if err := r.Register(op.Operator{Schema: s, Backends: map[schema.Device]op.Factory{schema.GPU: scaleFactory}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = r.New(ctx, "test.GPUOnly", op.Args{"count": 1}, op.OnDevice(op.GPU))
+	_, err = r.New(ctx, "test.GPUOnly", schema.Args{"count": 1}, op.OnDevice(schema.GPU))
 	wantErr(t, err, errdefs.ErrUnsupported, "this machine has no gpu device", "it has: cpu")
-	_, err = r.New(ctx, "test.GPUOnly", op.Args{"count": 1})
+	_, err = r.New(ctx, "test.GPUOnly", schema.Args{"count": 1})
 	wantErr(t, err, errdefs.ErrUnsupported, "no cpu backend")
 
-	withGPU := op.NewRegistry(op.Options{Devices: []op.Device{op.CPU, op.GPU}})
-	if err := withGPU.Register(op.Operator{Schema: s, Backends: map[op.Device]op.Factory{op.GPU: scaleFactory}}); err != nil {
+	withGPU := op.NewRegistry(op.Options{Devices: []schema.Device{schema.CPU, schema.GPU}})
+	if err := withGPU.Register(op.Operator{Schema: s, Backends: map[schema.Device]op.Factory{schema.GPU: scaleFactory}}); err != nil {
 		t.Fatal(err)
 	}
-	in, err := withGPU.New(ctx, "test.GPUOnly", op.Args{"count": 1}, op.OnDevice(op.GPU))
+	in, err := withGPU.New(ctx, "test.GPUOnly", schema.Args{"count": 1}, op.OnDevice(schema.GPU))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,29 +315,29 @@ func TestNewDevices(t *testing.T) {
 func TestNewFactoryFailures(t *testing.T) {
 	ctx := context.Background()
 	r := newRegistry(t)
-	_, err := r.New(ctx, "test.Scale", op.Args{"count": 1, "mode": "exact", "factor": 0})
+	_, err := r.New(ctx, "test.Scale", schema.Args{"count": 1, "mode": "exact", "factor": 0})
 	if err == nil || !strings.Contains(err.Error(), `operator "test.Scale": create: exact mode needs a non-zero factor`) {
 		t.Errorf("factory error = %v", err)
 	}
 	s := scaleSchema()
 	s.Name = "test.Panics"
-	if err := r.Register(op.Operator{Schema: s, Backends: map[op.Device]op.Factory{op.CPU: func(*op.Values) (op.Impl, error) { panic("no way") }}}); err != nil {
+	if err := r.Register(op.Operator{Schema: s, Backends: map[schema.Device]op.Factory{schema.CPU: func(*schema.Values) (op.Impl, error) { panic("no way") }}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = r.New(ctx, "test.Panics", op.Args{"count": 1})
+	_, err = r.New(ctx, "test.Panics", schema.Args{"count": 1})
 	wantErr(t, err, errdefs.ErrPanic, `operator "test.Panics": create`, "no way")
 	s.Name = "test.Nil"
-	if err := r.Register(op.Operator{Schema: s, Backends: map[op.Device]op.Factory{op.CPU: func(*op.Values) (op.Impl, error) { return nil, nil }}}); err != nil {
+	if err := r.Register(op.Operator{Schema: s, Backends: map[schema.Device]op.Factory{schema.CPU: func(*schema.Values) (op.Impl, error) { return nil, nil }}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = r.New(ctx, "test.Nil", op.Args{"count": 1})
-	wantErr(t, err, op.ErrSchema, "returned no implementation")
+	_, err = r.New(ctx, "test.Nil", schema.Args{"count": 1})
+	wantErr(t, err, schema.ErrOp, "returned no implementation")
 }
 
 func TestInstanceChecksInputs(t *testing.T) {
 	ctx := context.Background()
 	r := newRegistry(t)
-	in, err := r.New(ctx, "test.Scale", op.Args{"count": 1, "factor": 2})
+	in, err := r.New(ctx, "test.Scale", schema.Args{"count": 1, "factor": 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,16 +395,16 @@ func TestInstancePanicsAndClose(t *testing.T) {
 	r := op.NewRegistry(op.Options{})
 	impl := &scaleImpl{factor: 1}
 	if err := r.Declare(scaleSchema(), "acme.plugin.scale", provider(func(ctx context.Context, name string) (op.Operator, func() error, error) {
-		return op.Operator{Backends: map[op.Device]op.Factory{op.CPU: func(*op.Values) (op.Impl, error) { return impl, nil }}},
+		return op.Operator{Backends: map[schema.Device]op.Factory{schema.CPU: func(*schema.Values) (op.Impl, error) { return impl, nil }}},
 			func() error { released++; return nil }, nil
 	})); err != nil {
 		t.Fatal(err)
 	}
-	in, err := r.New(ctx, "test.Scale", op.Args{"count": 1})
+	in, err := r.New(ctx, "test.Scale", schema.Args{"count": 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in.Plugin() != "acme.plugin.scale" || in.Name() != "test.Scale" || in.Device() != op.CPU {
+	if in.Plugin() != "acme.plugin.scale" || in.Name() != "test.Scale" || in.Device() != schema.CPU {
 		t.Errorf("instance names %q %q %q", in.Plugin(), in.Name(), in.Device())
 	}
 	good := batchOf(t, "HW", []int64{1, 1}, 1)
@@ -437,9 +438,9 @@ func TestProviderFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Arguments are checked before the provider runs.
-	_, err := r.New(context.Background(), "test.Scale", op.Args{})
-	wantErr(t, err, op.ErrArgument, `"count"`)
-	_, err = r.New(context.Background(), "test.Scale", op.Args{"count": 1})
+	_, err := r.New(context.Background(), "test.Scale", schema.Args{})
+	wantErr(t, err, schema.ErrArgument, `"count"`)
+	_, err = r.New(context.Background(), "test.Scale", schema.Args{"count": 1})
 	wantErr(t, err, startErr, `operator "test.Scale": plugin "acme.plugin.scale"`, "cannot open shared object")
 	if e, _ := r.Lookup("test.Scale"); e.Plugin != "acme.plugin.scale" {
 		t.Errorf("Lookup plugin = %q", e.Plugin)
@@ -454,7 +455,7 @@ func (p provider) Provide(ctx context.Context, name string) (op.Operator, func()
 
 func TestRunAllocatesNothing(t *testing.T) {
 	ctx := context.Background()
-	in, err := newRegistry(t).New(ctx, "test.Scale", op.Args{"count": 1, "factor": 3})
+	in, err := newRegistry(t).New(ctx, "test.Scale", schema.Args{"count": 1, "factor": 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -480,17 +481,17 @@ func TestReviewedEdges(t *testing.T) {
 	t.Run("defaults of another Go type are normalized", func(t *testing.T) {
 		s := scaleSchema()
 		s.Name = "test.Loose"
-		s.Args = append(s.Args, op.Arg{Name: "n", Type: op.Int, Default: 3}, op.Arg{Name: "d", Type: op.DType, Default: "uint8"},
-			op.Arg{Name: "l", Type: op.IntList, Default: []int{1, 2}})
-		var got *op.Values
+		s.Args = append(s.Args, schema.Arg{Name: "n", Type: schema.Int, Default: 3}, schema.Arg{Name: "d", Type: schema.DType, Default: "uint8"},
+			schema.Arg{Name: "l", Type: schema.IntList, Default: []int{1, 2}})
+		var got *schema.Values
 		r := op.NewRegistry(op.Options{})
-		if err := r.Register(op.Operator{Schema: s, Backends: map[op.Device]op.Factory{op.CPU: func(v *op.Values) (op.Impl, error) {
+		if err := r.Register(op.Operator{Schema: s, Backends: map[schema.Device]op.Factory{schema.CPU: func(v *schema.Values) (op.Impl, error) {
 			got = v
 			return &scaleImpl{}, nil
 		}}}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := r.New(ctx, "test.Loose", op.Args{"count": 1}); err != nil {
+		if _, err := r.New(ctx, "test.Loose", schema.Args{"count": 1}); err != nil {
 			t.Fatal(err)
 		}
 		if got.Int("n") != 3 || got.DType("d") != tensor.Uint8 || !reflect.DeepEqual(got.Ints("l"), []int64{1, 2}) {
@@ -499,11 +500,11 @@ func TestReviewedEdges(t *testing.T) {
 	})
 	t.Run("infinite bounds are refused", func(t *testing.T) {
 		s := scaleSchema()
-		s.Args[0].Max = op.Bounds(math.Inf(1))
-		wantErr(t, s.Validate(), op.ErrSchema, `argument "factor"`, "not a finite number")
+		s.Args[0].Max = schema.Bounds(math.Inf(1))
+		wantErr(t, s.Validate(), schema.ErrOp, `argument "factor"`, "not a finite number")
 	})
 	t.Run("large integers keep their value through JSON", func(t *testing.T) {
-		var a op.Arg
+		var a schema.Arg
 		if err := json.Unmarshal([]byte(`{"name":"seed","type":"int","default":9007199254740993,"allowed":[9007199254740993]}`), &a); err != nil {
 			t.Fatal(err)
 		}
@@ -514,17 +515,17 @@ func TestReviewedEdges(t *testing.T) {
 	t.Run("messages", func(t *testing.T) {
 		s := scaleSchema()
 		s.Args[0].Deprecated = []string{"scale", "mult"}
-		_, err := s.Check(op.Args{"count": 1, "scale": 1, "mult": 2}, nil)
-		wantErr(t, err, op.ErrArgument, `given twice, as "mult" and as "scale"`)
-		_, err = s.Check(op.Args{"count": 1, "scal": 1}, nil)
-		wantErr(t, err, op.ErrArgument, `did you mean "factor"?`)
-		_, err = s.Check(op.Args{"count": math.Inf(1)}, nil)
-		wantErr(t, err, op.ErrArgument, "want an int, got +Inf")
-		_, err = s.Check(op.Args{"count": 1e300}, nil)
-		wantErr(t, err, op.ErrArgument, "outside the int64 range")
+		_, err := s.Check(schema.Args{"count": 1, "scale": 1, "mult": 2}, nil)
+		wantErr(t, err, schema.ErrArgument, `given twice, as "mult" and as "scale"`)
+		_, err = s.Check(schema.Args{"count": 1, "scal": 1}, nil)
+		wantErr(t, err, schema.ErrArgument, `did you mean "factor"?`)
+		_, err = s.Check(schema.Args{"count": math.Inf(1)}, nil)
+		wantErr(t, err, schema.ErrArgument, "want an int, got +Inf")
+		_, err = s.Check(schema.Args{"count": 1e300}, nil)
+		wantErr(t, err, schema.ErrArgument, "outside the int64 range")
 	})
 	t.Run("run with another dtype than setup", func(t *testing.T) {
-		in, err := newRegistry(t).New(ctx, "test.Scale", op.Args{"count": 1})
+		in, err := newRegistry(t).New(ctx, "test.Scale", schema.Args{"count": 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -542,18 +543,18 @@ func TestReviewedEdges(t *testing.T) {
 	t.Run("absurd outputs are refused at setup", func(t *testing.T) {
 		r := op.NewRegistry(op.Options{MaxSampleBytes: 1 << 20})
 		s := scaleSchema()
-		if err := r.Register(op.Operator{Schema: s, Backends: map[op.Device]op.Factory{op.CPU: func(*op.Values) (op.Impl, error) { return &hugeImpl{}, nil }}}); err != nil {
+		if err := r.Register(op.Operator{Schema: s, Backends: map[schema.Device]op.Factory{schema.CPU: func(*schema.Values) (op.Impl, error) { return &hugeImpl{}, nil }}}); err != nil {
 			t.Fatal(err)
 		}
-		in, err := r.New(ctx, "test.Scale", op.Args{"count": 1})
+		in, err := r.New(ctx, "test.Scale", schema.Args{"count": 1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer in.Close()
 		_, err = in.Setup([]*tensor.Batch{batchOf(t, "HW", []int64{1, 1}, 1)})
-		wantErr(t, err, op.ErrSchema, `output "out" sample 0 is float32 [1048576 1024]`, "limit of 1048576 bytes")
+		wantErr(t, err, schema.ErrOp, `output "out" sample 0 is float32 [1048576 1024]`, "limit of 1048576 bytes")
 		_, err = in.Setup([]*tensor.Batch{batchOf(t, "HW", []int64{1, 2}, 1, 2)})
-		wantErr(t, err, op.ErrSchema, "larger than the limit") // overflowing int64
+		wantErr(t, err, schema.ErrOp, "larger than the limit") // overflowing int64
 	})
 }
 

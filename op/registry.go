@@ -13,23 +13,24 @@ import (
 	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/internal/suggest"
+	"github.com/dynop/dynop/schema"
 )
 
 // Factory creates an operator implementation from validated arguments.
-type Factory func(args *Values) (Impl, error)
+type Factory func(args *schema.Values) (Impl, error)
 
 // Operator is an operator ready to instantiate: its schema and a factory
 // per device. Registering one whose schema lists a device without a
 // backend, or with a backend for a device its schema does not list, is an
 // error.
 type Operator struct {
-	Schema   Schema
-	Backends map[Device]Factory
+	Schema   schema.Op
+	Backends map[schema.Device]Factory
 	// Variants lists, for a device whose backend comes in CPU-specific
 	// implementations, every implementation, best first, the reference
 	// last (see [Variant]). Backends[d] is then the reference's factory;
 	// Register fills it in when it is nil.
-	Variants map[Device][]Variant
+	Variants map[schema.Device][]Variant
 }
 
 // Provider produces an operator's backends on demand. The host declares
@@ -42,7 +43,7 @@ type Provider interface {
 
 // Entry is what a registry knows about one operator.
 type Entry struct {
-	Schema Schema `json:"schema"`
+	Schema schema.Op `json:"schema"`
 	// Plugin is the ID of the plugin that provides the operator, or "" if
 	// it was registered directly.
 	Plugin string `json:"plugin,omitempty"`
@@ -50,12 +51,12 @@ type Entry struct {
 
 type entry struct {
 	Entry
-	backends map[Device]Factory   // registered directly
-	vars     map[Device][]Variant // registered directly
-	provider Provider             // declared
+	backends map[schema.Device]Factory   // registered directly
+	vars     map[schema.Device][]Variant // registered directly
+	provider Provider                    // declared
 
 	vmu    sync.Mutex
-	vstate map[Device]*variantState
+	vstate map[schema.Device]*variantState
 }
 
 // Options configures a Registry.
@@ -64,7 +65,7 @@ type Options struct {
 	// means slog.Default().
 	Logger *slog.Logger
 	// Devices are the devices this machine has. Empty means CPU only.
-	Devices []Device
+	Devices []schema.Device
 	// MaxSampleBytes bounds the size of one output sample that an
 	// operator's Setup may ask for, so that a plugin's mistake (or a
 	// hostile file) is an error rather than an allocation that takes the
@@ -89,7 +90,7 @@ const DefaultMaxSampleBytes = 4 << 30
 // use.
 type Registry struct {
 	log      *slog.Logger
-	devices  []Device
+	devices  []schema.Device
 	maxBytes int64
 	cpu      dispatch.CPU
 	verify   bool
@@ -113,14 +114,14 @@ func NewRegistry(opts Options) *Registry {
 		r.log = slog.Default()
 	}
 	if len(r.devices) == 0 {
-		r.devices = []Device{CPU}
+		r.devices = []schema.Device{schema.CPU}
 	}
 	return r
 }
 
 // Register adds an operator with its backends. Its schema's Devices, if
 // empty, become the devices of its backends; otherwise they must match
-// them exactly. Errors wrap [ErrSchema] or [dynop.ErrDuplicate].
+// them exactly. Errors wrap [schema.ErrOp] or [dynop.ErrDuplicate].
 func (r *Registry) Register(o Operator) error {
 	o = withReferences(o)
 	if len(o.Schema.Devices) == 0 {
@@ -139,7 +140,7 @@ func (r *Registry) Register(o Operator) error {
 // CheckBackends verifies that o's schema is valid and that o has a
 // non-nil backend (or a list of variants) for every device its schema
 // lists and for no other: a schema without a backend, or a backend without
-// a schema, is an error wrapping [ErrSchema]. So is a malformed list of
+// a schema, is an error wrapping [schema.ErrOp]. So is a malformed list of
 // variants.
 func CheckBackends(o Operator) error {
 	if err := o.Schema.Validate(); err != nil {
@@ -150,30 +151,30 @@ func CheckBackends(o Operator) error {
 	}
 	o = withReferences(o)
 	if len(o.Backends) == 0 {
-		return fmt.Errorf("%w: operator %q: no backends: a schema needs a factory for at least one device", ErrSchema, o.Schema.Name)
+		return fmt.Errorf("%w: operator %q: no backends: a schema needs a factory for at least one device", schema.ErrOp, o.Schema.Name)
 	}
 	for _, d := range o.Schema.Devices {
 		if o.Backends[d] == nil {
-			return fmt.Errorf("%w: operator %q: schema lists device %s, which has no backend", ErrSchema, o.Schema.Name, d)
+			return fmt.Errorf("%w: operator %q: schema lists device %s, which has no backend", schema.ErrOp, o.Schema.Name, d)
 		}
 	}
 	for d := range o.Backends {
 		if !o.Schema.HasDevice(d) {
-			return fmt.Errorf("%w: operator %q: backend for device %q, which its schema does not list (%v)", ErrSchema, o.Schema.Name, d, o.Schema.Devices)
+			return fmt.Errorf("%w: operator %q: backend for device %q, which its schema does not list (%v)", schema.ErrOp, o.Schema.Name, d, o.Schema.Devices)
 		}
 	}
 	return nil
 }
 
 // Declare adds an operator known only by its schema, provided by plugin
-// through p when it is instantiated. Errors wrap [ErrSchema] or
+// through p when it is instantiated. Errors wrap [schema.ErrOp] or
 // [dynop.ErrDuplicate].
-func (r *Registry) Declare(s Schema, plugin string, p Provider) error {
+func (r *Registry) Declare(s schema.Op, plugin string, p Provider) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
 	if p == nil {
-		return fmt.Errorf("%w: operator %q: declared without a provider", ErrSchema, s.Name)
+		return fmt.Errorf("%w: operator %q: declared without a provider", schema.ErrOp, s.Name)
 	}
 	s, err := normalized(s)
 	if err != nil {
@@ -256,36 +257,36 @@ func (r *Registry) List() []Entry {
 }
 
 // HasDevice reports whether this machine has device d.
-func (r *Registry) HasDevice(d Device) bool { return slices.Contains(r.devices, d) }
+func (r *Registry) HasDevice(d schema.Device) bool { return slices.Contains(r.devices, d) }
 
 // Option configures [Registry.New] and [Registry.Check].
 type Option func(*settings)
 
 type settings struct {
-	device  Device
+	device  schema.Device
 	variant string
 }
 
 // OnDevice picks the device whose backend to use; the default is CPU.
-func OnDevice(d Device) Option { return func(s *settings) { s.device = d } }
+func OnDevice(d schema.Device) Option { return func(s *settings) { s.device = d } }
 
 // Check validates what [Registry.New] would validate before running any
 // operator or plugin code: the name, the device and the arguments.
-func (r *Registry) Check(name string, args Args, opts ...Option) (*Values, error) {
+func (r *Registry) Check(name string, args schema.Args, opts ...Option) (*schema.Values, error) {
 	_, _, v, err := r.check(name, args, opts)
 	return v, err
 }
 
 // settingsOf applies opts to the default settings.
 func settingsOf(opts []Option) settings {
-	s := settings{device: CPU}
+	s := settings{device: schema.CPU}
 	for _, o := range opts {
 		o(&s)
 	}
 	return s
 }
 
-func (r *Registry) check(name string, args Args, opts []Option) (*entry, Device, *Values, error) {
+func (r *Registry) check(name string, args schema.Args, opts []Option) (*entry, schema.Device, *schema.Values, error) {
 	s := settingsOf(opts)
 	e, err := r.entry(name)
 	if err != nil {
@@ -306,7 +307,7 @@ func (r *Registry) check(name string, args Args, opts []Option) (*entry, Device,
 	return e, s.device, v, nil
 }
 
-func devList(ds []Device) string {
+func devList(ds []schema.Device) string {
 	parts := make([]string, len(ds))
 	for i, d := range ds {
 		parts[i] = string(d)
@@ -315,12 +316,13 @@ func devList(ds []Device) string {
 }
 
 // New instantiates operator name with args on the chosen device (CPU by
-// default). It checks everything [Registry.Check] checks first; then, for
-// an operator a plugin provides, it starts the plugin if need be, and the
+// default). It checks everything [Registry.Check] checks first; then, for an
+// operator a plugin provides, it starts the plugin if need be, and the
 // instance keeps the plugin started until it is closed. Errors name the
-// operator: [dynop.ErrNotFound], [dynop.ErrUnsupported], [ErrArgument], the plugin's
-// start error, or the factory's error ([dynop.ErrPanic] if it panicked).
-func (r *Registry) New(ctx context.Context, name string, args Args, opts ...Option) (*Instance, error) {
+// operator: [dynop.ErrNotFound], [dynop.ErrUnsupported],
+// [schema.ErrArgument], the plugin's start error, or the factory's error
+// ([dynop.ErrPanic] if it panicked).
+func (r *Registry) New(ctx context.Context, name string, args schema.Args, opts ...Option) (*Instance, error) {
 	s := settingsOf(opts)
 	e, dev, vals, err := r.check(name, args, opts)
 	if err != nil {
@@ -340,13 +342,13 @@ func (r *Registry) New(ctx context.Context, name string, args Args, opts ...Opti
 	} else {
 		err = in.guard("create", func() (err error) { in.impl, err = factory(vals); return err })
 		if err == nil && in.impl == nil {
-			err = fmt.Errorf("op: %s: create: %w: the factory returned no implementation", in.what(), ErrSchema)
+			err = fmt.Errorf("op: %s: create: %w: the factory returned no implementation", in.what(), schema.ErrOp)
 		}
 	}
 	if err != nil {
 		return nil, joinRelease(err, release)
 	}
-	if vs := o.Variants[dev]; r.verify && dev == CPU && s.variant == "" && len(vs) > 1 { // random inputs are made on the CPU
+	if vs := o.Variants[dev]; r.verify && dev == schema.CPU && s.variant == "" && len(vs) > 1 { // random inputs are made on the CPU
 		in.verify = &pendingVerify{r: r, st: e.variants(dev), variants: vs}
 	}
 	return in, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/internal/errdefs"
+	"github.com/dynop/dynop/schema"
 )
 
 // Variant is one implementation of an operator backend, for the CPU
@@ -57,11 +58,11 @@ func (st *variantState) disable(name, why string) {
 }
 
 // variants returns e's variant state for device d.
-func (e *entry) variants(d Device) *variantState {
+func (e *entry) variants(d schema.Device) *variantState {
 	e.vmu.Lock()
 	defer e.vmu.Unlock()
 	if e.vstate == nil {
-		e.vstate = make(map[Device]*variantState)
+		e.vstate = make(map[schema.Device]*variantState)
 	}
 	st := e.vstate[d]
 	if st == nil {
@@ -84,14 +85,14 @@ func describeVariants(vs []Variant) []dispatch.Variant {
 func checkVariants(o Operator) error {
 	for d, vs := range o.Variants {
 		if !o.Schema.HasDevice(d) {
-			return fmt.Errorf("%w: operator %q: variants for device %q, which its schema does not list (%v)", ErrSchema, o.Schema.Name, d, o.Schema.Devices)
+			return fmt.Errorf("%w: operator %q: variants for device %q, which its schema does not list (%v)", schema.ErrOp, o.Schema.Name, d, o.Schema.Devices)
 		}
 		if err := dispatch.Check(describeVariants(vs)); err != nil {
-			return fmt.Errorf("%w: operator %q on %s: %w", ErrSchema, o.Schema.Name, d, err)
+			return fmt.Errorf("%w: operator %q on %s: %w", schema.ErrOp, o.Schema.Name, d, err)
 		}
 		for _, v := range vs {
 			if v.Factory == nil {
-				return fmt.Errorf("%w: operator %q on %s: variant %q has no factory", ErrSchema, o.Schema.Name, d, v.Name)
+				return fmt.Errorf("%w: operator %q on %s: variant %q has no factory", schema.ErrOp, o.Schema.Name, d, v.Name)
 			}
 		}
 	}
@@ -106,7 +107,7 @@ func withReferences(o Operator) Operator {
 	}
 	o.Backends = maps.Clone(o.Backends)
 	if o.Backends == nil {
-		o.Backends = make(map[Device]Factory)
+		o.Backends = make(map[schema.Device]Factory)
 	}
 	for d, vs := range o.Variants {
 		if o.Backends[d] == nil && len(vs) > 0 {
@@ -119,7 +120,7 @@ func withReferences(o Operator) Operator {
 // choose picks the factory to instantiate on dev: the backend if the
 // device has no variants, else the variant forced by name or the best one
 // this CPU runs that verification has not disabled.
-func (r *Registry) choose(e *entry, o Operator, dev Device, forced string) (Factory, string, error) {
+func (r *Registry) choose(e *entry, o Operator, dev schema.Device, forced string) (Factory, string, error) {
 	// Errors name neither the operator nor the plugin: New adds both.
 	vs := o.Variants[dev]
 	if len(vs) == 0 {
@@ -135,14 +136,14 @@ func (r *Registry) choose(e *entry, o Operator, dev Device, forced string) (Fact
 		case i < 0:
 			return nil, "", fmt.Errorf("%w: %q on %s (it has %s)", ErrVariant, forced, dev, variantNames(vs))
 		case ch.Variants == nil: // the list itself is broken
-			return nil, "", fmt.Errorf("%w: variants on %s: %w", ErrSchema, dev, err)
+			return nil, "", fmt.Errorf("%w: variants on %s: %w", schema.ErrOp, dev, err)
 		case !ch.Variants[i].Runnable():
 			return nil, "", fmt.Errorf("%w: variant %q on %s cannot run here: %s", errdefs.ErrUnsupported, forced, dev, ch.Variants[i].Why())
 		}
 		return vs[i].Factory, forced, nil
 	}
 	if err != nil {
-		sentinel := ErrSchema // a broken list
+		sentinel := schema.ErrOp // a broken list
 		if ch.Variants != nil {
 			sentinel = errdefs.ErrUnsupported
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -72,17 +73,17 @@ func TestRegressVerifyDisablesOnContextDeadline(t *testing.T) {
 	var mu sync.Mutex
 	var ran []string
 	mk := func(name string, needs dispatch.Features, sleep time.Duration) op.Variant {
-		return op.Variant{Name: name, Needs: needs, Factory: func(*op.Values) (op.Impl, error) {
+		return op.Variant{Name: name, Needs: needs, Factory: func(*schema.Values) (op.Impl, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			return &ctxOp{addOne{name: name, ran: &ran}, sleep}, nil
 		}}
 	}
 	o := addOneOperator(&ran, nil)
-	o.Variants = map[op.Device][]op.Variant{op.CPU: {mk("avx2", avx2, 0), mk("scalar", 0, 0)}}
+	o.Variants = map[schema.Device][]op.Variant{schema.CPU: {mk("avx2", avx2, 0), mk("scalar", 0, 0)}}
 	// The reference is slow and does not look at ctx: make it so by
 	// wrapping in a plain addOne that sleeps.
-	o.Variants[op.CPU][1].Factory = func(*op.Values) (op.Impl, error) {
+	o.Variants[schema.CPU][1].Factory = func(*schema.Values) (op.Impl, error) {
 		return &slowRef{addOne{name: "scalar", ran: &ran}, 30 * time.Millisecond}, nil
 	}
 	r := registryWith(t, fullCPU, true, nil, o)
@@ -120,9 +121,9 @@ func (s *slowRef) Run(ctx context.Context, out, in []*tensor.Batch) error {
 func TestRegressVerifyRunsUnrunnableReference(t *testing.T) {
 	var ran []string
 	o := addOneOperator(&ran, nil)
-	vs := o.Variants[op.CPU]
+	vs := o.Variants[schema.CPU]
 	vs[2].Needs = avx512 // the reference needs AVX-512
-	o.Variants[op.CPU] = []op.Variant{vs[1], vs[2]}
+	o.Variants[schema.CPU] = []op.Variant{vs[1], vs[2]}
 	cpu := dispatch.CPU{Has: avx2.Closure()} // no AVX-512
 	r := registryWith(t, cpu, true, nil, o)
 	in, err := r.New(context.Background(), "test.AddOne", nil)
@@ -146,11 +147,11 @@ func TestRegressVerifyRunsUnrunnableReference(t *testing.T) {
 func TestRegressFailedMoveKeepsDisabledVariant(t *testing.T) {
 	var ran []string
 	o := addOneOperator(&ran, map[string]string{"avx512": "wrong"})
-	vs := o.Variants[op.CPU]
-	o.Variants[op.CPU] = []op.Variant{vs[0], vs[2]} // avx512 (wrong), scalar
+	vs := o.Variants[schema.CPU]
+	o.Variants[schema.CPU] = []op.Variant{vs[0], vs[2]} // avx512 (wrong), scalar
 	scalar := vs[2].Factory
 	calls := 0
-	o.Variants[op.CPU][1].Factory = func(v *op.Values) (op.Impl, error) {
+	o.Variants[schema.CPU][1].Factory = func(v *schema.Values) (op.Impl, error) {
 		calls++
 		if calls == 2 { // the move after verification: fails once (out of memory, say)
 			return nil, errors.New("transient failure")

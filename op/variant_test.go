@@ -14,6 +14,7 @@ import (
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -61,14 +62,14 @@ var (
 // scalar, with the bugs given per variant name.
 func addOneOperator(ran *[]string, bugs map[string]string) op.Operator {
 	variant := func(name string, needs dispatch.Features) op.Variant {
-		return op.Variant{Name: name, Needs: needs, Factory: func(*op.Values) (op.Impl, error) {
+		return op.Variant{Name: name, Needs: needs, Factory: func(*schema.Values) (op.Impl, error) {
 			return &addOne{name: name, ran: ran, bug: bugs[name]}, nil
 		}}
 	}
 	return op.Operator{
-		Schema: op.Schema{Name: "test.AddOne", Doc: "Adds one.", Inputs: []op.Input{{Name: "in", DTypes: []tensor.DType{tensor.Uint8}}},
-			Outputs: []op.Output{{Name: "out"}}},
-		Variants: map[op.Device][]op.Variant{op.CPU: {variant("avx512", avx512), variant("avx2", avx2), variant("scalar", 0)}},
+		Schema: schema.Op{Name: "test.AddOne", Doc: "Adds one.", Inputs: []schema.Input{{Name: "in", DTypes: []tensor.DType{tensor.Uint8}}},
+			Outputs: []schema.Output{{Name: "out"}}},
+		Variants: map[schema.Device][]op.Variant{schema.CPU: {variant("avx512", avx512), variant("avx2", avx2), variant("scalar", 0)}},
 	}
 }
 
@@ -151,7 +152,7 @@ func TestVariantForced(t *testing.T) {
 func TestNoVariantRuns(t *testing.T) {
 	var ran []string
 	o := addOneOperator(&ran, nil)
-	o.Variants[op.CPU] = o.Variants[op.CPU][:2] // no scalar reference
+	o.Variants[schema.CPU] = o.Variants[schema.CPU][:2] // no scalar reference
 	r := registryWith(t, dispatch.CPU{Has: dispatch.SSE2.Set()}, false, nil, o)
 	_, err := r.New(context.Background(), "test.AddOne", nil)
 	testutil.WantErr(t, err, errdefs.ErrUnsupported, `operator "test.AddOne"`, `"avx2" needs avx,avx2,sse3,sse41,sse42,ssse3 (this CPU lacks them)`)
@@ -289,21 +290,21 @@ func TestVerifyWithFailingReference(t *testing.T) {
 
 func TestRegisterVariantErrors(t *testing.T) {
 	var ran []string
-	factory := func(*op.Values) (op.Impl, error) { return &addOne{ran: &ran}, nil }
+	factory := func(*schema.Values) (op.Impl, error) { return &addOne{ran: &ran}, nil }
 	for _, c := range []struct {
-		variants map[op.Device][]op.Variant
+		variants map[schema.Device][]op.Variant
 		want     string
 	}{
-		{map[op.Device][]op.Variant{op.CPU: {{"a", 0, factory}, {"a", 0, factory}}}, `"a" used twice`},
-		{map[op.Device][]op.Variant{op.CPU: {{"a", 0, nil}}}, `variant "a" has no factory`},
-		{map[op.Device][]op.Variant{op.CPU: {{"a b", 0, factory}}}, `name "a b"`},
-		{map[op.Device][]op.Variant{op.CPU: {{"a", 0, factory}}, op.GPU: {{"a", 0, factory}}}, `variants for device "gpu", which its schema does not list`},
+		{map[schema.Device][]op.Variant{schema.CPU: {{"a", 0, factory}, {"a", 0, factory}}}, `"a" used twice`},
+		{map[schema.Device][]op.Variant{schema.CPU: {{"a", 0, nil}}}, `variant "a" has no factory`},
+		{map[schema.Device][]op.Variant{schema.CPU: {{"a b", 0, factory}}}, `name "a b"`},
+		{map[schema.Device][]op.Variant{schema.CPU: {{"a", 0, factory}}, schema.GPU: {{"a", 0, factory}}}, `variants for device "gpu", which its schema does not list`},
 	} {
 		o := addOneOperator(&ran, nil)
-		o.Schema.Devices = []op.Device{op.CPU}
+		o.Schema.Devices = []schema.Device{schema.CPU}
 		o.Variants = c.variants
 		err := op.NewRegistry(op.Options{}).Register(o)
-		testutil.WantErr(t, err, op.ErrSchema, c.want)
+		testutil.WantErr(t, err, schema.ErrOp, c.want)
 	}
 }
 

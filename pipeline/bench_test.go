@@ -11,8 +11,8 @@ import (
 	imageplugin "github.com/dynop/dynop/plugins/image"
 
 	dgraph "github.com/dynop/dynop/graph"
-	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/pipeline"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -79,8 +79,8 @@ func BenchmarkPointwiseChain(b *testing.B) {
 			p := src.Out(0)
 			for _, s := range []struct {
 				kind string
-				args op.Args
-			}{{"image.Adjust", op.Args{"contrast": 1.3}}, {"image.Gamma", op.Args{"gamma": 0.8}}, {"image.Invert", nil}} {
+				args schema.Args
+			}{{"image.Adjust", schema.Args{"contrast": 1.3}}, {"image.Gamma", schema.Args{"gamma": 0.8}}, {"image.Invert", nil}} {
 				n, err := g.AddNode(s.kind, s.kind, s.args, p)
 				if err != nil {
 					b.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/pipeline"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -19,69 +20,69 @@ type nop struct{}
 func (nop) Setup([]*tensor.Batch) ([]op.OutputDesc, error)              { return nil, nil }
 func (nop) Run(context.Context, []*tensor.Batch, []*tensor.Batch) error { return nil }
 
-func newNop(*op.Values) (op.Impl, error) { return nop{}, nil }
+func newNop(*schema.Values) (op.Impl, error) { return nop{}, nil }
 
 // testSchemas are the operators of testRegistry: "img.Decode" and
 // "img.Resize" (which has required arguments) have one input and one
 // output, "img.Split" two outputs, "img.Blend" an optional second input,
 // "img.Read" no inputs, "img.Mask" two, "img.Sink" no outputs, and
 // "img.Blur" a GPU backend only.
-var testSchemas = []op.Schema{
+var testSchemas = []schema.Op{
 	{
 		Name:    "img.Decode",
-		Inputs:  []op.Input{{Name: "encoded"}},
-		Outputs: []op.Output{{Name: "images"}},
-		Args: []op.Arg{
-			{Name: "channels", Type: op.Int, Default: int64(3), Allowed: []any{int64(1), int64(3), int64(4)}},
+		Inputs:  []schema.Input{{Name: "encoded"}},
+		Outputs: []schema.Output{{Name: "images"}},
+		Args: []schema.Arg{
+			{Name: "channels", Type: schema.Int, Default: int64(3), Allowed: []any{int64(1), int64(3), int64(4)}},
 		},
 	},
 	{
 		Name:    "img.Resize",
-		Inputs:  []op.Input{{Name: "images"}},
-		Outputs: []op.Output{{Name: "resized"}},
-		Args: []op.Arg{
-			{Name: "width", Type: op.Int, Required: true, Min: op.Bounds(1)},
-			{Name: "height", Type: op.Int, Required: true, Min: op.Bounds(1)},
-			{Name: "interp", Type: op.String, Default: "linear", Allowed: []any{"linear", "nearest"}},
-			{Name: "scale", Type: op.Float, Default: 1.0, Min: op.Bounds(0), Deprecated: []string{"factor"}},
+		Inputs:  []schema.Input{{Name: "images"}},
+		Outputs: []schema.Output{{Name: "resized"}},
+		Args: []schema.Arg{
+			{Name: "width", Type: schema.Int, Required: true, Min: schema.Bounds(1)},
+			{Name: "height", Type: schema.Int, Required: true, Min: schema.Bounds(1)},
+			{Name: "interp", Type: schema.String, Default: "linear", Allowed: []any{"linear", "nearest"}},
+			{Name: "scale", Type: schema.Float, Default: 1.0, Min: schema.Bounds(0), Deprecated: []string{"factor"}},
 		},
 	},
 	{
 		Name:    "img.Split",
-		Inputs:  []op.Input{{Name: "images"}},
-		Outputs: []op.Output{{Name: "left"}, {Name: "right"}},
-		Args:    []op.Arg{{Name: "axes", Type: op.IntList}},
+		Inputs:  []schema.Input{{Name: "images"}},
+		Outputs: []schema.Output{{Name: "left"}, {Name: "right"}},
+		Args:    []schema.Arg{{Name: "axes", Type: schema.IntList}},
 	},
 	{
 		Name:           "img.Blend",
-		Inputs:         []op.Input{{Name: "a"}, {Name: "b"}},
+		Inputs:         []schema.Input{{Name: "a"}, {Name: "b"}},
 		OptionalInputs: 1,
-		Outputs:        []op.Output{{Name: "blended"}},
-		Args: []op.Arg{
-			{Name: "alpha", Type: op.Float, Default: 0.5, Min: op.Bounds(0), Max: op.Bounds(1)},
-			{Name: "invert", Type: op.Bool, Default: false},
+		Outputs:        []schema.Output{{Name: "blended"}},
+		Args: []schema.Arg{
+			{Name: "alpha", Type: schema.Float, Default: 0.5, Min: schema.Bounds(0), Max: schema.Bounds(1)},
+			{Name: "invert", Type: schema.Bool, Default: false},
 		},
 	},
 	{
 		Name:    "img.Read",
-		Outputs: []op.Output{{Name: "data"}},
-		Args:    []op.Arg{{Name: "paths", Type: op.StringList, Required: true}},
+		Outputs: []schema.Output{{Name: "data"}},
+		Args:    []schema.Arg{{Name: "paths", Type: schema.StringList, Required: true}},
 	},
 	{
 		Name:    "img.Mask",
-		Inputs:  []op.Input{{Name: "images"}, {Name: "mask"}},
-		Outputs: []op.Output{{Name: "masked"}},
+		Inputs:  []schema.Input{{Name: "images"}, {Name: "mask"}},
+		Outputs: []schema.Output{{Name: "masked"}},
 	},
 	{
 		Name:   "img.Sink",
-		Inputs: []op.Input{{Name: "images"}},
-		Args:   []op.Arg{{Name: "tags", Type: op.StringList}},
+		Inputs: []schema.Input{{Name: "images"}},
+		Args:   []schema.Arg{{Name: "tags", Type: schema.StringList}},
 	},
 	{
 		Name:    "img.Blur",
-		Inputs:  []op.Input{{Name: "images"}},
-		Outputs: []op.Output{{Name: "blurred"}},
-		Devices: []op.Device{op.GPU},
+		Inputs:  []schema.Input{{Name: "images"}},
+		Outputs: []schema.Output{{Name: "blurred"}},
+		Devices: []schema.Device{schema.GPU},
 	},
 }
 
@@ -90,11 +91,11 @@ var testSchemas = []op.Schema{
 func testRegistry() *op.Registry {
 	reg := op.NewRegistry(op.Options{Logger: slog.New(slog.DiscardHandler)})
 	for _, s := range testSchemas {
-		dev := op.CPU
+		dev := schema.CPU
 		if len(s.Devices) > 0 {
 			dev = s.Devices[0]
 		}
-		if err := reg.Register(op.Operator{Schema: s, Backends: map[op.Device]op.Factory{dev: newNop}}); err != nil {
+		if err := reg.Register(op.Operator{Schema: s, Backends: map[schema.Device]op.Factory{dev: newNop}}); err != nil {
 			panic(err)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/dynop/dynop/internal/suggest"
-	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 )
 
 const (
@@ -199,7 +199,7 @@ func (p *parser) operators(n *yaml.Node) []Node {
 
 // node reads one operator's mapping.
 func (p *parser) node(n *yaml.Node, path string) Node {
-	nd := Node{Device: op.CPU, Pos: p.pos(n), valuePos: map[string]Pos{}}
+	nd := Node{Device: schema.CPU, Pos: p.pos(n), valuePos: map[string]Pos{}}
 	f := p.fields(n, path, nodeFields, "name", "op")
 	for k, v := range f {
 		nd.valuePos[k] = p.pos(v)
@@ -218,7 +218,7 @@ func (p *parser) node(n *yaml.Node, path string) Node {
 	}
 	if v := f["device"]; v != nil {
 		d, _ := p.str(v, path+".device")
-		nd.Device = op.Device(d)
+		nd.Device = schema.Device(d)
 	}
 	return nd
 }
@@ -254,7 +254,7 @@ func (p *parser) args(n *yaml.Node, field string, nd *Node) {
 	if !ok {
 		return
 	}
-	nd.Args = make(op.Args, len(pairs))
+	nd.Args = make(schema.Args, len(pairs))
 	nd.ArgPos = make(map[string]Pos, len(pairs))
 	for _, e := range pairs {
 		name := e.key.Value

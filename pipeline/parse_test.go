@@ -9,8 +9,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/pipeline"
+	"github.com/dynop/dynop/schema"
 )
 
 // valid is a small valid file; parseErrors change it.
@@ -213,7 +213,7 @@ func TestParseDefaults(t *testing.T) {
 	if s.File != "dir/p.yaml" || s.Dir != "dir" || s.Version != 1 || s.Name != "" || s.BatchSize != 8 || s.OnError != pipeline.Stop {
 		t.Errorf("got File %q, Dir %q, Version %d, Name %q, BatchSize %d, OnError %q", s.File, s.Dir, s.Version, s.Name, s.BatchSize, s.OnError)
 	}
-	if n := s.Operators[0]; n.Device != op.CPU || n.Args != nil {
+	if n := s.Operators[0]; n.Device != schema.CPU || n.Args != nil {
 		t.Errorf("operator: got device %q, args %v", n.Device, n.Args)
 	}
 	if o := s.Outputs[0]; o.Format != "png" || o.Quality != 0 || o.Dir != "" {
@@ -248,7 +248,7 @@ outputs: {out: {from: a}}
 		t.Fatal(err)
 	}
 	n := s.Operators[0]
-	want := op.Args{
+	want := schema.Args{
 		"i": int64(3), "big": int64(16), "f": 2.5, "inf": math.Inf(1), "b": true, "s": "text", "q": "3", "n": nil,
 		"date": "2024-01-02", "list": []any{int64(1), 2.5, "x", false},
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -302,7 +303,7 @@ func (p *Pipeline) buildGraph(ctx context.Context, h Host) (*graph.Graph, error)
 		if err != nil {
 			return nil, err
 		}
-		args := op.Args{"format": cmp.Or(o.Format, "png")}
+		args := schema.Args{"format": cmp.Or(o.Format, "png")}
 		if o.Quality > 0 {
 			args["quality"] = o.Quality
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/dynop/dynop/pipeline"
 	"github.com/dynop/dynop/plugin"
 	imageplugin "github.com/dynop/dynop/plugins/image"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -278,8 +279,8 @@ func TestOutputDirCannotBeWritten(t *testing.T) {
 func tripwire(n int64, trip func() error) op.Operator {
 	var calls atomic.Int64
 	return op.Operator{
-		Schema: op.Schema{Name: "test.Tripwire", Doc: "passes through; trips", Inputs: []op.Input{{Name: "x"}}, Outputs: []op.Output{{Name: "y"}}, Devices: []op.Device{op.CPU}},
-		Backends: map[op.Device]op.Factory{op.CPU: func(*op.Values) (op.Impl, error) {
+		Schema: schema.Op{Name: "test.Tripwire", Doc: "passes through; trips", Inputs: []schema.Input{{Name: "x"}}, Outputs: []schema.Output{{Name: "y"}}, Devices: []schema.Device{schema.CPU}},
+		Backends: map[schema.Device]op.Factory{schema.CPU: func(*schema.Values) (op.Impl, error) {
 			return &tripImpl{n: n, calls: &calls, trip: trip}, nil
 		}},
 	}

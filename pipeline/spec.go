@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 )
 
 // ErrInvalid is wrapped by every error that reports a problem with a
@@ -31,8 +31,8 @@ type Error struct {
 	Field string
 	Msg   string // what the problem is
 	// Err wraps ErrInvalid and, where it is the cause, an error of
-	// package op (such as errdefs.ErrNotFound or op.ErrArgument), of the file
-	// system or of the YAML parser.
+	// package op or schema (such as errdefs.ErrNotFound or
+	// schema.ErrArgument), of the file system or of the YAML parser.
 	Err error
 }
 
@@ -81,12 +81,12 @@ type Input struct {
 
 // Node is an operator of the pipeline.
 type Node struct {
-	Name   string    // unique among inputs and operators
-	Op     string    // the operator's name in the registry
-	Inputs []Ref     // one per input of the operator, in order
-	Args   op.Args   // as ints (int64), floats, bools, strings, nil and []any of them
-	Device op.Device // op.CPU unless given
-	Pos    Pos       // of the operator's entry
+	Name   string        // unique among inputs and operators
+	Op     string        // the operator's name in the registry
+	Inputs []Ref         // one per input of the operator, in order
+	Args   schema.Args   // as ints (int64), floats, bools, strings, nil and []any of them
+	Device schema.Device // schema.CPU unless given
+	Pos    Pos           // of the operator's entry
 	// ArgPos is the position of each argument's key.
 	ArgPos map[string]Pos
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 )
 
 // Validate checks s against the operators of reg: that each operator
@@ -23,7 +24,7 @@ import (
 // [op.Registry.Check]. Every problem is reported, as [*Error]s sorted by
 // position and joined with [errors.Join].
 func (s *Spec) Validate(reg *op.Registry) error {
-	v := &validator{spec: s, reg: reg, inputs: map[string]bool{}, schemas: map[string]*op.Schema{}}
+	v := &validator{spec: s, reg: reg, inputs: map[string]bool{}, schemas: map[string]*schema.Op{}}
 	for _, in := range s.Inputs {
 		v.inputs[in.Name] = true
 	}
@@ -48,7 +49,7 @@ type validator struct {
 	inputs map[string]bool
 	// schemas holds each operator's schema by node name: nil where the
 	// operator is unknown.
-	schemas map[string]*op.Schema
+	schemas map[string]*schema.Op
 	errs    errorList
 }
 
@@ -105,7 +106,7 @@ var discard = slog.New(slog.DiscardHandler)
 // copy in which no argument is required: the messages stay op's own, and
 // each concerns the argument checked. Only schemas are read, as by
 // Registry.Check.
-func (v *validator) args(n *Node, s *op.Schema, path string) bool {
+func (v *validator) args(n *Node, s *schema.Op, path string) bool {
 	given := map[string][]string{} // the names each argument is given by
 	var unknown []string
 	for _, name := range slices.SortedFunc(maps.Keys(n.Args), byPos(n.ArgPos)) {
@@ -116,10 +117,10 @@ func (v *validator) args(n *Node, s *op.Schema, path string) bool {
 		}
 	}
 	found := false
-	check := func(args []op.Arg, names []string, pos Pos, field string) {
+	check := func(args []schema.Arg, names []string, pos Pos, field string) {
 		one := *s
 		one.Args = args
-		picked := make(op.Args, len(names))
+		picked := make(schema.Args, len(names))
 		for _, name := range names {
 			picked[name] = n.Args[name]
 		}
@@ -173,7 +174,7 @@ func (v *validator) nodeInputs(i int) {
 }
 
 // takes says how many inputs an operator takes.
-func takes(s *op.Schema) string {
+func takes(s *schema.Op) string {
 	names := make([]string, len(s.Inputs))
 	for i, in := range s.Inputs {
 		names[i] = in.Name
@@ -217,7 +218,7 @@ func (v *validator) resolve(r *Ref, field string) {
 
 // output checks that r names an output of s, filling it in if r names
 // none and s has one.
-func (v *validator) output(r *Ref, s *op.Schema, field string) {
+func (v *validator) output(r *Ref, s *schema.Op, field string) {
 	outs := make([]string, len(s.Outputs))
 	for i, o := range s.Outputs {
 		outs[i] = o.Name

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/dynop/dynop/internal/errdefs"
-	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/pipeline"
+	"github.com/dynop/dynop/schema"
 )
 
 // graph returns a file with the given operators, an input "photos" and
@@ -34,26 +34,26 @@ var validateErrors = []errorCase{
 		want: `p.yaml:5:9: operators[0].op: operator not found: "img.Decod"; did you mean "img.Decode"?`, is: errdefs.ErrNotFound},
 	{name: "unknown argument", yaml: pair("{wdth: 8, width: 8, height: 8}"),
 		want:  `p.yaml:10:12: operators[1].args.wdth: `,
-		words: []string{`operator "img.Resize"`, `argument "wdth"`, `unknown argument; did you mean "width"?`}, is: op.ErrArgument},
+		words: []string{`operator "img.Resize"`, `argument "wdth"`, `unknown argument; did you mean "width"?`}, is: schema.ErrArgument},
 	{name: "argument type", yaml: pair("{width: big, height: 8}"),
 		want:  `p.yaml:10:19: operators[1].args.width: `,
-		words: []string{`argument "width"`, "want an int, got string big"}, is: op.ErrArgument},
+		words: []string{`argument "width"`, "want an int, got string big"}, is: schema.ErrArgument},
 	{name: "missing required argument", yaml: pair("{width: 8}"),
 		want:  `p.yaml:7:5: operators[1].args.height: `,
-		words: []string{`argument "height"`, "required (int) but not given"}, is: op.ErrArgument},
+		words: []string{`argument "height"`, "required (int) but not given"}, is: schema.ErrArgument},
 	{name: "argument out of range", yaml: pair("{width: 0, height: 8}"),
 		want:  `p.yaml:10:19: operators[1].args.width: `,
-		words: []string{"0 is below the minimum 1"}, is: op.ErrArgument},
+		words: []string{"0 is below the minimum 1"}, is: schema.ErrArgument},
 	{name: "argument not allowed", yaml: pair("{width: 8, height: 8, interp: cubic}"),
 		want:  `p.yaml:10:41: operators[1].args.interp: `,
-		words: []string{"cubic is not one of [linear nearest]"}, is: op.ErrArgument},
+		words: []string{"cubic is not one of [linear nearest]"}, is: schema.ErrArgument},
 	{name: "argument given twice", yaml: pair("{width: 8, height: 8, scale: 2, factor: 3}"),
 		want:  `p.yaml:10:51: operators[1].args.factor: `,
-		words: []string{`argument "scale"`, "given twice"}, is: op.ErrArgument},
+		words: []string{`argument "scale"`, "given twice"}, is: schema.ErrArgument},
 	{name: "list element", yaml: strings.Replace(graph("  - name: first\n    op: img.Split\n    inputs: [photos]\n    args: {axes: [1, x]}\n"),
 		"{from: first}", "{from: first.left}", 1),
 		want:  `p.yaml:7:18: operators[0].args.axes: `,
-		words: []string{"element 1: want an int, got string x"}, is: op.ErrArgument},
+		words: []string{"element 1: want an int, got string x"}, is: schema.ErrArgument},
 	{name: "no backend for the device", yaml: graph("  - name: first\n    op: img.Decode\n    inputs: [photos]\n    device: gpu\n"),
 		want:  `p.yaml:7:13: operators[0].device: `,
 		words: []string{`operator "img.Decode" on device gpu`, "no gpu backend (devices: cpu)"}, is: errdefs.ErrUnsupported},
@@ -226,7 +226,7 @@ func TestValidate(t *testing.T) {
 	if !reflect.DeepEqual(refs, wantRefs) {
 		t.Errorf("got operators\n%q\nwant\n%q", refs, wantRefs)
 	}
-	if got, want := s.Operators[0].Args, (op.Args{"width": int64(128), "height": int64(96), "factor": 0.5}); !reflect.DeepEqual(got, want) {
+	if got, want := s.Operators[0].Args, (schema.Args{"width": int64(128), "height": int64(96), "factor": 0.5}); !reflect.DeepEqual(got, want) {
 		t.Errorf("got args %v, want %v", got, want)
 	}
 	if got, want := s.Operators[0].Pos, pos(10, 5); got != want {

@@ -9,6 +9,7 @@ import (
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 )
 
 // Shouter is the interface the example plugin provides.
@@ -19,8 +20,8 @@ var ShouterV1 = iface.Define[Shouter]("9D3C1B2A-7E6F-4D5C-8B9A-0F1E2D3C4B5A", "a
 
 type shoutPlugin struct{}
 
-func (shoutPlugin) Info() plugin.Info {
-	return plugin.Info{
+func (shoutPlugin) Info() schema.Plugin {
+	return schema.Plugin{
 		ID:          "acme.plugin.shout",
 		Version:     iface.V(0, 3, 1),
 		Description: "Shouts.",

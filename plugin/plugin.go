@@ -1,5 +1,6 @@
-// Package plugin is what a dynop plugin is made of: its [Info], the
-// lifecycle a host drives it through, and the [Host] it sees while it runs.
+// Package plugin is what a dynop plugin is made of: its info (a
+// [schema.Plugin]), the lifecycle a host drives it through, and the [Host]
+// it sees while it runs.
 //
 // # Lifecycle
 //
@@ -41,6 +42,7 @@ import (
 
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 )
 
 // Plugin is the one thing every plugin implements.
@@ -48,7 +50,7 @@ type Plugin interface {
 	// Info describes the plugin. It is called when the host enumerates
 	// plugins and must be cheap, side-effect free and always return the
 	// same value.
-	Info() Info
+	Info() schema.Plugin
 	// Register starts the plugin: it adds every interface that Info lists
 	// with h.AddInterface and every operator with h.RegisterOperator, and
 	// may acquire other plugins' interfaces

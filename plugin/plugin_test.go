@@ -9,11 +9,12 @@ import (
 	"testing"
 
 	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/schema"
 )
 
 func TestValidateID(t *testing.T) {
 	for _, id := range []string{"nvigi.plugin.template", "acme.plugin.blur.cuda", "a.plugin.b", "acme.plugin.asr-ggml.cuda_12"} {
-		if err := ValidateID(id); err != nil {
+		if err := schema.ValidatePluginID(id); err != nil {
 			t.Errorf("ValidateID(%q) = %v", id, err)
 		}
 	}
@@ -27,8 +28,8 @@ func TestValidateID(t *testing.T) {
 		{"acme.plugin.bl ur", `has part "bl ur"`},
 		{"acme.plugin..cuda", `has part ""`},
 	} {
-		err := ValidateID(tc.id)
-		if !errors.Is(err, ErrInvalid) {
+		err := schema.ValidatePluginID(tc.id)
+		if !errors.Is(err, schema.ErrPlugin) {
 			t.Errorf("ValidateID(%q) = %v, want ErrInvalid", tc.id, err)
 			continue
 		}
@@ -39,13 +40,13 @@ func TestValidateID(t *testing.T) {
 		}
 	}
 	// A valid ID but for its length: refused, and quoted cut short.
-	ok := "acme.plugin." + strings.Repeat("b", MaxIDLen-len("acme.plugin."))
-	if err := ValidateID(ok); err != nil {
+	ok := "acme.plugin." + strings.Repeat("b", schema.MaxPluginIDLen-len("acme.plugin."))
+	if err := schema.ValidatePluginID(ok); err != nil {
 		t.Errorf("ValidateID of %d bytes = %v", len(ok), err)
 	}
 	long := "acme.plugin." + strings.Repeat("b", 10000)
-	err := ValidateID(long)
-	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "is 10012 bytes long, more than 128") ||
+	err := schema.ValidatePluginID(long)
+	if !errors.Is(err, schema.ErrPlugin) || !strings.Contains(err.Error(), "is 10012 bytes long, more than 128") ||
 		!strings.Contains(err.Error(), `"acme.plugin.bbbbbbbbbbbbbbbbbbbbbbbbbbbb…"`) || len(err.Error()) > 500 {
 		t.Errorf("ValidateID of 10 KB = %v", err)
 	}
@@ -57,13 +58,13 @@ var (
 )
 
 func TestInfoValidate(t *testing.T) {
-	good := Info{
+	good := schema.Plugin{
 		ID:         "acme.plugin.good",
 		Interfaces: []iface.Desc{{UID: uidA, Name: "acme.A", Version: iface.V(1, 0, 0)}},
-		Needs:      []Need{{Plugin: "acme.plugin.other", Interface: iface.Desc{UID: uidB, Name: "acme.B", Version: iface.V(1, 0, 0)}}},
-		Requirements: Requirements{
+		Needs:      []schema.Need{{Plugin: "acme.plugin.other", Interface: iface.Desc{UID: uidB, Name: "acme.B", Version: iface.V(1, 0, 0)}}},
+		Requirements: schema.Requirements{
 			OS: []string{"linux"}, Arch: []string{"amd64"}, CPUFeatures: []string{"avx2"},
-			GPU: &GPURequirements{Vendor: "nvidia", MinArch: iface.V(8, 6, 0), MinDriver: iface.V(535, 0, 0)},
+			GPU: &schema.GPURequirements{Vendor: "nvidia", MinArch: iface.V(8, 6, 0), MinDriver: iface.V(535, 0, 0)},
 		},
 	}
 	if err := good.Validate(); err != nil {
@@ -83,13 +84,13 @@ func TestInfoValidate(t *testing.T) {
 		{UID: uidA, Name: "acme.A2"},
 		{Name: "acme.Zero"},
 	}
-	bad.Needs = []Need{
+	bad.Needs = []schema.Need{
 		{Plugin: "acme.good", Interface: iface.Desc{UID: uidB}},
 		{Plugin: "acme.other", Interface: iface.Desc{UID: uidB, Name: "acme.B"}},
 	}
-	bad.Requirements.GPU = &GPURequirements{Vendor: "3dfx"}
+	bad.Requirements.GPU = &schema.GPURequirements{Vendor: "3dfx"}
 	err := bad.Validate()
-	if !errors.Is(err, ErrInvalid) {
+	if !errors.Is(err, schema.ErrPlugin) {
 		t.Fatalf("Validate(bad) = %v, want ErrInvalid", err)
 	}
 	for _, want := range []string{
@@ -109,7 +110,7 @@ func TestInfoValidate(t *testing.T) {
 
 type testPlugin struct{ id string }
 
-func (p testPlugin) Info() Info                         { return Info{ID: p.id} }
+func (p testPlugin) Info() schema.Plugin                { return schema.Plugin{ID: p.id} }
 func (testPlugin) Register(context.Context, Host) error { return nil }
 
 // withEmptyRegistry runs f with the package registry empty, restoring it
@@ -177,8 +178,8 @@ func TestRef(t *testing.T) {
 }
 
 func TestInfoDiff(t *testing.T) {
-	base := Info{ID: "acme.plugin.x", Version: iface.V(1, 0, 0), Interfaces: []iface.Desc{}}
-	if d := base.Diff(Info{ID: "acme.plugin.x", Version: iface.V(1, 0, 0)}); d != "" {
+	base := schema.Plugin{ID: "acme.plugin.x", Version: iface.V(1, 0, 0), Interfaces: []iface.Desc{}}
+	if d := base.Diff(schema.Plugin{ID: "acme.plugin.x", Version: iface.V(1, 0, 0)}); d != "" {
 		t.Errorf("equal infos (empty vs nil list) differ: %s", d)
 	}
 	nested := base

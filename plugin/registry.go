@@ -3,6 +3,8 @@ package plugin
 import (
 	"slices"
 	"sync"
+
+	"github.com/dynop/dynop/schema"
 )
 
 var (
@@ -12,15 +14,15 @@ var (
 
 // Register makes a Go plugin compiled into the program known to every host
 // the program opens. It is meant to be called from an init function.
-// Register panics if p is nil, if its ID is invalid (see [ValidateID]) or
-// if a plugin with the same ID is already registered, as
-// database/sql.Register does for drivers.
+// Register panics if p is nil, if its ID is invalid (see
+// [schema.ValidatePluginID]) or if a plugin with the same ID is already
+// registered, as database/sql.Register does for drivers.
 func Register(p Plugin) {
 	if p == nil {
 		panic("plugin: Register plugin is nil")
 	}
 	id := p.Info().ID
-	if err := ValidateID(id); err != nil {
+	if err := schema.ValidatePluginID(id); err != nil {
 		panic("plugin: Register: " + err.Error())
 	}
 	registryMu.Lock()

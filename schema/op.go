@@ -13,7 +13,7 @@ import (
 )
 
 // Sentinel errors of operator schemas; test for them with [errors.Is].
-// Package op reports them as op.ErrSchema and op.ErrArgument.
+// Package op's registry and instances report them too.
 var (
 	// ErrOp: a schema breaks the rules of [Op.Validate], or backends do
 	// not match it.

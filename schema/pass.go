@@ -5,8 +5,8 @@ import (
 	"fmt"
 )
 
-// ErrPass is package graph's graph.ErrPass: a pass failed or broke the
-// rules of passes, such as a [Pass] that [Pass.Validate] refuses.
+// ErrPass: a pass failed or broke the rules of passes, such as a [Pass] that
+// [Pass.Validate] refuses.
 var ErrPass = errors.New("graph pass failed")
 
 // PassKind says when a graph pass runs and what it may do.
@@ -25,9 +25,8 @@ const (
 	Global PassKind = "global"
 )
 
-// Pass describes a graph pass (package graph's graph.PassDesc). It is
-// data, so a plugin's Info can declare its passes before the plugin
-// starts.
+// Pass describes a graph pass. It is data, so a plugin's Info can declare
+// its passes before the plugin starts.
 type Pass struct {
 	// Name names the pass, unique among passes, such as
 	// "imgproc.simd-grayscale".

@@ -13,21 +13,19 @@ import (
 )
 
 // APIVersion is the version of the dynop plugin API that this module
-// implements (package plugin's plugin.APIVersion). A plugin records the
-// API version it was built against in [Plugin.APIVersion]; the host
-// refuses a plugin whose API version is not [iface.Compatible] with its
-// own, that is a plugin built for a newer API.
+// implements. A plugin records the API version it was built against in
+// [Plugin.APIVersion]; the host refuses a plugin whose API version is not
+// [iface.Compatible] with its own, that is a plugin built for a newer API.
 var APIVersion = iface.V(0, 1, 0)
 
 // ErrPlugin reports plugin information that breaks the rules of
-// [Plugin]. It is package plugin's plugin.ErrInvalid.
+// [Plugin]. It is dynop.ErrInvalid.
 var ErrPlugin = errors.New("invalid plugin info")
 
-// Plugin describes a plugin (it is package plugin's plugin.Info): who it
-// is, which versions it has, what it provides, what it needs and where it
-// can run. A host reads it when it enumerates plugins, before any plugin
-// starts, so it must be cheap to produce and must not change while the
-// plugin is registered.
+// Plugin describes a plugin: who it is, which versions it has, what it
+// provides, what it needs and where it can run. A host reads it when it
+// enumerates plugins, before any plugin starts, so it must be cheap to
+// produce and must not change while the plugin is registered.
 type Plugin struct {
 	// ID names the plugin: vendor.plugin.name[.backend], see
 	// [ValidatePluginID].
@@ -143,11 +141,9 @@ var gpuVendors = []string{"nvidia", "amd", "intel"}
 const idRule = `want vendor.plugin.name or vendor.plugin.name.backend: 3 or 4 dot-separated parts, ` +
 	`the second literally "plugin", each part lower-case letters, digits, '_' or '-', starting with a letter`
 
-// ValidatePluginID (package plugin's plugin.ValidateID) reports whether
-// id follows dynop's (and NVIGI's) naming convention
-// vendor.plugin.name[.backend], for example "acme.plugin.blur" or
-// "acme.plugin.blur.cuda". The error wraps [ErrPlugin] and quotes the
-// rule.
+// ValidatePluginID reports whether id follows dynop's (and NVIGI's) naming
+// convention vendor.plugin.name[.backend], for example "acme.plugin.blur" or
+// "acme.plugin.blur.cuda". The error wraps [ErrPlugin] and quotes the rule.
 func ValidatePluginID(id string) error {
 	if problem := idProblem(id); problem != "" {
 		return fmt.Errorf("%w: plugin id %q %s: %s", ErrPlugin, clip(id), problem, idRule)
@@ -155,9 +151,9 @@ func ValidatePluginID(id string) error {
 	return nil
 }
 
-// MaxPluginIDLen (package plugin's plugin.MaxIDLen) is the longest plugin
-// ID, in bytes. IDs name plugins in manifests, file names, logs and
-// terminals; a longer one is a mistake or an attack, not a name.
+// MaxPluginIDLen is the longest plugin ID, in bytes. IDs name plugins in
+// manifests, file names, logs and terminals; a longer one is a mistake or an
+// attack, not a name.
 const MaxPluginIDLen = 128
 
 // idProblem says what is wrong with id, or "" if nothing is.

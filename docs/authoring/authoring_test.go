@@ -29,6 +29,7 @@ import (
 	"github.com/dynop/dynop/loader/wasm"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/sign"
 	"github.com/dynop/dynop/tensor"
 )
@@ -176,7 +177,7 @@ func TestLifecycle(t *testing.T) {
 // apply makes an instance of operator name with args on h, runs it over
 // the uint8 tensor x, closes it, and returns the output's elements and
 // the variant that ran. It may run on any goroutine.
-func apply(h *dynop.Host, name string, args op.Args, x *tensor.Tensor, opts ...op.Option) (y []uint8, variant string, err error) {
+func apply(h *dynop.Host, name string, args schema.Args, x *tensor.Tensor, opts ...op.Option) (y []uint8, variant string, err error) {
 	in, err := h.NewOperator(context.Background(), name, args, opts...)
 	if err != nil {
 		return nil, "", err
@@ -214,20 +215,20 @@ func TestABI(t *testing.T) {
 	h := openHost(t, nil, []string{lib}, nil)
 	const id = "acme.plugin.threshold"
 
-	_, _, err := apply(h, "acme.Threshold", op.Args{"mode": "sideways"}, u8(t, []uint8{1}, 1))
-	if !errors.Is(err, op.ErrArgument) || status(t, h, id).Starts != 0 {
-		t.Fatalf("mode sideways: err = %v, plugin started %d times; want op.ErrArgument and no start", err, status(t, h, id).Starts)
+	_, _, err := apply(h, "acme.Threshold", schema.Args{"mode": "sideways"}, u8(t, []uint8{1}, 1))
+	if !errors.Is(err, schema.ErrArgument) || status(t, h, id).Starts != 0 {
+		t.Fatalf("mode sideways: err = %v, plugin started %d times; want schema.ErrArgument and no start", err, status(t, h, id).Starts)
 	}
 
 	x := u8(t, []uint8{0, 99, 100, 101, 255, 7}, 2, 3)
 	var wg sync.WaitGroup
 	for _, c := range []struct {
-		args op.Args
+		args schema.Args
 		want []uint8
 	}{
-		{op.Args{}, []uint8{0, 0, 0, 0, 255, 0}},                                  // level 128, mode above
-		{op.Args{"level": 100}, []uint8{0, 0, 255, 255, 255, 0}},                  // x >= 100
-		{op.Args{"level": 100, "mode": "below"}, []uint8{255, 255, 0, 0, 0, 255}}, // x < 100
+		{schema.Args{}, []uint8{0, 0, 0, 0, 255, 0}},                                  // level 128, mode above
+		{schema.Args{"level": 100}, []uint8{0, 0, 255, 255, 255, 0}},                  // x >= 100
+		{schema.Args{"level": 100, "mode": "below"}, []uint8{255, 255, 0, 0, 0, 255}}, // x < 100
 	} {
 		wg.Go(func() { // instances run on several goroutines at once
 			for range 50 {
@@ -308,7 +309,7 @@ func TestVersioning(t *testing.T) {
 	}
 
 	// A plugin built for another minor of plugin API 0 is unsupported.
-	next := iface.V(plugin.APIVersion.Major, plugin.APIVersion.Minor+1, 0)
+	next := iface.V(schema.APIVersion.Major, schema.APIVersion.Minor+1, 0)
 	h = openHost(t, nil, nil, func(o *dynop.Options) { o.Plugins = []plugin.Plugin{apiPlugin{next}} })
 	st := status(t, h, "acme.plugin.future")
 	if st.State != dynop.StateUnsupported || !errors.Is(st.Err, dynop.ErrUnsupported) {
@@ -320,8 +321,8 @@ func TestVersioning(t *testing.T) {
 // apiPlugin is a Go plugin built for plugin API api.
 type apiPlugin struct{ api iface.Version }
 
-func (p apiPlugin) Info() plugin.Info {
-	return plugin.Info{ID: "acme.plugin.future", Version: iface.V(1, 0, 0), APIVersion: p.api}
+func (p apiPlugin) Info() schema.Plugin {
+	return schema.Plugin{ID: "acme.plugin.future", Version: iface.V(1, 0, 0), APIVersion: p.api}
 }
 
 func (apiPlugin) Register(context.Context, plugin.Host) error { return nil }
@@ -425,7 +426,7 @@ func TestSandbox(t *testing.T) {
 		want := []uint8{255, 255, 0, 0, 0, 255}
 
 		h := openHost(t, nil, []string{lib, mod, inv}, func(o *dynop.Options) { o.Sandbox = dynop.SandboxAlways })
-		y, _, err := apply(h, "acme.Threshold", op.Args{"level": 100, "mode": "below"}, x)
+		y, _, err := apply(h, "acme.Threshold", schema.Args{"level": 100, "mode": "below"}, x)
 		if err != nil || !bytes.Equal(y, want) {
 			t.Errorf("sandboxed acme.Threshold: %v, %v; want %v", y, err, want)
 		}
@@ -438,7 +439,7 @@ func TestSandbox(t *testing.T) {
 			t.Errorf("a C module asking for the clock is %s (%v), want unsupported", st.State, st.Err)
 		}
 		h = openHost(t, nil, []string{clock}, func(o *dynop.Options) { o.Loaders = []dynop.LoaderConfig{wasm.Config{Grant: []string{"clock"}}} })
-		if y, _, err := apply(h, "acme.Threshold", op.Args{"level": 100, "mode": "below"}, x); err != nil || !bytes.Equal(y, want) {
+		if y, _, err := apply(h, "acme.Threshold", schema.Args{"level": 100, "mode": "below"}, x); err != nil || !bytes.Equal(y, want) {
 			t.Errorf("with the clock granted: %v, %v; want %v", y, err, want)
 		}
 
@@ -723,9 +724,9 @@ func TestTroubleshooting(t *testing.T) {
 // avx2Plugin is a Go plugin whose every code path needs AVX2.
 type avx2Plugin struct{}
 
-func (avx2Plugin) Info() plugin.Info {
-	return plugin.Info{ID: "acme.plugin.fast", Version: iface.V(1, 0, 0),
-		Requirements: plugin.Requirements{CPUFeatures: []string{"avx2"}}}
+func (avx2Plugin) Info() schema.Plugin {
+	return schema.Plugin{ID: "acme.plugin.fast", Version: iface.V(1, 0, 0),
+		Requirements: schema.Requirements{CPUFeatures: []string{"avx2"}}}
 }
 
 func (avx2Plugin) Register(context.Context, plugin.Host) error { return nil }
@@ -747,7 +748,7 @@ var sentinels = map[string]error{
 	"native.ErrABI":              native.ErrABI,
 	"native.ErrBounds":           native.ErrBounds,
 	"native.ErrLoad":             native.ErrLoad,
-	"op.ErrArgument":             op.ErrArgument,
+	"schema.ErrArgument":         schema.ErrArgument,
 	"sign.ErrUnknownKey":         sign.ErrUnknownKey,
 	"sign.ErrUnsigned":           sign.ErrUnsigned,
 	"wasm.ErrABI":                wasm.ErrABI,
@@ -758,7 +759,7 @@ var sentinels = map[string]error{
 // TestGuideSentinels checks that every sentinel error the guide names
 // exists, and that sign's two it says wrap dynop.ErrSignature do.
 func TestGuideSentinels(t *testing.T) {
-	re := regexp.MustCompile(`\b(?:dynop|iface|plugin|discover|sign|native|wasm|dispatch|op|guest)\.Err[A-Za-z]+`)
+	re := regexp.MustCompile(`\b(?:dynop|iface|plugin|discover|sign|native|wasm|dispatch|op|guest|schema)\.Err[A-Za-z]+`)
 	for _, name := range re.FindAllString(guide(t), -1) {
 		if sentinels[name] == nil {
 			t.Errorf("docs/authoring.md names %s, which is not in sentinels", name)

@@ -29,6 +29,7 @@ import (
 	"github.com/dynop/dynop/pipeline"
 	"github.com/dynop/dynop/plugin"
 	"github.com/dynop/dynop/plugins/image"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/sign"
 	"github.com/dynop/dynop/tensor"
 )
@@ -376,12 +377,12 @@ var sentinels = map[string]error{
 	"wasm.ErrTrap":               wasm.ErrTrap,
 	"wasm.ErrMemoryLimit":        wasm.ErrMemoryLimit,
 	"wasm.ErrCapability":         wasm.ErrCapability,
-	"op.ErrArgument":             op.ErrArgument,
+	"schema.ErrArgument":         schema.ErrArgument,
 	"op.ErrInput":                op.ErrInput,
-	"op.ErrSchema":               op.ErrSchema,
+	"schema.ErrOp":               schema.ErrOp,
 	"op.ErrVariant":              op.ErrVariant,
 	"graph.ErrInvalid":           graph.ErrInvalid,
-	"graph.ErrPass":              graph.ErrPass,
+	"schema.ErrPass":             schema.ErrPass,
 	"pipeline.ErrInvalid":        pipeline.ErrInvalid,
 	"pipeline.ErrOutput":         pipeline.ErrOutput,
 	"pipeline.ErrNothing":        pipeline.ErrNothing,
@@ -395,7 +396,7 @@ var sentinels = map[string]error{
 	"sign.ErrSignature":          sign.ErrSignature,
 	"iface.ErrVersion":           iface.ErrVersion,
 	"iface.ErrType":              iface.ErrType,
-	"plugin.ErrInvalid":          plugin.ErrInvalid,
+	"schema.ErrPlugin":           schema.ErrPlugin,
 	"discover.ErrFormat":         discover.ErrFormat,
 }
 
@@ -408,7 +409,7 @@ func TestGuideSentinels(t *testing.T) {
 		t.Fatal(err)
 	}
 	named := map[string]bool{}
-	for _, m := range regexp.MustCompile(`\b(?:dynop|iface|plugin|discover|sign|native|wasm|dispatch|tensor|op|graph|pipeline|image)\.Err[A-Z][A-Za-z]*\b`).FindAllString(string(data), -1) {
+	for _, m := range regexp.MustCompile(`\b(?:dynop|iface|plugin|discover|sign|native|wasm|dispatch|tensor|op|graph|pipeline|image|schema)\.Err[A-Z][A-Za-z]*\b`).FindAllString(string(data), -1) {
 		named[m] = true
 		if _, ok := sentinels[m]; !ok {
 			t.Errorf("docs/embedding.md names %s, which is not a sentinel error of dynop", m)
@@ -423,7 +424,7 @@ func TestGuideSentinels(t *testing.T) {
 	for _, same := range [][2]string{
 		{"dynop.ErrVersion", "iface.ErrVersion"},
 		{"dynop.ErrType", "iface.ErrType"},
-		{"dynop.ErrInvalid", "plugin.ErrInvalid"},
+		{"dynop.ErrInvalid", "schema.ErrPlugin"},
 		{"dynop.ErrSignature", "sign.ErrSignature"},
 		{"dynop.ErrFormat", "discover.ErrFormat"},
 		{"native.ErrABI", "wasm.ErrABI"},

@@ -29,6 +29,7 @@ import (
 	"github.com/dynop/dynop/op"
 	_ "github.com/dynop/dynop/plugins/image"
 	"github.com/dynop/dynop/plugins/imgproc"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -49,7 +50,7 @@ func main() {
 // step is one operator of the chain.
 type step struct {
 	name string
-	args op.Args
+	args schema.Args
 }
 
 func run(ctx context.Context, out io.Writer, outDir, lib string, images []string) error {
@@ -82,12 +83,12 @@ func run(ctx context.Context, out io.Writer, outDir, lib string, images []string
 		}
 	}
 	chain := []step{
-		{"image.Read", op.Args{"paths": images}},
-		{"image.Decode", op.Args{"channels": 3}},
+		{"image.Read", schema.Args{"paths": images}},
+		{"image.Decode", schema.Args{"channels": 3}},
 		{imgproc.Grayscale, nil},
-		{"image.Resize", op.Args{"width": 64, "height": 48}},
-		{"image.Encode", op.Args{"format": "png"}},
-		{"image.Write", op.Args{"dir": outDir, "names": names}},
+		{"image.Resize", schema.Args{"width": 64, "height": 48}},
+		{"image.Encode", schema.Args{"format": "png"}},
+		{"image.Write", schema.Args{"dir": outDir, "names": names}},
 	}
 	for _, s := range chain {
 		e, err := h.Operators().Lookup(s.name)

@@ -18,6 +18,7 @@ import (
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -121,26 +122,26 @@ func (r *Refs) Release(token uint64, deferred bool) error {
 // CheckOperator checks an operator backend a plugin registers against
 // its info: a schema of that name that lists the device. It returns the
 // schema; errors wrap dynop.ErrInvalid and say what is wrong.
-func CheckOperator(info *plugin.Info, name string, device op.Device) (*op.Schema, error) {
-	schema, ok := info.Operator(name)
+func CheckOperator(info *schema.Plugin, name string, device schema.Device) (*schema.Op, error) {
+	s, ok := info.Operator(name)
 	switch {
 	case !ok:
-		return nil, fmt.Errorf("register_operator %q (%s): %w: a backend without a schema: the plugin's info does not declare it", name, device, plugin.ErrInvalid)
-	case !schema.HasDevice(device):
-		return nil, fmt.Errorf("register_operator %q (%s): %w: the schema lists devices %v", name, device, plugin.ErrInvalid, schema.Devices)
+		return nil, fmt.Errorf("register_operator %q (%s): %w: a backend without a schema: the plugin's info does not declare it", name, device, schema.ErrPlugin)
+	case !s.HasDevice(device):
+		return nil, fmt.Errorf("register_operator %q (%s): %w: the schema lists devices %v", name, device, schema.ErrPlugin, s.Devices)
 	}
-	return schema, nil
+	return s, nil
 }
 
 // CheckInterface checks the header of an interface table a plugin adds
 // against its info: an interface the info declares, with its version,
 // and a size that holds the header. It returns the declared interface;
 // errors wrap dynop.ErrInvalid, ErrABI or dynop.ErrVersion.
-func CheckInterface(info *plugin.Info, h abi.Header) (iface.Desc, error) {
+func CheckInterface(info *schema.Plugin, h abi.Header) (iface.Desc, error) {
 	desc, ok := info.Provides(h.Type)
 	switch {
 	case !ok:
-		return iface.Desc{}, fmt.Errorf("add_interface {%s}: %w: the plugin's info declares no interface with that UID", h.Type, plugin.ErrInvalid)
+		return iface.Desc{}, fmt.Errorf("add_interface {%s}: %w: the plugin's info declares no interface with that UID", h.Type, schema.ErrPlugin)
 	case h.Size < abi.HeaderSize:
 		return iface.Desc{}, fmt.Errorf("add_interface %s: %w: its header says %d bytes, less than the header itself (%d)", desc, errdefs.ErrABI, h.Size, abi.HeaderSize)
 	case h.Version != desc.Version:
@@ -178,9 +179,9 @@ type SetupOutput struct {
 // of samples samples (at(j, i) is sample j's output i) and returns the
 // outputs' descriptions: dtype and ndim within the ABI's, the same in
 // every sample, and the schema's layout where it fits. Errors start with
-// "setup (sample N)" and wrap dynop's ErrABI or op.ErrSchema.
-func OutputDescs(schema *op.Schema, samples int, at func(sample, output int) SetupOutput) ([]op.OutputDesc, error) {
-	descs := make([]op.OutputDesc, len(schema.Outputs))
+// "setup (sample N)" and wrap dynop's ErrABI or schema.ErrOp.
+func OutputDescs(s *schema.Op, samples int, at func(sample, output int) SetupOutput) ([]op.OutputDesc, error) {
+	descs := make([]op.OutputDesc, len(s.Outputs))
 	for i := range descs {
 		d := &descs[i]
 		d.Shapes = make([][]int64, samples)
@@ -195,14 +196,14 @@ func OutputDescs(schema *op.Schema, samples int, at func(sample, output int) Set
 			if j == 0 {
 				d.DType = o.DType
 			} else if o.DType != d.DType || o.NDim != len(d.Shapes[0]) {
-				return nil, fmt.Errorf("setup (sample %d): %w: output %d is %s with %d dimension(s); sample 0's is %s with %d", j, op.ErrSchema, i, o.DType, o.NDim, d.DType, len(d.Shapes[0]))
+				return nil, fmt.Errorf("setup (sample %d): %w: output %d is %s with %d dimension(s); sample 0's is %s with %d", j, schema.ErrOp, i, o.DType, o.NDim, d.DType, len(d.Shapes[0]))
 			}
 			d.Shapes[j] = make([]int64, o.NDim)
 			for x := range o.NDim {
 				d.Shapes[j][x] = o.Dim(x)
 			}
 		}
-		if l := schema.Outputs[i].Layout; samples > 0 && len(l) == len(d.Shapes[0]) {
+		if l := s.Outputs[i].Layout; samples > 0 && len(l) == len(d.Shapes[0]) {
 			d.Layout = l
 		}
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/dynop/dynop/abi"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/errdefs"
-	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 )
 
 // TestGateNested: a call that begins while Stop waits for another fails
@@ -83,10 +83,10 @@ func TestRefs(t *testing.T) {
 }
 
 // sampleInfo declares one interface and one operator on the cpu.
-func sampleInfo() plugin.Info {
-	return plugin.Info{ID: "acme.plugin.sample", Version: iface.V(1, 0, 0), APIVersion: plugin.APIVersion,
+func sampleInfo() schema.Plugin {
+	return schema.Plugin{ID: "acme.plugin.sample", Version: iface.V(1, 0, 0), APIVersion: schema.APIVersion,
 		Interfaces: []iface.Desc{{UID: iface.MustParseUID("5B1E0C3A-2F64-4B7E-9D1A-8C3F2E6A4B10"), Name: "dynop.example.Text", Version: iface.V(1, 1, 0)}},
-		Operators:  []op.Schema{{Name: "acme.Blur", Devices: []op.Device{op.CPU}}}}
+		Operators:  []schema.Op{{Name: "acme.Blur", Devices: []schema.Device{schema.CPU}}}}
 }
 
 func TestCheckInterface(t *testing.T) {
@@ -100,7 +100,7 @@ func TestCheckInterface(t *testing.T) {
 		want error
 		text string
 	}{
-		{abi.Header{Type: iface.MustParseUID("00000000-0000-0000-0000-000000000001"), Version: d.Version, Size: 48}, plugin.ErrInvalid, "declares no interface with that UID"},
+		{abi.Header{Type: iface.MustParseUID("00000000-0000-0000-0000-000000000001"), Version: d.Version, Size: 48}, schema.ErrPlugin, "declares no interface with that UID"},
 		{abi.Header{Type: d.UID, Version: d.Version, Size: 8}, errdefs.ErrABI, "its header says 8 bytes, less than the header itself (32)"},
 		{abi.Header{Type: d.UID, Version: iface.V(1, 0, 0), Size: 48}, iface.ErrVersion, "the table has version 1.0.0"},
 	} {
@@ -115,10 +115,10 @@ func TestCheckOperator(t *testing.T) {
 	if s, err := CheckOperator(&info, "acme.Blur", "cpu"); err != nil || s.Name != "acme.Blur" {
 		t.Errorf("CheckOperator: %v", err)
 	}
-	if _, err := CheckOperator(&info, "acme.Sharpen", "cpu"); !errors.Is(err, plugin.ErrInvalid) || !contains(err, "a backend without a schema") {
+	if _, err := CheckOperator(&info, "acme.Sharpen", "cpu"); !errors.Is(err, schema.ErrPlugin) || !contains(err, "a backend without a schema") {
 		t.Errorf("an undeclared operator: %v", err)
 	}
-	if _, err := CheckOperator(&info, "acme.Blur", "gpu"); !errors.Is(err, plugin.ErrInvalid) || !contains(err, "the schema lists devices [cpu]") {
+	if _, err := CheckOperator(&info, "acme.Blur", "gpu"); !errors.Is(err, schema.ErrPlugin) || !contains(err, "the schema lists devices [cpu]") {
 		t.Errorf("an unlisted device: %v", err)
 	}
 }

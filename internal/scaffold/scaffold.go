@@ -32,7 +32,7 @@ import (
 	"text/template"
 
 	"github.com/dynop/dynop/abi"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 )
 
 //go:embed all:templates
@@ -192,7 +192,7 @@ func Generate(opts Options) (*Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := plugin.ValidateID(d.ID); err != nil {
+	if err := schema.ValidatePluginID(d.ID); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrName, err)
 	}
 	if err := checkEmpty(opts.Dir, opts.Force); err != nil {
@@ -284,9 +284,9 @@ func newData(opts Options) (*data, error) {
 		Module:    opts.Module,
 		Commands:  Commands(opts.Lang, opts.Name),
 		GoVersion: goVersion(),
-		APIMajor:  int(plugin.APIVersion.Major),
-		APIMinor:  int(plugin.APIVersion.Minor),
-		APIPatch:  int(plugin.APIVersion.Patch),
+		APIMajor:  int(schema.APIVersion.Major),
+		APIMinor:  int(schema.APIVersion.Minor),
+		APIPatch:  int(schema.APIVersion.Patch),
 	}
 	if d.Module == "" {
 		d.Module = "example.com/" + opts.Name

@@ -9,7 +9,7 @@ import (
 
 	"github.com/dynop/dynop/internal/cbuild"
 	"github.com/dynop/dynop/loader/native"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 )
 
 // recipe builds the bytes testdata/fuzzinfo.c reads an info from.
@@ -45,7 +45,7 @@ func validRecipe() recipe {
 // their NUL, counts that lie beyond any the reader takes, ragged arrays —
 // through native.Load, in this process. The reader must neither crash nor
 // accept anything invalid: an error names the file and wraps native.ErrABI
-// or plugin.ErrInvalid; an info that loads validates.
+// or schema.ErrPlugin; an info that loads validates.
 func FuzzNativeInfo(f *testing.F) {
 	lib := cbuild.Plugin(f, "libfuzzinfo.so", "abi/testdata/fuzzinfo.c")
 	in := filepath.Join(f.TempDir(), "recipe")
@@ -71,8 +71,8 @@ func FuzzNativeInfo(f *testing.F) {
 		}
 		p, err := native.Load(ctx, lib, native.Options{})
 		if err != nil {
-			if !errors.Is(err, native.ErrABI) && !errors.Is(err, plugin.ErrInvalid) {
-				t.Errorf("Load: %v: wraps neither native.ErrABI nor plugin.ErrInvalid", err)
+			if !errors.Is(err, native.ErrABI) && !errors.Is(err, schema.ErrPlugin) {
+				t.Errorf("Load: %v: wraps neither native.ErrABI nor schema.ErrPlugin", err)
 			}
 			if !strings.Contains(err.Error(), lib) {
 				t.Errorf("Load: %v: does not name the file", err)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/loader/native"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 )
 
 // TestLoadRefusesHostileInfo: native.Load reads a plugin's info in the
@@ -27,9 +27,9 @@ func TestLoadRefusesHostileInfo(t *testing.T) {
 	}{
 		{"-DHUGE_STRIDE", native.ErrABI, `operator "test.Nop" outputs[0] says it is 1073741824 bytes, more than the 4096 any ABI struct may be: the size is broken`},
 		{"-DUNTERMINATED", native.ErrABI, "plugin info: description is longer than 65536 bytes, or not NUL-terminated"},
-		{"-DBAD_ARG_TYPE", plugin.ErrInvalid, `invalid info: invalid plugin info: plugin "dynop.plugin.ops": provides invalid operator schema: operator "test.Args": argument "f": unknown type 99`},
-		{"-DBIG_NDIM", plugin.ErrInvalid, `input "in": ndim 1000 is not between 0 (any) and 16 (DYNOP_MAX_NDIM)`},
-		{"-DLONG_ID", plugin.ErrInvalid, "is 10016 bytes long, more than 128"},
+		{"-DBAD_ARG_TYPE", schema.ErrPlugin, `invalid info: invalid plugin info: plugin "dynop.plugin.ops": provides invalid operator schema: operator "test.Args": argument "f": unknown type 99`},
+		{"-DBIG_NDIM", schema.ErrPlugin, `input "in": ndim 1000 is not between 0 (any) and 16 (DYNOP_MAX_NDIM)`},
+		{"-DLONG_ID", schema.ErrPlugin, "is 10016 bytes long, more than 128"},
 	} {
 		t.Run(c.define, func(t *testing.T) {
 			lib := opsPlugin(t, c.define)

@@ -14,13 +14,14 @@ import (
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/cbuild"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
 func TestHeaderMatchesGo(t *testing.T) {
 	api, size := headerABI()
-	if api != plugin.APIVersion {
-		t.Errorf("dynop.h says API %s, package plugin says %s", api, plugin.APIVersion)
+	if api != schema.APIVersion {
+		t.Errorf("dynop.h says API %s, package plugin says %s", api, schema.APIVersion)
 	}
 	if size != HeaderSize {
 		t.Errorf("sizeof(dynop_header) = %d, HeaderSize = %d", size, HeaderSize)

@@ -10,7 +10,7 @@ import (
 	"github.com/dynop/dynop/discover"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/cbuild"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/sign"
 )
 
@@ -55,7 +55,7 @@ func TestKeptMemfdClosedTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info := plugin.Info{ID: "dynop.plugin.hidden", APIVersion: plugin.APIVersion, Version: fixtureDesc.Version, Interfaces: []iface.Desc{fixtureDesc}}
+	info := schema.Plugin{ID: "dynop.plugin.hidden", APIVersion: schema.APIVersion, Version: fixtureDesc.Version, Interfaces: []iface.Desc{fixtureDesc}}
 	if _, err := discover.WriteManifest(bad, &discover.Manifest{Schema: discover.ManifestSchema, Format: "native", Size: size, SHA256: d, Info: info}); err != nil {
 		t.Fatal(err)
 	}

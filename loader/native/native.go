@@ -44,8 +44,8 @@
 //
 // # Operators
 //
-// The operator schemas in a plugin's info become op.Schema values in its
-// [plugin.Info], read without running the plugin. The backends its
+// The operator schemas in a plugin's info become schema.Op values in its
+// [schema.Plugin], read without running the plugin. The backends its
 // register hands to register_operator become op.Factory functions: an
 // instance's Setup and Run call the plugin's setup and run once per
 // sample, one cgo call per batch, with DLPack tensors whose data pointers
@@ -55,8 +55,8 @@
 //
 // # Passes
 //
-// The pass descriptors in a plugin's info become graph.PassDesc values in
-// its [plugin.Info], so a host knows the passes before the plugin starts.
+// The pass descriptors in a plugin's info become schema.Pass values in
+// its [schema.Plugin], so a host knows the passes before the plugin starts.
 // The passes its register hands to register_pass reach the host as values
 // that implement graph.PopulatePass, graph.PartitionPass and
 // graph.GlobalPass. Each run lays the graph out in C memory for the call
@@ -99,6 +99,7 @@ import (
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/abihost"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/sign"
 )
 
@@ -120,10 +121,10 @@ type loaderData struct {
 
 // inspect reads the plugin in the file at path, in a scanner child (the
 // loader has no settings of its own: opts go unused).
-func inspect(ctx context.Context, path string, _ *dynop.Options) (plugin.Info, json.RawMessage, error) {
+func inspect(ctx context.Context, path string, _ *dynop.Options) (schema.Plugin, json.RawMessage, error) {
 	info, flags, err := readFile(ctx, path)
 	if err != nil {
-		return plugin.Info{}, nil, err
+		return schema.Plugin{}, nil, err
 	}
 	var data json.RawMessage
 	if flags != 0 {
@@ -163,7 +164,7 @@ type Options struct {
 type Plugin struct {
 	path  string // absolute
 	opts  Options
-	info  plugin.Info
+	info  schema.Plugin
 	flags uint32
 	file  *discover.File // what was enumerated: the bytes Register may load
 
@@ -222,22 +223,22 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 // readFile checks the library at path with debug/elf, loads it
 // (RTLD_NOW) to read its info and flags and to find its register entry
 // point, and unloads it.
-func readFile(ctx context.Context, path string) (plugin.Info, uint32, error) {
+func readFile(ctx context.Context, path string) (schema.Plugin, uint32, error) {
 	if err := ctx.Err(); err != nil {
-		return plugin.Info{}, 0, err
+		return schema.Plugin{}, 0, err
 	}
 	// dlopen searches the library path for a name without a slash; the
 	// file checked must be the file loaded.
 	path, err := filepath.Abs(path)
 	if err != nil {
-		return plugin.Info{}, 0, fmt.Errorf("native: %w", err)
+		return schema.Plugin{}, 0, fmt.Errorf("native: %w", err)
 	}
 	if err := checkFile(path); err != nil {
-		return plugin.Info{}, 0, err
+		return schema.Plugin{}, 0, err
 	}
 	lib, err := openLibrary(path, false, true)
 	if err != nil {
-		return plugin.Info{}, 0, err
+		return schema.Plugin{}, 0, err
 	}
 	info, flags, err := lib.readInfo()
 	if err == nil {
@@ -250,7 +251,7 @@ func readFile(ctx context.Context, path string) (plugin.Info, uint32, error) {
 }
 
 // Info implements [plugin.Plugin]: the info read by [Load].
-func (p *Plugin) Info() plugin.Info { return p.info }
+func (p *Plugin) Info() schema.Plugin { return p.info }
 
 // Path returns the file the plugin was loaded from, as an absolute path.
 func (p *Plugin) Path() string { return p.path }
@@ -554,17 +555,17 @@ func (lib *library) function(ep entryPoint) (C.dynop_function, error) {
 
 // readInfo calls get_info and decodes the result (package abihost),
 // checking every struct.
-func (lib *library) readInfo() (plugin.Info, uint32, error) {
+func (lib *library) readInfo() (schema.Plugin, uint32, error) {
 	getInfo, err := lib.function(epGetInfo)
 	if err != nil {
-		return plugin.Info{}, 0, err
+		return schema.Plugin{}, 0, err
 	}
 	ci := C.dynop_loader_get_info(lib.who, getInfo)
 	info, flags, err := abihost.DecodeInfo(cMemory{}, addrOf(unsafe.Pointer(ci)))
 	if err != nil {
 		// Nothing marshals, lists or starts an info before it is whole:
 		// the scanner child reports this error instead of a manifest.
-		return plugin.Info{}, 0, fmt.Errorf("native: %s: %w", lib.path, err)
+		return schema.Plugin{}, 0, fmt.Errorf("native: %s: %w", lib.path, err)
 	}
 	return info, flags, nil
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/dynop/dynop/plugins/stats"
 	"github.com/dynop/dynop/plugins/vecmath"
 	"github.com/dynop/dynop/plugins/vecmath/govecmath"
+	"github.com/dynop/dynop/schema"
 )
 
 var ctx = context.Background()
@@ -207,8 +208,8 @@ const userID = "dynop.plugin.vecuser"
 
 var userDef = iface.Define[dotter]("7E57F1C5-0000-4000-8000-0000000000D0", "dynop.test.Dotter", iface.V(1, 0, 0))
 
-func (*vecUser) Info() plugin.Info {
-	return plugin.Info{ID: userID, Version: iface.V(1, 0, 0), Interfaces: []iface.Desc{userDef.Desc}}
+func (*vecUser) Info() schema.Plugin {
+	return schema.Plugin{ID: userID, Version: iface.V(1, 0, 0), Interfaces: []iface.Desc{userDef.Desc}}
 }
 
 func (u *vecUser) Register(ctx context.Context, h plugin.Host) error {
@@ -472,8 +473,8 @@ func TestNativeAcquireErrors(t *testing.T) {
 // goValue provides the fixture's interface as a plain Go value.
 type goValue struct{}
 
-func (goValue) Info() plugin.Info {
-	return plugin.Info{ID: "dynop.plugin.govalue", Version: iface.V(1, 0, 0),
+func (goValue) Info() schema.Plugin {
+	return schema.Plugin{ID: "dynop.plugin.govalue", Version: iface.V(1, 0, 0),
 		Interfaces: []iface.Desc{{UID: fixtureUID, Name: "dynop.test.Fixture", Version: iface.V(1, 0, 0)}}}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/dynop/dynop/internal/abihost"
 	"github.com/dynop/dynop/internal/abisession"
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -45,7 +46,7 @@ func (s *session) registerOperator(cop *C.dynop_operator) error {
 	fail := func(sentinel error, format string, args ...any) error {
 		return fmt.Errorf("native: plugin %q: register_operator %q (%s): %w: "+format, append([]any{s.p.info.ID, name, device, sentinel}, args...)...)
 	}
-	schema, err := abisession.CheckOperator(&s.p.info, name, device)
+	sch, err := abisession.CheckOperator(&s.p.info, name, device)
 	if err != nil {
 		return fmt.Errorf("native: plugin %q: %w", s.p.info.ID, err)
 	}
@@ -59,7 +60,7 @@ func (s *session) registerOperator(cop *C.dynop_operator) error {
 	}
 	reg := s.ops[name]
 	if reg == nil {
-		reg = &op.Operator{Schema: *schema, Backends: make(map[op.Device]op.Factory)}
+		reg = &op.Operator{Schema: *sch, Backends: make(map[schema.Device]op.Factory)}
 		s.ops[name] = reg
 		s.opOrder = append(s.opOrder, name)
 	}
@@ -67,14 +68,14 @@ func (s *session) registerOperator(cop *C.dynop_operator) error {
 		return fail(dynop.ErrDuplicate, "registered already")
 	}
 	if o.Variants == nil {
-		reg.Backends[device] = (&nativeOp{sess: s, cop: cop, run: cPointer(o.Run), schema: schema}).create
+		reg.Backends[device] = (&nativeOp{sess: s, cop: cop, run: cPointer(o.Run), schema: sch}).create
 		return nil
 	}
 	if reg.Variants == nil {
-		reg.Variants = make(map[op.Device][]op.Variant)
+		reg.Variants = make(map[schema.Device][]op.Variant)
 	}
 	for _, v := range o.Variants {
-		f := (&nativeOp{sess: s, cop: cop, run: cPointer(v.Fn), schema: schema}).create
+		f := (&nativeOp{sess: s, cop: cop, run: cPointer(v.Fn), schema: sch}).create
 		reg.Variants[device] = append(reg.Variants[device], op.Variant{Name: v.Name, Needs: v.Needs, Factory: f})
 	}
 	reg.Backends[device] = reg.Variants[device][len(o.Variants)-1].Factory
@@ -98,12 +99,12 @@ type nativeOp struct {
 	sess   *session
 	cop    *C.dynop_operator
 	run    unsafe.Pointer // cop.run, or the variant's
-	schema *op.Schema
+	schema *schema.Op
 }
 
 // create is the backend's op.Factory: it calls the plugin's create with
 // the arguments in C memory.
-func (o *nativeOp) create(vals *op.Values) (op.Impl, error) {
+func (o *nativeOp) create(vals *schema.Values) (op.Impl, error) {
 	if err := o.sess.enter(); err != nil {
 		return nil, err
 	}
@@ -157,17 +158,17 @@ func (m *cMem) free() {
 	}
 }
 
-// newCMem lays out every argument of schema, in order, as dynop_arg
+// newCMem lays out every argument of s, in order, as dynop_arg
 // values in C memory.
-func newCMem(schema *op.Schema, vals *op.Values) *cMem {
+func newCMem(s *schema.Op, vals *schema.Values) *cMem {
 	m := &cMem{}
-	n := len(schema.Args)
+	n := len(s.Args)
 	m.args = (*C.dynop_arg)(m.alloc(uintptr(n) * C.sizeof_dynop_arg))
 	if m.failed {
 		return m
 	}
 	args := unsafe.Slice(m.args, n)
-	for i, a := range schema.Args {
+	for i, a := range s.Args {
 		ca := &args[i]
 		ca.name = (*C.char)(m.cstring(a.Name))
 		ca._type = C.dynop_arg_type(a.Type)

@@ -12,8 +12,7 @@ import (
 	"github.com/dynop/dynop/internal/cbuild"
 	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/loader/native"
-	"github.com/dynop/dynop/op"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -34,7 +33,7 @@ func state(t *testing.T, h *dynop.Host) dynop.State {
 	return st.State
 }
 
-func echo(t *testing.T, h *dynop.Host, args op.Args) []float64 {
+func echo(t *testing.T, h *dynop.Host, args schema.Args) []float64 {
 	t.Helper()
 	in, err := h.NewOperator(ctx, "test.Args", args)
 	if err != nil {
@@ -77,12 +76,12 @@ func TestNativeOperatorsStartLazily(t *testing.T) {
 		t.Fatal("plugin started before any operator was asked for")
 	}
 	// Arguments are checked against the schema without starting the plugin.
-	_, err := h.NewOperator(ctx, "test.Args", op.Args{"i": 101})
-	if !errors.Is(err, op.ErrArgument) || !strings.Contains(err.Error(), "101 is above the maximum 100") {
+	_, err := h.NewOperator(ctx, "test.Args", schema.Args{"i": 101})
+	if !errors.Is(err, schema.ErrArgument) || !strings.Contains(err.Error(), "101 is above the maximum 100") {
 		t.Errorf("bad argument: %v", err)
 	}
-	_, err = h.NewOperator(ctx, "test.Args", op.Args{"s": "nearest"})
-	if !errors.Is(err, op.ErrArgument) || !strings.Contains(err.Error(), "nearest is not one of [linear cubic]") {
+	_, err = h.NewOperator(ctx, "test.Args", schema.Args{"s": "nearest"})
+	if !errors.Is(err, schema.ErrArgument) || !strings.Contains(err.Error(), "nearest is not one of [linear cubic]") {
 		t.Errorf("bad argument: %v", err)
 	}
 	if state(t, h) != dynop.StateAvailable {
@@ -90,14 +89,14 @@ func TestNativeOperatorsStartLazily(t *testing.T) {
 	}
 
 	// Every argument type reaches C: [i, f, b, strlen(s), d.bits, sum(il), given(i), strlen(sl[last]), count(sl)].
-	got := echo(t, h, op.Args{"old_i": 42, "f": 2, "b": true, "s": "cubic", "d": "float64", "il": []int{5, -1}, "sl": []string{"a", "bcd"}})
+	got := echo(t, h, schema.Args{"old_i": 42, "f": 2, "b": true, "s": "cubic", "d": "float64", "il": []int{5, -1}, "sl": []string{"a", "bcd"}})
 	if want := []float64{42, 2, 1, 5, 64, 4, 1, 3, 2}; !reflect.DeepEqual(got, want) {
 		t.Errorf("arguments as C saw them: %v, want %v", got, want)
 	}
 	if state(t, h) != dynop.StateAvailable {
 		t.Error("plugin still started after its last instance closed")
 	}
-	got = echo(t, h, op.Args{})
+	got = echo(t, h, schema.Args{})
 	if want := []float64{7, 0.5, 0, 6, 8, 6, 0, -1, 0}; !reflect.DeepEqual(got, want) {
 		t.Errorf("defaults as C saw them: %v, want %v", got, want)
 	}
@@ -211,7 +210,7 @@ func TestNativeOperatorBadPlugins(t *testing.T) {
 				broken := broken(h)
 				sentinel := native.ErrABI
 				if strings.Contains(strings.Join(c.expect, " "), "invalid info") {
-					sentinel = plugin.ErrInvalid
+					sentinel = schema.ErrPlugin
 				}
 				if len(broken) != 1 || !errors.Is(broken[0].Err, sentinel) {
 					t.Fatalf("broken %v, want one wrapping %v", broken, sentinel)

@@ -18,7 +18,7 @@ import (
 	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/internal/abihost"
 	"github.com/dynop/dynop/internal/errdefs"
-	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 )
 
 // dynopGoRegisterPass hands the code of a declared pass, which a plugin
@@ -53,7 +53,7 @@ func (s *session) registerPass(cp *C.dynop_pass) error {
 type nativePass struct {
 	sess *session
 	cp   *C.dynop_pass
-	desc graph.PassDesc
+	desc schema.Pass
 }
 
 var (
@@ -64,22 +64,22 @@ var (
 
 // Populate implements graph.PopulatePass.
 func (p *nativePass) Populate(ctx context.Context, b *graph.Builder, n *graph.Node) error {
-	return p.run(ctx, graph.Populate, b, n.Graph(), n)
+	return p.run(ctx, schema.Populate, b, n.Graph(), n)
 }
 
 // Partition implements graph.PartitionPass.
 func (p *nativePass) Partition(ctx context.Context, b *graph.Builder, g *graph.Graph) error {
-	return p.run(ctx, graph.Partition, b, g, nil)
+	return p.run(ctx, schema.Partition, b, g, nil)
 }
 
 // Global implements graph.GlobalPass.
 func (p *nativePass) Global(ctx context.Context, b *graph.Builder, g *graph.Graph) error {
-	return p.run(ctx, graph.Global, b, g, nil)
+	return p.run(ctx, schema.Global, b, g, nil)
 }
 
 // run lays g out in C memory and calls the plugin's run with it. It holds
 // the plugin started for the call, like an operator call.
-func (p *nativePass) run(ctx context.Context, kind graph.PassKind, b *graph.Builder, g *graph.Graph, node *graph.Node) error {
+func (p *nativePass) run(ctx context.Context, kind schema.PassKind, b *graph.Builder, g *graph.Graph, node *graph.Node) error {
 	id := p.sess.p.info.ID
 	if kind != p.desc.Kind {
 		return fmt.Errorf("native: plugin %q: pass %q is a %s pass; it cannot run as a %s pass", id, p.desc.Name, p.desc.Kind, kind)
@@ -211,7 +211,7 @@ func (r *passRun) layout(node *graph.Node) error {
 
 // argsJSON returns a node's arguments as a JSON object, and false if they
 // cannot be written as JSON.
-func argsJSON(args op.Args) (string, bool) {
+func argsJSON(args schema.Args) (string, bool) {
 	if len(args) == 0 {
 		return "{}", true
 	}
@@ -254,13 +254,13 @@ func passResult(err error) abi.Result {
 		return abi.ErrorNotFound
 	case errors.Is(err, errdefs.ErrUnsupported):
 		return abi.ErrorUnsupported
-	case errors.Is(err, op.ErrArgument), errors.Is(err, graph.ErrInvalid):
+	case errors.Is(err, schema.ErrArgument), errors.Is(err, graph.ErrInvalid):
 		return abi.ErrorInvalidArgument
 	}
 	if r := resultOf(err); r != abi.ErrorGeneric {
 		return r
 	}
-	if errors.Is(err, graph.ErrPass) {
+	if errors.Is(err, schema.ErrPass) {
 		return abi.ErrorInvalidArgument
 	}
 	return abi.ErrorGeneric
@@ -311,7 +311,7 @@ func (r *passRun) setOperator(i uint32, name string, cargs *C.char) error {
 		if !ok {
 			return callErrorf(abi.ErrorInvalidArgument, "%s: args_json %s is not a JSON object", what, text)
 		}
-		args = op.Args(obj)
+		args = schema.Args(obj)
 	}
 	if err := r.b.SetOperator(r.ctx, n, name, args); err != nil {
 		return fmt.Errorf("%s on node %q: %w", what, n.Name(), err)
@@ -335,7 +335,7 @@ func dynopGoPassGroup(h C.uintptr_t, name *C.char, nodes *C.uint32_t, count C.ui
 
 func (r *passRun) group(name string, cnodes *C.uint32_t, count uint32) error {
 	what := fmt.Sprintf("group(%q)", name)
-	if k := r.pass.desc.Kind; k != graph.Partition {
+	if k := r.pass.desc.Kind; k != schema.Partition {
 		return callErrorf(abi.ErrorState, "%s: only partition passes group nodes; pass %q is a %s pass", what, r.pass.desc.Name, k)
 	}
 	if int64(count) > int64(len(r.nodes)) {

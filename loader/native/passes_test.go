@@ -14,6 +14,7 @@ import (
 	"github.com/dynop/dynop/internal/cbuild"
 	"github.com/dynop/dynop/loader/native"
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -32,14 +33,14 @@ func passesHost(t testing.TB, lib string) *dynop.Host {
 	t.Helper()
 	h := openHost(t, []string{lib})
 	scale := op.Operator{
-		Schema: op.Schema{
+		Schema: schema.Op{
 			Name:    "test.Scale",
 			Doc:     "Multiplies by factor.",
-			Inputs:  []op.Input{{Name: "x", DTypes: []tensor.DType{tensor.Float32}}},
-			Outputs: []op.Output{{Name: "y"}},
-			Args:    []op.Arg{{Name: "factor", Type: op.Float, Default: 1.0}},
+			Inputs:  []schema.Input{{Name: "x", DTypes: []tensor.DType{tensor.Float32}}},
+			Outputs: []schema.Output{{Name: "y"}},
+			Args:    []schema.Arg{{Name: "factor", Type: schema.Float, Default: 1.0}},
 		},
-		Backends: map[op.Device]op.Factory{op.CPU: func(v *op.Values) (op.Impl, error) {
+		Backends: map[schema.Device]op.Factory{schema.CPU: func(v *schema.Values) (op.Impl, error) {
 			return scaleImpl(float32(v.Float("factor"))), nil
 		}},
 	}
@@ -76,7 +77,7 @@ func (f scaleImpl) Run(ctx context.Context, out, in []*tensor.Batch) error {
 // the nodes that feed it ("in", the graph input, by default).
 type node struct {
 	name, kind string
-	args       op.Args
+	args       schema.Args
 	inputs     []string
 }
 
@@ -113,7 +114,7 @@ func build(t testing.TB, h *dynop.Host, nodes []node, skip ...string) (*graph.Gr
 var chain = []node{
 	{name: "a", kind: "fixture.Double"},
 	{name: "b", kind: "fixture.Double", inputs: []string{"a"}},
-	{name: "own-args", kind: "fixture.Double", args: op.Args{"factor": 3}, inputs: []string{"b"}},
+	{name: "own-args", kind: "fixture.Double", args: schema.Args{"factor": 3}, inputs: []string{"b"}},
 }
 
 func execute(t testing.TB, g *graph.Graph, x ...float32) []float32 {
@@ -140,10 +141,10 @@ func execute(t testing.TB, g *graph.Graph, x ...float32) []float32 {
 func TestNativePassesStartLazily(t *testing.T) {
 	lib := passesPlugin(t)
 	h := passesHost(t, lib)
-	want := map[string]graph.PassDesc{
-		"fixture.double": {Name: "fixture.double", Kind: graph.Populate, Match: "fixture.Double", Doc: "Runs fixture.Double nodes as test.Scale by 2."},
-		"fixture.pair":   {Name: "fixture.pair", Kind: graph.Partition, Priority: 5, Doc: "Groups the first two fixture nodes."},
-		"fixture.guard":  {Name: "fixture.guard", Kind: graph.Global, Doc: "Refuses graphs with a node called forbidden."},
+	want := map[string]schema.Pass{
+		"fixture.double": {Name: "fixture.double", Kind: schema.Populate, Match: "fixture.Double", Doc: "Runs fixture.Double nodes as test.Scale by 2."},
+		"fixture.pair":   {Name: "fixture.pair", Kind: schema.Partition, Priority: 5, Doc: "Groups the first two fixture nodes."},
+		"fixture.guard":  {Name: "fixture.guard", Kind: schema.Global, Doc: "Refuses graphs with a node called forbidden."},
 	}
 	for _, e := range h.Passes().List() {
 		if e.Plugin != passesID {
@@ -161,7 +162,7 @@ func TestNativePassesStartLazily(t *testing.T) {
 
 	// No node for the populate pass, partition and global passes skipped:
 	// the build does not need the plugin.
-	g, err := build(t, h, []node{{name: "s", kind: "test.Scale", args: op.Args{"factor": 5}}}, "fixture.pair", "fixture.guard")
+	g, err := build(t, h, []node{{name: "s", kind: "test.Scale", args: schema.Args{"factor": 5}}}, "fixture.pair", "fixture.guard")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,12 +215,12 @@ func TestNativePassesStartLazily(t *testing.T) {
 func TestNativePassSeesTheGraph(t *testing.T) {
 	h := passesHost(t, passesPlugin(t))
 	g, err := build(t, h, []node{
-		{name: "a", kind: "fixture.Double", args: op.Args{"note": "hi"}},
-		{name: "own-args", kind: "fixture.Double", args: op.Args{"factor": 3}, inputs: []string{"a"}},
-		{name: "describe", kind: "test.Scale", args: op.Args{"factor": 0.5}, inputs: []string{"own-args", "in"}},
+		{name: "a", kind: "fixture.Double", args: schema.Args{"note": "hi"}},
+		{name: "own-args", kind: "fixture.Double", args: schema.Args{"factor": 3}, inputs: []string{"a"}},
+		{name: "describe", kind: "test.Scale", args: schema.Args{"factor": 0.5}, inputs: []string{"own-args", "in"}},
 	})
 	t.Cleanup(func() { g.Close() })
-	wantErr(t, err, graph.ErrPass, `global pass "fixture.guard" of plugin "dynop.plugin.passes"`,
+	wantErr(t, err, schema.ErrPass, `global pass "fixture.guard" of plugin "dynop.plugin.passes"`,
 		`native plugin "dynop.plugin.passes": pass "fixture.guard" returned DYNOP_ERROR: `+
 			`node=none; in||-||{}; fixture.pair|fixture.pair|fixture.pair|0:0|{}; `+
 			`describe|test.Scale|test.Scale|1:0,0:0|{"factor":0.5}; `)

@@ -14,7 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/dynop/dynop"
-	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -177,7 +177,7 @@ func benchCallVsRaw(b *testing.B, mode string, timeout time.Duration, n int) {
 		path := wgood(b)
 		raw := newRawScale(b, path, n, timeout >= 0)
 		h := openHost(b, dynop.Options{Logger: nopLogger(), Loaders: []dynop.LoaderConfig{wasm.Config{CallTimeout: timeout}}}, path)
-		inst, err := h.NewOperator(context.Background(), "wgood.Scale", op.Args{"factor": 2.0})
+		inst, err := h.NewOperator(context.Background(), "wgood.Scale", schema.Args{"factor": 2.0})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -23,8 +23,8 @@ import (
 	"github.com/dynop/dynop/internal/cbuild"
 	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/loader/wasm"
-	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/sign"
 )
 
@@ -389,7 +389,7 @@ func TestCacheSignedRequire(t *testing.T) {
 			t.Fatalf("the signed A is %v: %v", st.State, st.Err)
 		}
 	}
-	got, err := exec(t, h, "poison.Value", op.Args{})
+	got, err := exec(t, h, "poison.Value", schema.Args{})
 	if err != nil {
 		t.Fatal(err)
 	}

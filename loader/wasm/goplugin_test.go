@@ -11,8 +11,8 @@ import (
 	"github.com/dynop/dynop/internal/cbuild"
 	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/loader/wasm"
-	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -31,7 +31,7 @@ func TestGoPlugin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inst, err := h.NewOperator(context.Background(), "tone.Gamma", op.Args{"gamma": g})
+	inst, err := h.NewOperator(context.Background(), "tone.Gamma", schema.Args{"gamma": g})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestGoPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	cb, _ := tensor.NewBatch(crop)
-	finst, err := h.NewOperator(context.Background(), "tone.Gamma", op.Args{"gamma": g})
+	finst, err := h.NewOperator(context.Background(), "tone.Gamma", schema.Args{"gamma": g})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestStartUp(t *testing.T) {
 	p := load()
 	cached := p.CompileTime()
 	h := openHost(t, dynop.Options{Plugins: []plugin.Plugin{p}, CacheDir: opts.CacheDir})
-	if _, err := exec(t, h, "tone.Gamma", op.Args{"gamma": 1.0}, floats(t, []float32{0.5}, 1, 1, 1)); err != nil {
+	if _, err := exec(t, h, "tone.Gamma", schema.Args{"gamma": 1.0}, floats(t, []float32{0.5}, 1, 1, 1)); err != nil {
 		t.Fatal(err)
 	}
 	started := p.CompileTime()

@@ -14,7 +14,7 @@ import (
 	"github.com/dynop/dynop/internal/abihost"
 	"github.com/dynop/dynop/internal/abisession"
 	"github.com/dynop/dynop/internal/errdefs"
-	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 )
 
 // hostFunction is one import of module "dynop" (see dynop_wasm.h).
@@ -121,7 +121,7 @@ func hostRegisterOperator(in *instance, stack []uint64) {
 	}
 	r := registered{name: o.Name, handle: uint32(o.Addr)}
 	switch {
-	case o.Device != op.CPU:
+	case o.Device != schema.CPU:
 		err = fmt.Errorf("%w: register_operator %q: device %q: WebAssembly plugins run on the cpu only", errdefs.ErrUnsupported, o.Name, o.Device)
 	case o.Variants != nil:
 		// The module runs the reference, the last variant: CPU features
@@ -164,7 +164,7 @@ func (in *instance) registerOperator(r registered) error {
 	if reg == nil || s == nil {
 		return fmt.Errorf("%w: register_operator %q is allowed only during register", errdefs.ErrState, r.name)
 	}
-	if _, err := abisession.CheckOperator(&s.p.info, r.name, op.CPU); err != nil {
+	if _, err := abisession.CheckOperator(&s.p.info, r.name, schema.CPU); err != nil {
 		return err
 	}
 	for _, o := range reg.ops {

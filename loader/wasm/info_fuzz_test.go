@@ -10,7 +10,6 @@ import (
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/abihost"
-	"github.com/dynop/dynop/plugin"
 	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
@@ -19,7 +18,7 @@ import (
 // an info and a capability list anywhere in its memory — with the
 // module-specific rules on top of the shared decoder: operators on the
 // cpu alone, no passes, capabilities a host knows. An error names the
-// module and wraps ErrABI, plugin.ErrInvalid or dynop.ErrUnsupported; an
+// module and wraps ErrABI, schema.ErrPlugin or dynop.ErrUnsupported; an
 // info it accepts validates and asks only for known capabilities.
 func FuzzModuleInfo(f *testing.F) {
 	im := abihost.NewImage(4)
@@ -43,8 +42,8 @@ func FuzzModuleInfo(f *testing.F) {
 			if !strings.HasPrefix(err.Error(), "wasm: m.wasm: ") {
 				t.Errorf("error %q does not name the module", err)
 			}
-			if !errors.Is(err, ErrABI) && !errors.Is(err, plugin.ErrInvalid) && !errors.Is(err, dynop.ErrUnsupported) {
-				t.Errorf("error %q wraps none of ErrABI, plugin.ErrInvalid, dynop.ErrUnsupported", err)
+			if !errors.Is(err, ErrABI) && !errors.Is(err, schema.ErrPlugin) && !errors.Is(err, dynop.ErrUnsupported) {
+				t.Errorf("error %q wraps none of ErrABI, schema.ErrPlugin, dynop.ErrUnsupported", err)
 			}
 			return
 		}

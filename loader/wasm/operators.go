@@ -10,6 +10,7 @@ import (
 	"github.com/dynop/dynop/internal/abisession"
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -71,12 +72,12 @@ func (s *session) put(in *instance) {
 type wasmOp struct {
 	s *session
 	registered
-	schema *op.Schema
+	schema *schema.Op
 }
 
 // create is the backend's op.Factory: it takes a module instance from the
 // pool and calls the module's create in it.
-func (o *wasmOp) create(vals *op.Values) (op.Impl, error) {
+func (o *wasmOp) create(vals *schema.Values) (op.Impl, error) {
 	if err := o.s.enter(); err != nil {
 		return nil, err
 	}
@@ -93,7 +94,7 @@ func (o *wasmOp) create(vals *op.Values) (op.Impl, error) {
 // memory for the tensors of a call, reused across calls.
 type wasmImpl struct {
 	op     *wasmOp
-	vals   *op.Values
+	vals   *schema.Values
 	in     *instance // nil after a discard, until the next call
 	handle uint32
 	closed bool
@@ -146,7 +147,7 @@ func (im *wasmImpl) attach(ctx context.Context) error {
 // layArgs lays out every argument of schema as dynop_arg structs (wasm32)
 // followed by their values, as if at offset 0, and then the list of the
 // pointers in it; relocate moves them to the real offset.
-func layArgs(schema *op.Schema, vals *op.Values) (b []byte) {
+func layArgs(schema *schema.Op, vals *schema.Values) (b []byte) {
 	n := len(schema.Args)
 	b = make([]byte, n*argSize)
 	var ptrs []int // offsets in b of pointers to relocate

@@ -16,7 +16,7 @@ import (
 	"github.com/dynop/dynop/internal/cbuild"
 	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/loader/wasm"
-	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -93,7 +93,7 @@ func TestRegressBatchPair(t *testing.T) {
 // An operator without inputs.
 func TestRegressNoInputs(t *testing.T) {
 	h := openHost(t, dynop.Options{}, probe(t))
-	inst, err := h.NewOperator(context.Background(), "probe.Iota", op.Args{"n": int64(5)})
+	inst, err := h.NewOperator(context.Background(), "probe.Iota", schema.Args{"n": int64(5)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestRegressNoInputs(t *testing.T) {
 // instance's (the first ran dynop_wasm_info before register).
 func TestRegressHeapOperatorStruct(t *testing.T) {
 	h := openHost(t, dynop.Options{}, probeHeap(t))
-	inst, err := h.NewOperator(context.Background(), "probe.Iota", op.Args{"n": int64(3)})
+	inst, err := h.NewOperator(context.Background(), "probe.Iota", schema.Args{"n": int64(3)})
 	if err != nil {
 		t.Fatalf("NewOperator: %v", err)
 	}
@@ -124,7 +124,7 @@ func TestRegressHeapOperatorStruct(t *testing.T) {
 // naming the plugin and operator (and the call: setup/run).
 func TestRegressHugeOutput(t *testing.T) {
 	h := openHost(t, dynop.Options{Loaders: []dynop.LoaderConfig{wasm.Config{MemoryLimit: 16 << 20}}}, probe(t))
-	inst, err := h.NewOperator(context.Background(), "probe.Iota", op.Args{"n": int64(64 << 20)})
+	inst, err := h.NewOperator(context.Background(), "probe.Iota", schema.Args{"n": int64(64 << 20)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestRegressTrapNotMemoryLimit(t *testing.T) {
 	h := openHost(t, dynop.Options{Loaders: []dynop.LoaderConfig{wasm.Config{MemoryLimit: 32 << 20, CallTimeout: 2 * time.Second}}}, wgood(t))
 	x := floats(t, make([]float32, 3<<20), 3<<20) // 12 MiB in, 12 MiB out
 	for _, mode := range []string{"trap", "loop"} {
-		inst, err := h.NewOperator(context.Background(), "wgood.Misbehave", op.Args{"mode": mode})
+		inst, err := h.NewOperator(context.Background(), "wgood.Misbehave", schema.Args{"mode": mode})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -271,7 +271,7 @@ func TestRegressInspectIgnoresCacheOptions(t *testing.T) {
 // atLimit only looks at whether memory is within 8 MiB of the limit.
 func TestRegressNoMemoryNotLabelled(t *testing.T) {
 	h := openHost(t, dynop.Options{Loaders: []dynop.LoaderConfig{wasm.Config{MemoryLimit: 64 << 20}}}, probe(t))
-	inst, err := h.NewOperator(context.Background(), "probe.Iota", op.Args{"n": int64(10 << 20)})
+	inst, err := h.NewOperator(context.Background(), "probe.Iota", schema.Args{"n": int64(10 << 20)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,6 +88,7 @@ import (
 	"github.com/dynop/dynop/internal/regfile"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/sign"
 )
 
@@ -128,18 +129,18 @@ type loaderData struct {
 // inspect reads the plugin in the file at path in the sandbox, in this
 // process, with the settings of the host opened with opts (nil in a
 // scanner child: the defaults).
-func inspect(ctx context.Context, path string, opts *dynop.Options) (plugin.Info, json.RawMessage, error) {
+func inspect(ctx context.Context, path string, opts *dynop.Options) (schema.Plugin, json.RawMessage, error) {
 	code, err := readModule(path)
 	if err != nil {
-		return plugin.Info{}, nil, err
+		return schema.Plugin{}, nil, err
 	}
 	cfg, err := configOf(opts)
 	if err != nil {
-		return plugin.Info{}, nil, err
+		return schema.Plugin{}, nil, err
 	}
 	info, caps, _, err := readInfo(ctx, path, code, sha256.Sum256(code), cfg)
 	if err != nil {
-		return plugin.Info{}, nil, err
+		return schema.Plugin{}, nil, err
 	}
 	var data json.RawMessage
 	if len(caps) > 0 {
@@ -150,15 +151,15 @@ func inspect(ctx context.Context, path string, opts *dynop.Options) (plugin.Info
 
 // readInfo compiles code, whose SHA-256 is sum, and asks an instance of
 // it for its info; it says how long compiling took.
-func readInfo(ctx context.Context, path string, code []byte, sum sign.Digest, cfg config) (plugin.Info, []string, time.Duration, error) {
+func readInfo(ctx context.Context, path string, code []byte, sum sign.Digest, cfg config) (schema.Plugin, []string, time.Duration, error) {
 	e, err := newEngine(ctx, path, code, sum, cfg, nil)
 	if err != nil {
-		return plugin.Info{}, nil, 0, err
+		return schema.Plugin{}, nil, 0, err
 	}
 	defer e.close(ctx)
 	in, err := e.newInstance(ctx)
 	if err != nil {
-		return plugin.Info{}, nil, 0, err
+		return schema.Plugin{}, nil, 0, err
 	}
 	info, caps, err := in.info(ctx)
 	return info, caps, e.compileTime, err
@@ -166,14 +167,14 @@ func readInfo(ctx context.Context, path string, code []byte, sum sign.Digest, cf
 
 // info calls dynop_wasm_info and decodes what it returns (see
 // decodeInfo).
-func (in *instance) info(ctx context.Context) (plugin.Info, []string, error) {
+func (in *instance) info(ctx context.Context) (schema.Plugin, []string, error) {
 	name := in.e.name
 	if err := in.call(ctx, exInfo); err != nil {
-		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w", name, err)
+		return schema.Plugin{}, nil, fmt.Errorf("wasm: %s: %w", name, err)
 	}
 	r := in.stack[0]
 	if uint32(r) == 0 {
-		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: %s returned no info (the plugin has no get_info, or its get_info returned NULL: see its log)", name, ErrABI, exports[exInfo].name)
+		return schema.Plugin{}, nil, fmt.Errorf("wasm: %s: %w: %s returned no info (the plugin has no get_info, or its get_info returned NULL: see its log)", name, ErrABI, exports[exInfo].name)
 	}
 	return decodeInfo(name, linear{in.mem}, uint64(uint32(r)), uint64(r>>32))
 }
@@ -193,25 +194,25 @@ func readModule(path string) ([]byte, error) {
 // native plugin's is (package abihost), and the list of capabilities the
 // module asks for at caps (0: none). On top of the ABI's rules, a module's
 // operators run on the cpu and it declares no graph passes. Errors name
-// the module and wrap ErrABI, plugin.ErrInvalid or dynop.ErrUnsupported.
-func decodeInfo(name string, m abihost.Memory, info, caps uint64) (plugin.Info, []string, error) {
+// the module and wrap ErrABI, schema.ErrPlugin or dynop.ErrUnsupported.
+func decodeInfo(name string, m abihost.Memory, info, caps uint64) (schema.Plugin, []string, error) {
 	pi, _, err := abihost.DecodeInfo(m, info)
 	if err != nil {
-		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w", name, err)
+		return schema.Plugin{}, nil, fmt.Errorf("wasm: %s: %w", name, err)
 	}
 	if len(pi.Passes) > 0 {
-		return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: plugin %q declares graph passes, which WebAssembly plugins cannot provide yet", name, errdefs.ErrUnsupported, pi.ID)
+		return schema.Plugin{}, nil, fmt.Errorf("wasm: %s: %w: plugin %q declares graph passes, which WebAssembly plugins cannot provide yet", name, errdefs.ErrUnsupported, pi.ID)
 	}
 	for _, s := range pi.Operators {
-		if !slices.Equal(s.Devices, []op.Device{"cpu"}) {
-			return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: operator %q lists devices %v; a WebAssembly operator runs on the cpu only", name, plugin.ErrInvalid, s.Name, s.Devices)
+		if !slices.Equal(s.Devices, []schema.Device{"cpu"}) {
+			return schema.Plugin{}, nil, fmt.Errorf("wasm: %s: %w: operator %q lists devices %v; a WebAssembly operator runs on the cpu only", name, schema.ErrPlugin, s.Name, s.Devices)
 		}
 	}
 	var asked []string
 	if caps != 0 {
 		list, ok := m.CString(caps, abihost.MaxString)
 		if !ok {
-			return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: the capabilities at %#x are not a NUL-terminated string in the module's memory", name, ErrABI, caps)
+			return schema.Plugin{}, nil, fmt.Errorf("wasm: %s: %w: the capabilities at %#x are not a NUL-terminated string in the module's memory", name, ErrABI, caps)
 		}
 		for c := range strings.SplitSeq(list, ",") {
 			if c = strings.TrimSpace(c); c != "" && !slices.Contains(asked, c) {
@@ -221,7 +222,7 @@ func decodeInfo(name string, m abihost.Memory, info, caps uint64) (plugin.Info, 
 	}
 	for _, c := range asked {
 		if !slices.Contains(capabilities, c) {
-			return plugin.Info{}, nil, fmt.Errorf("wasm: %s: %w: plugin %q asks for capability %q, which no host grants (known: %s)", name, ErrABI, pi.ID, c, strings.Join(capabilities, ", "))
+			return schema.Plugin{}, nil, fmt.Errorf("wasm: %s: %w: plugin %q asks for capability %q, which no host grants (known: %s)", name, ErrABI, pi.ID, c, strings.Join(capabilities, ", "))
 		}
 	}
 	return pi, asked, nil
@@ -263,7 +264,7 @@ func (p *Plugin) checkGrants() error {
 // Unload closes every instance.
 type Plugin struct {
 	path string
-	info plugin.Info
+	info schema.Plugin
 	caps []string
 	file *discover.File // what was enumerated; nil after Load
 	sum  sign.Digest    // the digest Load read, when file is nil
@@ -309,7 +310,7 @@ func Load(ctx context.Context, path string, opts dynop.Options) (*Plugin, error)
 }
 
 // Info implements [plugin.Plugin].
-func (p *Plugin) Info() plugin.Info { return p.info }
+func (p *Plugin) Info() schema.Plugin { return p.info }
 
 // Path returns the module's file.
 func (p *Plugin) Path() string { return p.path }
@@ -456,15 +457,15 @@ func (s *session) publish(reg *register) error {
 		o := &wasmOp{s: s, registered: r, schema: schema}
 		s.ops = append(s.ops, o)
 	}
-	for _, schema := range s.p.info.Operators {
-		k := slices.IndexFunc(s.ops, func(o *wasmOp) bool { return o.name == schema.Name })
+	for _, sch := range s.p.info.Operators {
+		k := slices.IndexFunc(s.ops, func(o *wasmOp) bool { return o.name == sch.Name })
 		if k < 0 {
-			return fmt.Errorf("wasm: plugin %q: %w: register did not register operator %q, which its info declares", s.p.info.ID, dynop.ErrInvalid, schema.Name)
+			return fmt.Errorf("wasm: plugin %q: %w: register did not register operator %q, which its info declares", s.p.info.ID, dynop.ErrInvalid, sch.Name)
 		}
 		o := s.ops[k]
-		desc := op.Operator{Schema: schema, Backends: map[op.Device]op.Factory{"cpu": o.create}}
+		desc := op.Operator{Schema: sch, Backends: map[schema.Device]op.Factory{"cpu": o.create}}
 		if o.variant != "" {
-			desc.Variants = map[op.Device][]op.Variant{"cpu": {{Name: o.variant, Factory: o.create}}}
+			desc.Variants = map[schema.Device][]op.Variant{"cpu": {{Name: o.variant, Factory: o.create}}}
 		}
 		if err := s.h.RegisterOperator(desc); err != nil {
 			return err

@@ -15,7 +15,7 @@ import (
 	"github.com/dynop/dynop/internal/cbuild"
 	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/loader/wasm"
-	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -66,7 +66,7 @@ func floats(t testing.TB, vals []float32, shape ...int64) *tensor.Batch {
 	return b
 }
 
-func exec(t testing.TB, h *dynop.Host, name string, args op.Args, in ...*tensor.Batch) ([]float32, error) {
+func exec(t testing.TB, h *dynop.Host, name string, args schema.Args, in ...*tensor.Batch) ([]float32, error) {
 	t.Helper()
 	inst, err := h.NewOperator(context.Background(), name, args)
 	if err != nil {
@@ -90,7 +90,7 @@ func TestCOperator(t *testing.T) {
 	if len(st) != 1 || st[0].Info.ID != "dynop.plugin.wgood" || st[0].State != dynop.StateAvailable {
 		t.Fatalf("plugins: %+v", st)
 	}
-	got, err := exec(t, h, "wgood.Scale", op.Args{"factor": 1.5}, floats(t, []float32{1, 2, 3, -4, 5, 6}, 2, 3))
+	got, err := exec(t, h, "wgood.Scale", schema.Args{"factor": 1.5}, floats(t, []float32{1, 2, 3, -4, 5, 6}, 2, 3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestCOperator(t *testing.T) {
 
 func TestCOperatorError(t *testing.T) {
 	h := openHost(t, dynop.Options{}, wgood(t))
-	_, err := exec(t, h, "wgood.Scale", op.Args{"fail_at": int64(2)}, floats(t, []float32{1, 2, 3}, 3))
+	_, err := exec(t, h, "wgood.Scale", schema.Args{"fail_at": int64(2)}, floats(t, []float32{1, 2, 3}, 3))
 	testutil.WantErr(t, err, dynop.ErrInvalid, `wasm plugin "dynop.plugin.wgood"`, `operator "wgood.Scale": run (sample 0)`, "DYNOP_ERROR_INVALID_ARGUMENT", "fail_at reached at element 2")
 	// The instance is still good: the module only returned an error.
 	if _, err := exec(t, h, "wgood.Scale", nil, floats(t, []float32{1}, 1)); err != nil {
@@ -159,7 +159,7 @@ func TestParallelInstances(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			inst, err := h.NewOperator(context.Background(), "wgood.Scale", op.Args{"factor": float64(w)})
+			inst, err := h.NewOperator(context.Background(), "wgood.Scale", schema.Args{"factor": float64(w)})
 			if err != nil {
 				errs <- err
 				return
@@ -190,7 +190,7 @@ func TestParallelInstances(t *testing.T) {
 // over: the second, good call shows that the host recovered.
 func misbehave(t *testing.T, h *dynop.Host, name, mode string) error {
 	t.Helper()
-	inst, err := h.NewOperator(context.Background(), name, op.Args{"mode": mode})
+	inst, err := h.NewOperator(context.Background(), name, schema.Args{"mode": mode})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func misbehave(t *testing.T, h *dynop.Host, name, mode string) error {
 	_, err = inst.Exec(context.Background(), x)
 	// The host keeps running: the same operator instance works again on a
 	// new module instance (a good operator in the same plugin proves it).
-	good, gerr := h.NewOperator(context.Background(), name, op.Args{"mode": "ok"})
+	good, gerr := h.NewOperator(context.Background(), name, schema.Args{"mode": "ok"})
 	if gerr != nil {
 		t.Fatal(gerr)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/plugin"
 	"github.com/dynop/dynop/plugins/text"
+	"github.com/dynop/dynop/schema"
 )
 
 // ID is the plugin's ID.
@@ -36,14 +37,14 @@ type greeterPlugin struct {
 	text text.Text
 }
 
-func (*greeterPlugin) Info() plugin.Info {
-	return plugin.Info{
+func (*greeterPlugin) Info() schema.Plugin {
+	return schema.Plugin{
 		ID:          ID,
 		Version:     iface.V(1, 0, 0),
 		Description: "Example plugin: greetings, shaped by dynop.plugin.text.",
 		Author:      "dynop",
 		Interfaces:  []iface.Desc{Interface.Desc},
-		Needs:       []plugin.Need{{Plugin: text.ID, Interface: text.Interface.Desc}},
+		Needs:       []schema.Need{{Plugin: text.ID, Interface: text.Interface.Desc}},
 	}
 }
 

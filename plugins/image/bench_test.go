@@ -4,12 +4,12 @@ import (
 	"context"
 	"testing"
 
-	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
 // benchOp sets name up once for a 1080p RGB uint8 image and measures Run.
-func benchOp(b *testing.B, name string, args op.Args) {
+func benchOp(b *testing.B, name string, args schema.Args) {
 	h := openHostB(b)
 	const H, W = 1080, 1920
 	pix := make([]uint8, H*W*3)
@@ -49,13 +49,13 @@ func benchOp(b *testing.B, name string, args op.Args) {
 func BenchmarkGrayscale(b *testing.B) { benchOp(b, "image.Grayscale", nil) }
 func BenchmarkToFloat(b *testing.B)   { benchOp(b, "image.ToFloat", nil) }
 func BenchmarkResizeHalf(b *testing.B) {
-	benchOp(b, "image.Resize", op.Args{"width": 960, "height": 540})
+	benchOp(b, "image.Resize", schema.Args{"width": 960, "height": 540})
 }
 func BenchmarkCrop(b *testing.B) {
-	benchOp(b, "image.Crop", op.Args{"x": 100, "y": 100, "width": 1280, "height": 720})
+	benchOp(b, "image.Crop", schema.Args{"x": 100, "y": 100, "width": 1280, "height": 720})
 }
 func BenchmarkAdjust(b *testing.B) {
-	benchOp(b, "image.Adjust", op.Args{"contrast": 1.2, "brightness": 10})
+	benchOp(b, "image.Adjust", schema.Args{"contrast": 1.2, "brightness": 10})
 }
-func BenchmarkGamma(b *testing.B)  { benchOp(b, "image.Gamma", op.Args{"gamma": 2.2}) }
+func BenchmarkGamma(b *testing.B)  { benchOp(b, "image.Gamma", schema.Args{"gamma": 2.2}) }
 func BenchmarkInvert(b *testing.B) { benchOp(b, "image.Invert", nil) }

@@ -10,6 +10,7 @@ import (
 	"image/png"
 
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -45,7 +46,7 @@ type decoder struct {
 	row      []byte // one row of NRGBA pixels, reused
 }
 
-func newDecode(args *op.Values) (op.Impl, error) {
+func newDecode(args *schema.Values) (op.Impl, error) {
 	return &decoder{channels: int(args.Int("channels"))}, nil
 }
 
@@ -271,7 +272,7 @@ type pngPool struct{ b *png.EncoderBuffer }
 func (p *pngPool) Get() *png.EncoderBuffer  { b := p.b; p.b = nil; return b }
 func (p *pngPool) Put(b *png.EncoderBuffer) { p.b = b }
 
-func newEncode(args *op.Values) (op.Impl, error) {
+func newEncode(args *schema.Values) (op.Impl, error) {
 	e := &encoder{format: args.String("format"), quality: int(args.Int("quality"))}
 	e.png.BufferPool = &e.pool
 	return e, nil

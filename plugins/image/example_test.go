@@ -10,9 +10,9 @@ import (
 	"log"
 
 	"github.com/dynop/dynop"
-	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
 	"github.com/dynop/dynop/plugins/image"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -47,7 +47,7 @@ func Example() {
 
 	// The first NewOperator starts the plugin; closing the last instance
 	// lets it stop.
-	decode, err := h.NewOperator(ctx, "image.Decode", op.Args{"channels": 3})
+	decode, err := h.NewOperator(ctx, "image.Decode", schema.Args{"channels": 3})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -19,7 +20,7 @@ type reader struct {
 	sizes []int64 // as Setup found them
 }
 
-func newRead(args *op.Values) (op.Impl, error) {
+func newRead(args *schema.Values) (op.Impl, error) {
 	return &reader{paths: args.Strings("paths")}, nil
 }
 
@@ -33,7 +34,7 @@ func (r *reader) Setup([]*tensor.Batch) ([]op.OutputDesc, error) {
 			return nil, fmt.Errorf("file %d: %w", i, err)
 		}
 		if !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("%w: file %d: %s is not a regular file (%v)", op.ErrArgument, i, p, fi.Mode().Type())
+			return nil, fmt.Errorf("%w: file %d: %s is not a regular file (%v)", schema.ErrArgument, i, p, fi.Mode().Type())
 		}
 		r.sizes = append(r.sizes, fi.Size())
 		shapes[i] = []int64{fi.Size()}
@@ -90,18 +91,18 @@ type writer struct {
 	names []string
 }
 
-func newWrite(args *op.Values) (op.Impl, error) {
+func newWrite(args *schema.Values) (op.Impl, error) {
 	w := &writer{dir: args.String("dir"), names: args.Strings("names")}
 	if w.dir == "" {
-		return nil, fmt.Errorf("%w: argument \"dir\" is empty; give a directory (\".\" for the current one)", op.ErrArgument)
+		return nil, fmt.Errorf("%w: argument \"dir\" is empty; give a directory (\".\" for the current one)", schema.ErrArgument)
 	}
 	seen := make(map[string]int, len(w.names))
 	for i, n := range w.names {
 		if why := badName(n); why != "" {
-			return nil, fmt.Errorf("%w: argument \"names\": element %d %q %s; want a plain file name", op.ErrArgument, i, n, why)
+			return nil, fmt.Errorf("%w: argument \"names\": element %d %q %s; want a plain file name", schema.ErrArgument, i, n, why)
 		}
 		if j, dup := seen[n]; dup {
-			return nil, fmt.Errorf("%w: argument \"names\": elements %d and %d are both %q; each sample needs its own file", op.ErrArgument, j, i, n)
+			return nil, fmt.Errorf("%w: argument \"names\": elements %d and %d are both %q; each sample needs its own file", schema.ErrArgument, j, i, n)
 		}
 		seen[n] = i
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
 	"github.com/dynop/dynop/plugins/image"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -44,7 +45,7 @@ func openHostB(t testing.TB) *dynop.Host {
 
 // newOp instantiates operator name, closed when the test ends (before the
 // host closes) unless the test closed it already.
-func newOp(t *testing.T, h *dynop.Host, name string, args op.Args) *op.Instance {
+func newOp(t *testing.T, h *dynop.Host, name string, args schema.Args) *op.Instance {
 	t.Helper()
 	inst, err := h.NewOperator(context.Background(), name, args)
 	if err != nil {
@@ -59,7 +60,7 @@ func newOp(t *testing.T, h *dynop.Host, name string, args op.Args) *op.Instance 
 }
 
 // run instantiates operator name with args and executes it on inputs.
-func run(t *testing.T, h *dynop.Host, name string, args op.Args, inputs ...*tensor.Batch) []*tensor.Batch {
+func run(t *testing.T, h *dynop.Host, name string, args schema.Args, inputs ...*tensor.Batch) []*tensor.Batch {
 	t.Helper()
 	outs, err := newOp(t, h, name, args).Exec(context.Background(), inputs...)
 	if err != nil {
@@ -69,7 +70,7 @@ func run(t *testing.T, h *dynop.Host, name string, args op.Args, inputs ...*tens
 }
 
 // runErr is run for an operator expected to fail at Exec.
-func runErr(t *testing.T, h *dynop.Host, name string, args op.Args, inputs ...*tensor.Batch) error {
+func runErr(t *testing.T, h *dynop.Host, name string, args schema.Args, inputs ...*tensor.Batch) error {
 	t.Helper()
 	_, err := newOp(t, h, name, args).Exec(context.Background(), inputs...)
 	return err

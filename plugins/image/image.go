@@ -58,7 +58,7 @@
 //
 // # Errors
 //
-// Errors wrap [op.ErrArgument] for arguments that no input could make
+// Errors wrap [schema.ErrArgument] for arguments that no input could make
 // right, [op.ErrInput] for inputs that do not fit the operator or its
 // arguments, [ErrDecode], [ErrEncode] and [ErrChanged] for the operators'
 // own failures, and the [os] errors of file operations (test them with
@@ -74,6 +74,7 @@ import (
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -112,13 +113,13 @@ func New() plugin.Plugin { return imagePlugin{} }
 // imagePlugin is stateless: every operator instance keeps its own state.
 type imagePlugin struct{}
 
-func (imagePlugin) Info() plugin.Info {
+func (imagePlugin) Info() schema.Plugin {
 	ops := operators()
-	schemas := make([]op.Schema, len(ops))
+	schemas := make([]schema.Op, len(ops))
 	for i, o := range ops {
 		schemas[i] = o.schema
 	}
-	return plugin.Info{
+	return schema.Plugin{
 		ID:          ID,
 		Version:     iface.V(1, 1, 0),
 		Description: "Built-in image operators: read, decode (PNG, JPEG), encode, write, convert to float, grayscale, crop, resize, brightness and contrast, gamma and invert.",
@@ -131,7 +132,7 @@ func (imagePlugin) Register(ctx context.Context, h plugin.Host) error {
 	for _, o := range operators() {
 		err := h.RegisterOperator(op.Operator{
 			Schema:   o.schema,
-			Backends: map[op.Device]op.Factory{op.CPU: o.factory},
+			Backends: map[schema.Device]op.Factory{schema.CPU: o.factory},
 		})
 		if err != nil {
 			return fmt.Errorf("image: %w", err)
@@ -143,12 +144,12 @@ func (imagePlugin) Register(ctx context.Context, h plugin.Host) error {
 // operator is one row of the plugin's table: a schema and its CPU
 // factory.
 type operator struct {
-	schema  op.Schema
+	schema  schema.Op
 	factory op.Factory
 }
 
 var (
-	cpuOnly  = []op.Device{op.CPU}
+	cpuOnly  = []schema.Device{schema.CPU}
 	uint8In  = []tensor.DType{tensor.Uint8}
 	pixelsIn = []tensor.DType{tensor.Uint8, tensor.Float32}
 	hwc      = []string{"HWC"}
@@ -159,145 +160,145 @@ var (
 // who modifies what Info returns can change what a later call returns.
 func operators() []operator {
 	return []operator{
-		{op.Schema{
+		{schema.Op{
 			Name: "image.Read",
 			Doc: "Reads files whole: one 1-D uint8 sample of each file's bytes, in the order of paths. " +
 				"Setup sizes the files; Run reads them and fails if a size changed in between.",
-			Outputs: []op.Output{{Name: "data", Doc: "The bytes of each file, 1-D uint8."}},
-			Args: []op.Arg{
-				{Name: "paths", Type: op.StringList, Required: true,
+			Outputs: []schema.Output{{Name: "data", Doc: "The bytes of each file, 1-D uint8."}},
+			Args: []schema.Arg{
+				{Name: "paths", Type: schema.StringList, Required: true,
 					Doc: "The files to read, one sample each; the batch has len(paths) samples."},
 			},
 			Devices: cpuOnly,
 		}, newRead},
-		{op.Schema{
+		{schema.Op{
 			Name: "image.Decode",
 			Doc: "Decodes PNG or JPEG images, told apart by their first bytes, to uint8 HWC pixels with the " +
 				"given number of channels. Setup reads only the headers, to size the outputs; Run decodes.",
-			Inputs: []op.Input{{Name: "encoded", DTypes: uint8In, NDim: 1,
+			Inputs: []schema.Input{{Name: "encoded", DTypes: uint8In, NDim: 1,
 				Doc: "The bytes of a PNG or JPEG file, 1-D uint8."}},
-			Outputs: []op.Output{{Name: "images", Doc: "Decoded pixels, uint8 HWC."}},
-			Args: []op.Arg{
-				{Name: "channels", Type: op.Int, Default: int64(3), Allowed: []any{int64(1), int64(3), int64(4)},
+			Outputs: []schema.Output{{Name: "images", Doc: "Decoded pixels, uint8 HWC."}},
+			Args: []schema.Arg{
+				{Name: "channels", Type: schema.Int, Default: int64(3), Allowed: []any{int64(1), int64(3), int64(4)},
 					Doc: "Channels of the output: 1 for luma (BT.601, as image.Grayscale computes it), " +
 						"3 for RGB, 4 for RGBA with straight (not premultiplied) alpha."},
 			},
 			Devices: cpuOnly,
 		}, newDecode},
-		{op.Schema{
+		{schema.Op{
 			Name: "image.Encode",
 			Doc: "Encodes uint8 HWC images with 1 (gray), 3 (RGB) or 4 (RGBA, straight alpha) channels as PNG or JPEG. " +
 				"The encoded size is known only once encoded, so Setup encodes each sample into a buffer the " +
 				"instance keeps and Run copies the bytes out: the output encodes the pixels as Setup saw them.",
-			Inputs: []op.Input{{Name: "images", DTypes: uint8In, Layouts: hwc,
+			Inputs: []schema.Input{{Name: "images", DTypes: uint8In, Layouts: hwc,
 				Doc: "Pixels, uint8 HWC with 1, 3 or 4 channels."}},
-			Outputs: []op.Output{{Name: "encoded", Doc: "The encoded file's bytes, 1-D uint8."}},
-			Args: []op.Arg{
-				{Name: "format", Type: op.String, Default: "png", Allowed: []any{"png", "jpeg"},
+			Outputs: []schema.Output{{Name: "encoded", Doc: "The encoded file's bytes, 1-D uint8."}},
+			Args: []schema.Arg{
+				{Name: "format", Type: schema.String, Default: "png", Allowed: []any{"png", "jpeg"},
 					Doc: "The file format; JPEG has no alpha and drops the fourth channel."},
-				{Name: "quality", Type: op.Int, Default: int64(90), Min: op.Bounds(1), Max: op.Bounds(100),
+				{Name: "quality", Type: schema.Int, Default: int64(90), Min: schema.Bounds(1), Max: schema.Bounds(100),
 					Doc: "JPEG quality, 1 (smallest) to 100 (best); PNG ignores it."},
 			},
 			Devices: cpuOnly,
 		}, newEncode},
-		{op.Schema{
+		{schema.Op{
 			Name: "image.Write",
 			Doc: "Writes each sample's bytes to a file dir/name, creating dir if need be. " +
 				"Each file is written to a temporary file in dir and renamed into place, so a reader sees " +
 				"the old file or the whole new one, never part of it.",
-			Inputs: []op.Input{{Name: "data", DTypes: uint8In, NDim: 1,
+			Inputs: []schema.Input{{Name: "data", DTypes: uint8In, NDim: 1,
 				Doc: "The bytes to write, 1-D uint8, such as image.Encode's output."}},
-			Args: []op.Arg{
-				{Name: "dir", Type: op.String, Required: true, Doc: "The directory to write into."},
-				{Name: "names", Type: op.StringList, Required: true,
+			Args: []schema.Arg{
+				{Name: "dir", Type: schema.String, Required: true, Doc: "The directory to write into."},
+				{Name: "names", Type: schema.StringList, Required: true,
 					Doc: "One file name per sample, in order: plain names, without path separators, distinct."},
 			},
 			Devices: cpuOnly,
 		}, newWrite},
-		{op.Schema{
+		{schema.Op{
 			Name:    "image.ToFloat",
 			Doc:     "Converts uint8 elements to float32 value*scale, keeping shape and layout.",
-			Inputs:  []op.Input{{Name: "input", DTypes: uint8In, Doc: "uint8 tensors of any shape and layout."}},
-			Outputs: []op.Output{{Name: "output", Doc: "float32 tensors of the input's shape and layout."}},
-			Args: []op.Arg{
-				{Name: "scale", Type: op.Float, Default: 1.0 / 255,
+			Inputs:  []schema.Input{{Name: "input", DTypes: uint8In, Doc: "uint8 tensors of any shape and layout."}},
+			Outputs: []schema.Output{{Name: "output", Doc: "float32 tensors of the input's shape and layout."}},
+			Args: []schema.Arg{
+				{Name: "scale", Type: schema.Float, Default: 1.0 / 255,
 					Doc: "The factor each value is multiplied by (in float64, rounded once to float32); " +
 						"the default maps 0..255 to 0..1."},
 			},
 			Devices: cpuOnly,
 		}, newToFloat},
-		{op.Schema{
+		{schema.Op{
 			Name: "image.Grayscale",
 			Doc: "Computes BT.601 luma of RGB or RGBA pixels (alpha ignored): " +
 				"uint8 Y = (77*R + 150*G + 29*B + 128) >> 8, float32 Y = 0.299*R + 0.587*G + 0.114*B.",
-			Inputs: []op.Input{{Name: "images", DTypes: pixelsIn, Layouts: hwc,
+			Inputs: []schema.Input{{Name: "images", DTypes: pixelsIn, Layouts: hwc,
 				Doc: "uint8 or float32 HWC pixels with 3 (RGB) or 4 (RGBA) channels."}},
-			Outputs: []op.Output{{Name: "gray", Doc: "Luma, HWC with one channel, of the input's dtype."}},
+			Outputs: []schema.Output{{Name: "gray", Doc: "Luma, HWC with one channel, of the input's dtype."}},
 			Devices: cpuOnly,
 		}, newGrayscale},
-		{op.Schema{
+		{schema.Op{
 			Name:    "image.Crop",
 			Doc:     "Copies the box [y, y+height) x [x, x+width) of every channel out of HWC images; the box must lie inside each image.",
-			Inputs:  []op.Input{{Name: "images", Layouts: hwc, Doc: "HWC images of any dtype."}},
-			Outputs: []op.Output{{Name: "cropped", Doc: "The boxes, HWC of shape [height, width, C], contiguous."}},
-			Args: []op.Arg{
-				{Name: "x", Type: op.Int, Default: int64(0), Min: op.Bounds(0), Doc: "Left column of the box."},
-				{Name: "y", Type: op.Int, Default: int64(0), Min: op.Bounds(0), Doc: "Top row of the box."},
-				{Name: "width", Type: op.Int, Required: true, Min: op.Bounds(1), Doc: "Columns in the box."},
-				{Name: "height", Type: op.Int, Required: true, Min: op.Bounds(1), Doc: "Rows in the box."},
+			Inputs:  []schema.Input{{Name: "images", Layouts: hwc, Doc: "HWC images of any dtype."}},
+			Outputs: []schema.Output{{Name: "cropped", Doc: "The boxes, HWC of shape [height, width, C], contiguous."}},
+			Args: []schema.Arg{
+				{Name: "x", Type: schema.Int, Default: int64(0), Min: schema.Bounds(0), Doc: "Left column of the box."},
+				{Name: "y", Type: schema.Int, Default: int64(0), Min: schema.Bounds(0), Doc: "Top row of the box."},
+				{Name: "width", Type: schema.Int, Required: true, Min: schema.Bounds(1), Doc: "Columns in the box."},
+				{Name: "height", Type: schema.Int, Required: true, Min: schema.Bounds(1), Doc: "Rows in the box."},
 			},
 			Devices: cpuOnly,
 		}, newCrop},
-		{op.Schema{
+		{schema.Op{
 			Name: "image.Resize",
 			Doc: "Resizes HWC images bilinearly, with half-pixel centres and the border replicated, computing in float32; " +
 				"uint8 results are rounded to nearest. The output has at most 2^28 pixels.",
-			Inputs: []op.Input{{Name: "images", DTypes: pixelsIn, Layouts: hwc,
+			Inputs: []schema.Input{{Name: "images", DTypes: pixelsIn, Layouts: hwc,
 				Doc: "uint8 or float32 HWC images, not empty."}},
-			Outputs: []op.Output{{Name: "resized", Doc: "HWC images of shape [height, width, C], of the input's dtype."}},
-			Args: []op.Arg{
-				{Name: "width", Type: op.Int, Required: true, Min: op.Bounds(1), Max: op.Bounds(65536),
+			Outputs: []schema.Output{{Name: "resized", Doc: "HWC images of shape [height, width, C], of the input's dtype."}},
+			Args: []schema.Arg{
+				{Name: "width", Type: schema.Int, Required: true, Min: schema.Bounds(1), Max: schema.Bounds(65536),
 					Doc: "Columns of the output."},
-				{Name: "height", Type: op.Int, Required: true, Min: op.Bounds(1), Max: op.Bounds(65536),
+				{Name: "height", Type: schema.Int, Required: true, Min: schema.Bounds(1), Max: schema.Bounds(65536),
 					Doc: "Rows of the output."},
 			},
 			Devices: cpuOnly,
 		}, newResize},
-		{op.Schema{
+		{schema.Op{
 			Name: "image.Adjust",
 			Doc: "Changes contrast and brightness, element by element: uint8 y = clamp(round(contrast*(x-128) + 128 + brightness), 0, 255), " +
 				"rounded half away from zero; float32 (0..1 scale) y = contrast*(x-0.5) + 0.5 + brightness/255, not clamped.",
-			Inputs: []op.Input{{Name: "images", DTypes: pixelsIn,
+			Inputs: []schema.Input{{Name: "images", DTypes: pixelsIn,
 				Doc: "uint8 (0..255) or float32 (0..1) tensors of any shape and layout."}},
-			Outputs: []op.Output{{Name: "adjusted", Doc: "The adjusted values, of the input's dtype, shape and layout."}},
-			Args: []op.Arg{
-				{Name: "contrast", Type: op.Float, Default: 1.0, Min: op.Bounds(0), Max: op.Bounds(100),
+			Outputs: []schema.Output{{Name: "adjusted", Doc: "The adjusted values, of the input's dtype, shape and layout."}},
+			Args: []schema.Arg{
+				{Name: "contrast", Type: schema.Float, Default: 1.0, Min: schema.Bounds(0), Max: schema.Bounds(100),
 					Doc: "The factor by which values move away from mid-grey (128, or 0.5 for float32): " +
 						"0 makes everything grey, 1 keeps the contrast."},
-				{Name: "brightness", Type: op.Float, Default: 0.0, Min: op.Bounds(-255), Max: op.Bounds(255),
+				{Name: "brightness", Type: schema.Float, Default: 0.0, Min: schema.Bounds(-255), Max: schema.Bounds(255),
 					Doc: "What is added after the contrast, in uint8 units: float32 values get brightness/255."},
 			},
 			Devices: cpuOnly,
 		}, newAdjust},
-		{op.Schema{
+		{schema.Op{
 			Name: "image.Gamma",
 			Doc: "Applies gamma correction, element by element: uint8 y = round(255 * (x/255)^(1/gamma)); " +
 				"float32 (0..1 scale) y = x^(1/gamma) for x >= 0, negative values and NaN unchanged.",
-			Inputs: []op.Input{{Name: "images", DTypes: pixelsIn,
+			Inputs: []schema.Input{{Name: "images", DTypes: pixelsIn,
 				Doc: "uint8 (0..255) or float32 (0..1) tensors of any shape and layout."}},
-			Outputs: []op.Output{{Name: "corrected", Doc: "The corrected values, of the input's dtype, shape and layout."}},
-			Args: []op.Arg{
-				{Name: "gamma", Type: op.Float, Default: 1.0, Min: op.Bounds(0.01), Max: op.Bounds(100),
+			Outputs: []schema.Output{{Name: "corrected", Doc: "The corrected values, of the input's dtype, shape and layout."}},
+			Args: []schema.Arg{
+				{Name: "gamma", Type: schema.Float, Default: 1.0, Min: schema.Bounds(0.01), Max: schema.Bounds(100),
 					Doc: "The gamma: above 1 brightens the mid-tones, below 1 darkens them, 1 changes nothing."},
 			},
 			Devices: cpuOnly,
 		}, newGamma},
-		{op.Schema{
+		{schema.Op{
 			Name: "image.Invert",
 			Doc:  "Inverts values, as in a photographic negative: uint8 y = 255 - x, float32 (0..1 scale) y = 1 - x.",
-			Inputs: []op.Input{{Name: "images", DTypes: pixelsIn,
+			Inputs: []schema.Input{{Name: "images", DTypes: pixelsIn,
 				Doc: "uint8 (0..255) or float32 (0..1) tensors of any shape and layout."}},
-			Outputs: []op.Output{{Name: "inverted", Doc: "The inverted values, of the input's dtype, shape and layout."}},
+			Outputs: []schema.Output{{Name: "inverted", Doc: "The inverted values, of the input's dtype, shape and layout."}},
 			Devices: cpuOnly,
 		}, newInvert},
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
 	"github.com/dynop/dynop/plugins/image"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -47,7 +48,7 @@ func TestInfo(t *testing.T) {
 		if s.Doc == "" {
 			t.Errorf("%s has no Doc", s.Name)
 		}
-		if !slices.Equal(s.Devices, []op.Device{op.CPU}) {
+		if !slices.Equal(s.Devices, []schema.Device{schema.CPU}) {
 			t.Errorf("%s devices %v, want cpu", s.Name, s.Devices)
 		}
 		for _, a := range s.Args {
@@ -71,7 +72,7 @@ func TestInfo(t *testing.T) {
 		t.Errorf("operators %v, want %v", names, operatorNames)
 	}
 	// Schemas survive JSON, as pipeline files and the CLI carry them.
-	var back plugin.Info
+	var back schema.Plugin
 	if err := json.Unmarshal(must(json.Marshal(info)), &back); err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestRegistered(t *testing.T) {
 // declares, schemas equal.
 func TestRegisterAll(t *testing.T) {
 	h := openHost(t)
-	args := map[string]op.Args{
+	args := map[string]schema.Args{
 		"image.Read":   {"paths": []string{}},
 		"image.Write":  {"dir": t.TempDir(), "names": []string{}},
 		"image.Crop":   {"width": 1, "height": 1},
@@ -125,7 +126,7 @@ func TestRegisterAll(t *testing.T) {
 	}
 	for _, name := range operatorNames {
 		inst := newOp(t, h, name, args[name])
-		if inst.Plugin() != image.ID || inst.Device() != op.CPU {
+		if inst.Plugin() != image.ID || inst.Device() != schema.CPU {
 			t.Errorf("%s: plugin %q device %s", name, inst.Plugin(), inst.Device())
 		}
 	}
@@ -158,7 +159,7 @@ func TestLazyStart(t *testing.T) {
 		t.Fatalf("after closing the last instance: %v, want available", s)
 	}
 	// And it starts again.
-	outs := run(t, h, "image.ToFloat", op.Args{"scale": 2}, batch(t, sample(t, "", []uint8{3}, 1)))
+	outs := run(t, h, "image.ToFloat", schema.Args{"scale": 2}, batch(t, sample(t, "", []uint8{3}, 1)))
 	wantValues(t, outs[0].Sample(0), []float32{6})
 	if st := must(h.Plugin(image.ID)); st.Starts != 2 || st.Stops != 1 {
 		t.Errorf("starts %d stops %d, want 2 and 1", st.Starts, st.Stops)
@@ -226,7 +227,7 @@ func TestCrop(t *testing.T) {
 		y, x, c := i/(W*C), i/C%W, i%C
 		src[i] = uint16(100*y + 10*x + c)
 	}
-	outs := run(t, h, "image.Crop", op.Args{"x": 1, "y": 2, "width": 3, "height": 2}, batch(t, sample(t, "HWC", src, H, W, C)))
+	outs := run(t, h, "image.Crop", schema.Args{"x": 1, "y": 2, "width": 3, "height": 2}, batch(t, sample(t, "HWC", src, H, W, C)))
 	wantShape(t, outs[0].Sample(0), "HWC", 2, 3, 3)
 	wantValues(t, outs[0].Sample(0), []uint16{
 		210, 211, 212, 220, 221, 222, 230, 231, 232,
@@ -239,7 +240,7 @@ func TestCrop(t *testing.T) {
 		chw[i] = float32(100*y + 10*x + c)
 	}
 	view := must(sample(t, "CHW", chw, C, H, W).Permute(1, 2, 0))
-	outs = run(t, h, "image.Crop", op.Args{"width": W, "height": H}, batch(t, view))
+	outs = run(t, h, "image.Crop", schema.Args{"width": W, "height": H}, batch(t, view))
 	wantShape(t, outs[0].Sample(0), "HWC", H, W, C)
 	for i, v := range values[float32](t, outs[0].Sample(0)) {
 		if want := float32(src[i]); v != want {
@@ -252,27 +253,27 @@ func TestCropOutside(t *testing.T) {
 	h := openHost(t)
 	fits := sample(t, "HWC", make([]uint8, 4*6*1), 4, 6, 1)
 	small := sample(t, "HWC", make([]uint8, 3*3*1), 3, 3, 1)
-	err := runErr(t, h, "image.Crop", op.Args{"x": 3, "y": 1, "width": 3, "height": 2}, batch(t, fits, small))
+	err := runErr(t, h, "image.Crop", schema.Args{"x": 3, "y": 1, "width": 3, "height": 2}, batch(t, fits, small))
 	wantErr(t, err, op.ErrInput, "sample 1", "x=3 y=1 width=3 height=2", "3x3")
 	// Sizes that would overflow x+width.
-	err = runErr(t, h, "image.Crop", op.Args{"x": math.MaxInt64, "width": math.MaxInt64, "height": 1}, batch(t, fits))
+	err = runErr(t, h, "image.Crop", schema.Args{"x": math.MaxInt64, "width": math.MaxInt64, "height": 1}, batch(t, fits))
 	wantErr(t, err, op.ErrInput, "sample 0", "6x4")
 	// A negative corner or an empty box is refused before anything runs.
-	_, err = h.NewOperator(context.Background(), "image.Crop", op.Args{"x": -1, "width": 1, "height": 1})
-	wantErr(t, err, op.ErrArgument, `"x"`, "minimum")
-	_, err = h.NewOperator(context.Background(), "image.Crop", op.Args{"width": 0, "height": 1})
-	wantErr(t, err, op.ErrArgument, `"width"`, "minimum")
+	_, err = h.NewOperator(context.Background(), "image.Crop", schema.Args{"x": -1, "width": 1, "height": 1})
+	wantErr(t, err, schema.ErrArgument, `"x"`, "minimum")
+	_, err = h.NewOperator(context.Background(), "image.Crop", schema.Args{"width": 0, "height": 1})
+	wantErr(t, err, schema.ErrArgument, `"width"`, "minimum")
 }
 
 func TestResizeIdentity(t *testing.T) {
 	h := openHost(t)
 	img := hwc(testImage(5, 3, true), 4)
-	outs := run(t, h, "image.Resize", op.Args{"width": 5, "height": 3}, batch(t, sample(t, "HWC", img, 3, 5, 4)))
+	outs := run(t, h, "image.Resize", schema.Args{"width": 5, "height": 3}, batch(t, sample(t, "HWC", img, 3, 5, 4)))
 	wantShape(t, outs[0].Sample(0), "HWC", 3, 5, 4)
 	wantValues(t, outs[0].Sample(0), img)
 
 	f := []float32{0.1, float32(math.Inf(1)), -3, float32(math.NaN()), 7, 8}
-	outs = run(t, h, "image.Resize", op.Args{"width": 3, "height": 2}, batch(t, sample(t, "HWC", f, 2, 3, 1)))
+	outs = run(t, h, "image.Resize", schema.Args{"width": 3, "height": 2}, batch(t, sample(t, "HWC", f, 2, 3, 1)))
 	for i, v := range values[float32](t, outs[0].Sample(0)) {
 		if v != f[i] && !(math.IsNaN(float64(v)) && math.IsNaN(float64(f[i]))) {
 			t.Errorf("element %d: %v, want %v", i, v, f[i])
@@ -292,7 +293,7 @@ func TestResizeUpscale(t *testing.T) {
 		60, 70, 90, 100,
 		80, 90, 110, 120,
 	}
-	out := run(t, h, "image.Resize", op.Args{"width": 4, "height": 4},
+	out := run(t, h, "image.Resize", schema.Args{"width": 4, "height": 4},
 		batch(t, sample(t, "HWC", []float32{0, 40, 80, 120}, 2, 2, 1)))[0].Sample(0)
 	wantShape(t, out, "HWC", 4, 4, 1)
 	wantValues(t, out, want)
@@ -301,13 +302,13 @@ func TestResizeUpscale(t *testing.T) {
 	for i, v := range want {
 		want8[i] = uint8(v)
 	}
-	out = run(t, h, "image.Resize", op.Args{"width": 4, "height": 4},
+	out = run(t, h, "image.Resize", schema.Args{"width": 4, "height": 4},
 		batch(t, sample(t, "HWC", []uint8{0, 40, 80, 120}, 2, 2, 1)))[0].Sample(0)
 	wantValues(t, out, want8)
 
 	// Two channels resize independently; uint8 rounds half up: between 0
 	// and 1 at 0.25 and 0.75 is 0.25 -> 0 and 0.75 -> 1.
-	out = run(t, h, "image.Resize", op.Args{"width": 4, "height": 1},
+	out = run(t, h, "image.Resize", schema.Args{"width": 4, "height": 1},
 		batch(t, sample(t, "HWC", []uint8{0, 200, 1, 100}, 1, 2, 2)))[0].Sample(0)
 	wantShape(t, out, "HWC", 1, 4, 2)
 	wantValues(t, out, []uint8{0, 200, 0, 175, 1, 125, 1, 100})
@@ -318,11 +319,11 @@ func TestResizeDownscaleConstant(t *testing.T) {
 	const H, W = 7, 5
 	u := slices.Repeat([]uint8{123, 7, 250}, H*W)
 	f := slices.Repeat([]float32{0.3}, H*W)
-	outs := run(t, h, "image.Resize", op.Args{"width": 2, "height": 3},
+	outs := run(t, h, "image.Resize", schema.Args{"width": 2, "height": 3},
 		batch(t, sample(t, "HWC", u, H, W, 3)))
 	wantShape(t, outs[0].Sample(0), "HWC", 3, 2, 3)
 	wantValues(t, outs[0].Sample(0), slices.Repeat([]uint8{123, 7, 250}, 6))
-	outs = run(t, h, "image.Resize", op.Args{"width": 3, "height": 4},
+	outs = run(t, h, "image.Resize", schema.Args{"width": 3, "height": 4},
 		batch(t, sample(t, "HWC", f, H, W, 1)))
 	wantValues(t, outs[0].Sample(0), slices.Repeat([]float32{0.3}, 12))
 }
@@ -330,20 +331,20 @@ func TestResizeDownscaleConstant(t *testing.T) {
 func TestResizeBadArgs(t *testing.T) {
 	h := openHost(t)
 	ctx := context.Background()
-	_, err := h.NewOperator(ctx, "image.Resize", op.Args{"width": 0, "height": 4})
-	wantErr(t, err, op.ErrArgument, `"width"`, "minimum")
-	_, err = h.NewOperator(ctx, "image.Resize", op.Args{"width": 4})
-	wantErr(t, err, op.ErrArgument, `"height"`, "required")
-	_, err = h.NewOperator(ctx, "image.Resize", op.Args{"width": 70000, "height": 1})
-	wantErr(t, err, op.ErrArgument, `"width"`, "maximum")
-	_, err = h.NewOperator(ctx, "image.Resize", op.Args{"width": 65536, "height": 65536})
-	wantErr(t, err, op.ErrArgument, "65536", "pixels")
+	_, err := h.NewOperator(ctx, "image.Resize", schema.Args{"width": 0, "height": 4})
+	wantErr(t, err, schema.ErrArgument, `"width"`, "minimum")
+	_, err = h.NewOperator(ctx, "image.Resize", schema.Args{"width": 4})
+	wantErr(t, err, schema.ErrArgument, `"height"`, "required")
+	_, err = h.NewOperator(ctx, "image.Resize", schema.Args{"width": 70000, "height": 1})
+	wantErr(t, err, schema.ErrArgument, `"width"`, "maximum")
+	_, err = h.NewOperator(ctx, "image.Resize", schema.Args{"width": 65536, "height": 65536})
+	wantErr(t, err, schema.ErrArgument, "65536", "pixels")
 	// An empty image cannot be resampled.
-	err = runErr(t, h, "image.Resize", op.Args{"width": 2, "height": 2},
+	err = runErr(t, h, "image.Resize", schema.Args{"width": 2, "height": 2},
 		batch(t, sample(t, "HWC", []uint8{1}, 1, 1, 1), sample(t, "HWC", []uint8{}, 0, 3, 1)))
 	wantErr(t, err, op.ErrInput, "sample 1", "empty")
 	// Within the pixel limit, but too many elements.
-	err = runErr(t, h, "image.Resize", op.Args{"width": 16384, "height": 16384},
+	err = runErr(t, h, "image.Resize", schema.Args{"width": 16384, "height": 16384},
 		batch(t, sample(t, "HWC", make([]uint8, 5), 1, 1, 5)))
 	wantErr(t, err, op.ErrInput, "sample 0", "5 channels")
 }
@@ -358,12 +359,12 @@ func TestToFloat(t *testing.T) {
 	}
 	wantValues(t, out, []float32{0, 0.2, 1, 1.0 / 255, 2.0 / 255, 3.0 / 255})
 
-	out = run(t, h, "image.ToFloat", op.Args{"scale": 0.5}, in)[0].Sample(0)
+	out = run(t, h, "image.ToFloat", schema.Args{"scale": 0.5}, in)[0].Sample(0)
 	wantValues(t, out, []float32{0, 25.5, 127.5, 0.5, 1, 1.5})
 
 	// Any shape, and strided views: the transpose of [[1 2 3] [4 5 6]].
 	x := must(sample(t, "", []uint8{1, 2, 3, 4, 5, 6}, 2, 3).Permute(1, 0))
-	out = run(t, h, "image.ToFloat", op.Args{"scale": -1}, batch(t, x))[0].Sample(0)
+	out = run(t, h, "image.ToFloat", schema.Args{"scale": -1}, batch(t, x))[0].Sample(0)
 	wantShape(t, out, "", 3, 2)
 	wantValues(t, out, []float32{-1, -4, -2, -5, -3, -6})
 }
@@ -374,14 +375,14 @@ func TestReadDecode(t *testing.T) {
 	a, b := testImage(7, 5, false), testImage(3, 4, true)
 	paths := []string{writePNG(t, dir, "a.png", a), writePNG(t, dir, "b.png", b)}
 
-	data := run(t, h, "image.Read", op.Args{"paths": paths})[0]
+	data := run(t, h, "image.Read", schema.Args{"paths": paths})[0]
 	for i, p := range paths {
 		want := must(os.ReadFile(p))
 		wantShape(t, data.Sample(i), "", int64(len(want)))
 		wantValues(t, data.Sample(i), want)
 	}
 	for _, c := range []int{1, 3, 4} {
-		imgs := run(t, h, "image.Decode", op.Args{"channels": c}, data)[0]
+		imgs := run(t, h, "image.Decode", schema.Args{"channels": c}, data)[0]
 		wantShape(t, imgs.Sample(0), "HWC", 5, 7, int64(c))
 		wantShape(t, imgs.Sample(1), "HWC", 4, 3, int64(c))
 		wantValues(t, imgs.Sample(0), hwc(a, c))
@@ -394,15 +395,15 @@ func TestReadErrors(t *testing.T) {
 	dir := t.TempDir()
 	ok := writePNG(t, dir, "ok.png", testImage(2, 2, false))
 	missing := filepath.Join(dir, "missing.png")
-	err := runErr(t, h, "image.Read", op.Args{"paths": []string{ok, missing}})
+	err := runErr(t, h, "image.Read", schema.Args{"paths": []string{ok, missing}})
 	wantErr(t, err, fs.ErrNotExist, "file 1", missing)
-	err = runErr(t, h, "image.Read", op.Args{"paths": []string{dir}})
-	wantErr(t, err, op.ErrArgument, "file 0", dir, "not a regular file")
+	err = runErr(t, h, "image.Read", schema.Args{"paths": []string{dir}})
+	wantErr(t, err, schema.ErrArgument, "file 0", dir, "not a regular file")
 
 	// The file changes between Setup and Run.
 	ctx := context.Background()
 	for _, size := range []int{1, 1000} {
-		inst := newOp(t, h, "image.Read", op.Args{"paths": []string{ok}})
+		inst := newOp(t, h, "image.Read", schema.Args{"paths": []string{ok}})
 		descs := must(inst.Setup(nil))
 		outs := []*tensor.Batch{must(descs[0].Alloc())}
 		if err := os.WriteFile(ok, make([]byte, size), 0o644); err != nil {
@@ -432,7 +433,7 @@ func TestDecodePNGKinds(t *testing.T) {
 	for _, img := range []stdimage.Image{gray, gray16, pal, rgba, nrgba64} {
 		data := encoded(t, pngBytes(t, img))
 		for _, c := range []int{1, 3, 4} {
-			out := run(t, h, "image.Decode", op.Args{"channels": c}, data)[0].Sample(0)
+			out := run(t, h, "image.Decode", schema.Args{"channels": c}, data)[0].Sample(0)
 			if got, want := values[uint8](t, out), hwc(img, c); !slices.Equal(got, want) {
 				t.Errorf("%T, %d channels: got %v, want %v", img, c, got, want)
 			}
@@ -459,7 +460,7 @@ func TestEncodeDecodePNG(t *testing.T) {
 				t.Fatalf("%d channels, sample %d: not a PNG: % x", c, i, b[:min(len(b), 8)])
 			}
 		}
-		dec := run(t, h, "image.Decode", op.Args{"channels": c}, enc)[0]
+		dec := run(t, h, "image.Decode", schema.Args{"channels": c}, enc)[0]
 		for i := range 2 {
 			wantShape(t, dec.Sample(i), "HWC", 5, 6, int64(c))
 			wantValues(t, dec.Sample(i), pix)
@@ -472,7 +473,7 @@ func TestEncodeDecodeJPEG(t *testing.T) {
 	src := smoothImage(32, 24)
 	for _, c := range []int{1, 3, 4} {
 		pix := hwc(src, c)
-		enc := run(t, h, "image.Encode", op.Args{"format": "jpeg", "quality": 95},
+		enc := run(t, h, "image.Encode", schema.Args{"format": "jpeg", "quality": 95},
 			batch(t, sample(t, "HWC", pix, 24, 32, int64(c))))[0]
 		data := values[uint8](t, enc.Sample(0))
 		if !bytes.HasPrefix(data, []byte{0xff, 0xd8}) {
@@ -486,7 +487,7 @@ func TestEncodeDecodeJPEG(t *testing.T) {
 		if c == 4 {
 			out = 3 // JPEG has no alpha
 		}
-		dec := values[uint8](t, run(t, h, "image.Decode", op.Args{"channels": out}, enc)[0].Sample(0))
+		dec := values[uint8](t, run(t, h, "image.Decode", schema.Args{"channels": out}, enc)[0].Sample(0))
 		want := hwc(src, out)
 		var sum float64
 		for i := range want {
@@ -498,8 +499,8 @@ func TestEncodeDecodeJPEG(t *testing.T) {
 	}
 	// Quality makes a difference.
 	pix := batch(t, sample(t, "HWC", hwc(testImage(32, 32, false), 3), 32, 32, 3))
-	lo := run(t, h, "image.Encode", op.Args{"format": "jpeg", "quality": 5}, pix)[0].Sample(0)
-	hi := run(t, h, "image.Encode", op.Args{"format": "jpeg", "quality": 100}, pix)[0].Sample(0)
+	lo := run(t, h, "image.Encode", schema.Args{"format": "jpeg", "quality": 5}, pix)[0].Sample(0)
+	hi := run(t, h, "image.Encode", schema.Args{"format": "jpeg", "quality": 100}, pix)[0].Sample(0)
 	if lo.Shape()[0] >= hi.Shape()[0] {
 		t.Errorf("quality 5 gives %d bytes, quality 100 %d", lo.Shape()[0], hi.Shape()[0])
 	}
@@ -513,10 +514,10 @@ func TestEncodeErrors(t *testing.T) {
 	}
 	err := runErr(t, h, "image.Encode", nil, batch(t, sample(t, "HWC", []uint8{}, 0, 4, 3)))
 	wantErr(t, err, image.ErrEncode, "sample 0", "4x0", "png")
-	_, err = h.NewOperator(context.Background(), "image.Encode", op.Args{"format": "gif"})
-	wantErr(t, err, op.ErrArgument, `"format"`, "gif")
-	_, err = h.NewOperator(context.Background(), "image.Encode", op.Args{"quality": 101})
-	wantErr(t, err, op.ErrArgument, `"quality"`, "maximum")
+	_, err = h.NewOperator(context.Background(), "image.Encode", schema.Args{"format": "gif"})
+	wantErr(t, err, schema.ErrArgument, `"format"`, "gif")
+	_, err = h.NewOperator(context.Background(), "image.Encode", schema.Args{"quality": 101})
+	wantErr(t, err, schema.ErrArgument, `"quality"`, "maximum")
 }
 
 func TestDecodeCorrupt(t *testing.T) {
@@ -556,7 +557,7 @@ func TestWrite(t *testing.T) {
 		sample(t, "HWC", hwc(testImage(3, 2, true), 4), 2, 3, 4),
 		sample(t, "HWC", hwc(testImage(5, 1, false), 3), 1, 5, 3))
 	enc := run(t, h, "image.Encode", nil, pix)[0]
-	outs := run(t, h, "image.Write", op.Args{"dir": dir, "names": []string{"a.png", "b.png"}}, enc)
+	outs := run(t, h, "image.Write", schema.Args{"dir": dir, "names": []string{"a.png", "b.png"}}, enc)
 	if len(outs) != 0 {
 		t.Errorf("Write has %d outputs", len(outs))
 	}
@@ -567,7 +568,7 @@ func TestWrite(t *testing.T) {
 		}
 	}
 	// Overwriting works, and leaves no temporary files behind.
-	run(t, h, "image.Write", op.Args{"dir": dir, "names": []string{"b.png", "a.png"}}, enc)
+	run(t, h, "image.Write", schema.Args{"dir": dir, "names": []string{"b.png", "a.png"}}, enc)
 	got := must(os.ReadFile(filepath.Join(dir, "a.png")))
 	if !bytes.Equal(got, values[uint8](t, enc.Sample(1))) {
 		t.Error("a.png was not overwritten")
@@ -577,26 +578,26 @@ func TestWrite(t *testing.T) {
 		t.Errorf("dir holds %d entries, want 2: %v", len(entries), entries)
 	}
 	// And the files read back.
-	back := run(t, h, "image.Read", op.Args{"paths": []string{filepath.Join(dir, "b.png")}})[0]
-	wantValues(t, run(t, h, "image.Decode", op.Args{"channels": 4}, back)[0].Sample(0), hwc(testImage(3, 2, true), 4))
+	back := run(t, h, "image.Read", schema.Args{"paths": []string{filepath.Join(dir, "b.png")}})[0]
+	wantValues(t, run(t, h, "image.Decode", schema.Args{"channels": 4}, back)[0].Sample(0), hwc(testImage(3, 2, true), 4))
 }
 
 func TestWriteErrors(t *testing.T) {
 	h := openHost(t)
 	dir := t.TempDir()
 	for _, name := range []string{"a/b.png", "..", ".", "", `a\b`} {
-		_, err := h.NewOperator(context.Background(), "image.Write", op.Args{"dir": dir, "names": []string{"ok.png", name}})
-		wantErr(t, err, op.ErrArgument, `"names"`, "element 1", "want a plain file name")
+		_, err := h.NewOperator(context.Background(), "image.Write", schema.Args{"dir": dir, "names": []string{"ok.png", name}})
+		wantErr(t, err, schema.ErrArgument, `"names"`, "element 1", "want a plain file name")
 	}
-	_, err := h.NewOperator(context.Background(), "image.Write", op.Args{"dir": dir, "names": []string{"x", "x"}})
-	wantErr(t, err, op.ErrArgument, `"names"`, `both "x"`)
-	_, err = h.NewOperator(context.Background(), "image.Write", op.Args{"dir": "", "names": []string{"x"}})
-	wantErr(t, err, op.ErrArgument, `"dir"`, "empty")
-	_, err = h.NewOperator(context.Background(), "image.Write", op.Args{"names": []string{"x"}})
-	wantErr(t, err, op.ErrArgument, `"dir"`, "required")
+	_, err := h.NewOperator(context.Background(), "image.Write", schema.Args{"dir": dir, "names": []string{"x", "x"}})
+	wantErr(t, err, schema.ErrArgument, `"names"`, `both "x"`)
+	_, err = h.NewOperator(context.Background(), "image.Write", schema.Args{"dir": "", "names": []string{"x"}})
+	wantErr(t, err, schema.ErrArgument, `"dir"`, "empty")
+	_, err = h.NewOperator(context.Background(), "image.Write", schema.Args{"names": []string{"x"}})
+	wantErr(t, err, schema.ErrArgument, `"dir"`, "required")
 
 	data := encoded(t, []byte("one"), []byte("two"))
-	err = runErr(t, h, "image.Write", op.Args{"dir": dir, "names": []string{"only.bin"}}, data)
+	err = runErr(t, h, "image.Write", schema.Args{"dir": dir, "names": []string{"only.bin"}}, data)
 	wantErr(t, err, op.ErrInput, "2 samples", "1 names")
 	if _, err := os.Stat(filepath.Join(dir, "only.bin")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("only.bin was written: %v", err)
@@ -605,7 +606,7 @@ func TestWriteErrors(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	err = runErr(t, h, "image.Write", op.Args{"dir": dir, "names": []string{"a", "sub"}}, data)
+	err = runErr(t, h, "image.Write", schema.Args{"dir": dir, "names": []string{"a", "sub"}}, data)
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("sample 1")) {
 		t.Errorf("writing over a directory: %v, want an error naming sample 1", err)
 	}
@@ -652,7 +653,7 @@ func TestCancelBetweenSamples(t *testing.T) {
 func TestStridedOutput(t *testing.T) {
 	h := openHost(t)
 	in := batch(t, sample(t, "HWC", []uint8{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 2, 2, 3))
-	inst := newOp(t, h, "image.ToFloat", op.Args{"scale": 1})
+	inst := newOp(t, h, "image.ToFloat", schema.Args{"scale": 1})
 	must(inst.Setup([]*tensor.Batch{in}))
 	big := sample(t, "HWC", make([]float32, 2*4*3), 2, 4, 3)
 	view := must(big.Crop([]int64{0, 1, 0}, []int64{2, 2, 3}))

@@ -5,13 +5,14 @@ import (
 	"fmt"
 
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
 // toFloat is image.ToFloat: a table of the 256 results.
 type toFloat struct{ lut [256]float32 }
 
-func newToFloat(args *op.Values) (op.Impl, error) {
+func newToFloat(args *schema.Values) (op.Impl, error) {
 	t := new(toFloat)
 	scale := args.Float("scale")
 	for i := range t.lut {
@@ -49,7 +50,7 @@ func (t *toFloat) Run(ctx context.Context, outputs, inputs []*tensor.Batch) erro
 // grayscale is image.Grayscale.
 type grayscale struct{}
 
-func newGrayscale(*op.Values) (op.Impl, error) { return grayscale{}, nil }
+func newGrayscale(*schema.Values) (op.Impl, error) { return grayscale{}, nil }
 
 func (grayscale) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
 	in := inputs[0]
@@ -116,7 +117,7 @@ func gray32(out, in *tensor.Tensor, c int) error {
 // crop is image.Crop.
 type crop struct{ x, y, w, h int64 }
 
-func newCrop(args *op.Values) (op.Impl, error) {
+func newCrop(args *schema.Values) (op.Impl, error) {
 	return &crop{x: args.Int("x"), y: args.Int("y"), w: args.Int("width"), h: args.Int("height")}, nil
 }
 
@@ -172,10 +173,10 @@ type tap struct {
 	f      float32
 }
 
-func newResize(args *op.Values) (op.Impl, error) {
+func newResize(args *schema.Values) (op.Impl, error) {
 	w, h := args.Int("width"), args.Int("height")
 	if px := w * h; px > maxPixels {
-		return nil, fmt.Errorf("%w: width %d x height %d is %d pixels, more than the %d Resize allows", op.ErrArgument, w, h, px, maxPixels)
+		return nil, fmt.Errorf("%w: width %d x height %d is %d pixels, more than the %d Resize allows", schema.ErrArgument, w, h, px, maxPixels)
 	}
 	return &resize{w: int(w), h: int(h)}, nil
 }

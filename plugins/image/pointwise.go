@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -17,7 +18,7 @@ type pointwise op.PointwiseFuncs
 
 var _ op.Pointwise = pointwise{}
 
-func newAdjust(args *op.Values) (op.Impl, error) {
+func newAdjust(args *schema.Values) (op.Impl, error) {
 	contrast, brightness := args.Float("contrast"), args.Float("brightness")
 	// As in Float32 below, the conversion keeps the product from being
 	// fused with the sum, which could round a result the other way.
@@ -36,7 +37,7 @@ func newAdjust(args *op.Values) (op.Impl, error) {
 	}, nil
 }
 
-func newGamma(args *op.Values) (op.Impl, error) {
+func newGamma(args *schema.Values) (op.Impl, error) {
 	e := 1 / args.Float("gamma")
 	lut := newLUT(func(x float64) float64 { return 255 * math.Pow(x/255, e) })
 	return pointwise{
@@ -51,7 +52,7 @@ func newGamma(args *op.Values) (op.Impl, error) {
 	}, nil
 }
 
-func newInvert(*op.Values) (op.Impl, error) {
+func newInvert(*schema.Values) (op.Impl, error) {
 	return pointwise{
 		Uint8: func(v []uint8) {
 			for i, x := range v {

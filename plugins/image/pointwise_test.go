@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -15,7 +16,7 @@ import (
 // its results, computed here independently of the plugin.
 type pointwiseCase struct {
 	name  string
-	args  op.Args
+	args  schema.Args
 	ref8  func(x uint8) uint8
 	ref32 func(x float32) float32
 }
@@ -30,7 +31,7 @@ func adjustCase(contrast, brightness float64) pointwiseCase {
 	c, o := float32(contrast), float32(0.5+brightness/255)
 	return pointwiseCase{
 		name: "image.Adjust",
-		args: op.Args{"contrast": contrast, "brightness": brightness},
+		args: schema.Args{"contrast": contrast, "brightness": brightness},
 		ref8: func(x uint8) uint8 {
 			return roundClamp(float64(contrast*(float64(x)-128)) + 128 + brightness)
 		},
@@ -41,7 +42,7 @@ func adjustCase(contrast, brightness float64) pointwiseCase {
 func gammaCase(gamma float64, ref32 func(x float32) float32) pointwiseCase {
 	return pointwiseCase{
 		name: "image.Gamma",
-		args: op.Args{"gamma": gamma},
+		args: schema.Args{"gamma": gamma},
 		ref8: func(x uint8) uint8 {
 			return roundClamp(255 * math.Pow(float64(x)/255, 1/gamma))
 		},
@@ -128,18 +129,18 @@ func TestPointwiseExamples(t *testing.T) {
 	in32 := batch(t, sample(t, "", []float32{0, 0.25, 0.5, 0.75, 1}, 5))
 	for _, c := range []struct {
 		name   string
-		args   op.Args
+		args   schema.Args
 		want8  []uint8
 		want32 []float32
 	}{
 		// 1.5*(x-128) + 128: 127 gives 126.5 and 129 gives 129.5, rounded
 		// away from zero.
-		{"image.Adjust", op.Args{"contrast": 1.5}, []uint8{0, 32, 127, 128, 130, 255}, []float32{-0.25, 0.125, 0.5, 0.875, 1.25}},
-		{"image.Adjust", op.Args{"brightness": -64}, []uint8{0, 0, 63, 64, 65, 191}, nil},
-		{"image.Adjust", op.Args{"contrast": 0, "brightness": 127.5}, []uint8{255, 255, 255, 255, 255, 255}, []float32{1, 1, 1, 1, 1}},
+		{"image.Adjust", schema.Args{"contrast": 1.5}, []uint8{0, 32, 127, 128, 130, 255}, []float32{-0.25, 0.125, 0.5, 0.875, 1.25}},
+		{"image.Adjust", schema.Args{"brightness": -64}, []uint8{0, 0, 63, 64, 65, 191}, nil},
+		{"image.Adjust", schema.Args{"contrast": 0, "brightness": 127.5}, []uint8{255, 255, 255, 255, 255, 255}, []float32{1, 1, 1, 1, 1}},
 		// 255*sqrt(64/255) is 127.75.
-		{"image.Gamma", op.Args{"gamma": 2}, []uint8{0, 128, 180, 181, 181, 255}, []float32{0, 0.5, float32(math.Sqrt(0.5)), float32(math.Sqrt(0.75)), 1}},
-		{"image.Gamma", op.Args{"gamma": 0.5}, []uint8{0, 16, 63, 64, 65, 255}, []float32{0, 0.0625, 0.25, 0.5625, 1}},
+		{"image.Gamma", schema.Args{"gamma": 2}, []uint8{0, 128, 180, 181, 181, 255}, []float32{0, 0.5, float32(math.Sqrt(0.5)), float32(math.Sqrt(0.75)), 1}},
+		{"image.Gamma", schema.Args{"gamma": 0.5}, []uint8{0, 16, 63, 64, 65, 255}, []float32{0, 0.0625, 0.25, 0.5625, 1}},
 		{"image.Invert", nil, []uint8{255, 191, 128, 127, 126, 0}, []float32{1, 0.75, 0.5, 0.25, 0}},
 	} {
 		wantValues(t, run(t, h, c.name, c.args, in8)[0].Sample(0), c.want8)
@@ -252,23 +253,23 @@ func TestPointwiseBadArgs(t *testing.T) {
 	h := openHost(t)
 	for _, c := range []struct {
 		name string
-		args op.Args
+		args schema.Args
 		want []string
 	}{
-		{"image.Adjust", op.Args{"contrast": -0.5}, []string{`"contrast"`, "minimum"}},
-		{"image.Adjust", op.Args{"contrast": 101}, []string{`"contrast"`, "maximum"}},
-		{"image.Adjust", op.Args{"contrast": math.NaN()}, []string{`"contrast"`, "NaN"}},
-		{"image.Adjust", op.Args{"brightness": -256}, []string{`"brightness"`, "minimum"}},
-		{"image.Adjust", op.Args{"brightness": 255.5}, []string{`"brightness"`, "maximum"}},
-		{"image.Adjust", op.Args{"brightness": "bright"}, []string{`"brightness"`}},
-		{"image.Gamma", op.Args{"gamma": 0}, []string{`"gamma"`, "minimum"}},
-		{"image.Gamma", op.Args{"gamma": 0.005}, []string{`"gamma"`, "minimum"}},
-		{"image.Gamma", op.Args{"gamma": -2}, []string{`"gamma"`, "minimum"}},
-		{"image.Gamma", op.Args{"gamma": 101}, []string{`"gamma"`, "maximum"}},
-		{"image.Invert", op.Args{"gamma": 2}, []string{`"gamma"`, "takes no arguments"}},
+		{"image.Adjust", schema.Args{"contrast": -0.5}, []string{`"contrast"`, "minimum"}},
+		{"image.Adjust", schema.Args{"contrast": 101}, []string{`"contrast"`, "maximum"}},
+		{"image.Adjust", schema.Args{"contrast": math.NaN()}, []string{`"contrast"`, "NaN"}},
+		{"image.Adjust", schema.Args{"brightness": -256}, []string{`"brightness"`, "minimum"}},
+		{"image.Adjust", schema.Args{"brightness": 255.5}, []string{`"brightness"`, "maximum"}},
+		{"image.Adjust", schema.Args{"brightness": "bright"}, []string{`"brightness"`}},
+		{"image.Gamma", schema.Args{"gamma": 0}, []string{`"gamma"`, "minimum"}},
+		{"image.Gamma", schema.Args{"gamma": 0.005}, []string{`"gamma"`, "minimum"}},
+		{"image.Gamma", schema.Args{"gamma": -2}, []string{`"gamma"`, "minimum"}},
+		{"image.Gamma", schema.Args{"gamma": 101}, []string{`"gamma"`, "maximum"}},
+		{"image.Invert", schema.Args{"gamma": 2}, []string{`"gamma"`, "takes no arguments"}},
 	} {
 		_, err := h.NewOperator(context.Background(), c.name, c.args)
-		wantErr(t, err, op.ErrArgument, c.want...)
+		wantErr(t, err, schema.ErrArgument, c.want...)
 	}
 	// Other dtypes are refused by the schema.
 	for _, name := range []string{"image.Adjust", "image.Gamma", "image.Invert"} {

@@ -12,6 +12,7 @@ import (
 	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugins/imgproc"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -32,7 +33,7 @@ func openImgproc(t *testing.T) *dynop.Host {
 
 // exec runs operator name with args on inputs and returns the outputs or
 // the first error (from New, Setup or Run).
-func exec(h *dynop.Host, name string, args op.Args, inputs ...*tensor.Batch) ([]*tensor.Batch, error) {
+func exec(h *dynop.Host, name string, args schema.Args, inputs ...*tensor.Batch) ([]*tensor.Batch, error) {
 	ctx := context.Background()
 	in, err := h.NewOperator(ctx, name, args)
 	if err != nil {
@@ -50,11 +51,11 @@ func TestSmallAndOddImages(t *testing.T) {
 			in := imageBatch(t, rng, tensor.Uint8, s[0], s[1], c)
 			for _, call := range []struct {
 				op   string
-				args op.Args
+				args schema.Args
 			}{
-				{imgproc.GaussianBlur, op.Args{"sigma": 1.5}},
+				{imgproc.GaussianBlur, schema.Args{"sigma": 1.5}},
 				{imgproc.Sobel, nil},
-				{imgproc.Resize, op.Args{"width": 5, "height": 3}},
+				{imgproc.Resize, schema.Args{"width": 5, "height": 3}},
 			} {
 				outs, err := exec(h, call.op, call.args, in)
 				if err != nil {
@@ -94,11 +95,11 @@ func TestKnownAnswers(t *testing.T) {
 		in := constant(dt, 37, 53, 3, 200)
 		for _, call := range []struct {
 			op   string
-			args op.Args
+			args schema.Args
 			want float64
 		}{
-			{imgproc.GaussianBlur, op.Args{"sigma": 3.3}, 200},
-			{imgproc.Resize, op.Args{"width": 101, "height": 9}, 200},
+			{imgproc.GaussianBlur, schema.Args{"sigma": 3.3}, 200},
+			{imgproc.Resize, schema.Args{"width": 101, "height": 9}, 200},
 			{imgproc.Sobel, nil, 0},
 		} {
 			outs, err := exec(h, call.op, call.args, in)
@@ -126,7 +127,7 @@ func TestKnownAnswers(t *testing.T) {
 	// Resizing to the same size is the identity; saxpy is a·x + y.
 	rng := rand.New(rand.NewPCG(5, 6))
 	in := imageBatch(t, rng, tensor.Uint8, 19, 23, 4)
-	outs, err := exec(h, imgproc.Resize, op.Args{"width": 23, "height": 19}, in)
+	outs, err := exec(h, imgproc.Resize, schema.Args{"width": 23, "height": 19}, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func TestKnownAnswers(t *testing.T) {
 	}
 	x, _ := tensor.Random(rng, tensor.Float32, "", [][]int64{{1001}})
 	y, _ := tensor.Random(rng, tensor.Float32, "", [][]int64{{1001}})
-	outs, err = exec(h, imgproc.Saxpy, op.Args{"a": 3.0}, x, y)
+	outs, err = exec(h, imgproc.Saxpy, schema.Args{"a": 3.0}, x, y)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,8 +180,8 @@ func TestTallImage(t *testing.T) {
 	in := imageBatch(t, rand.New(rand.NewPCG(1, 1)), tensor.Uint8, 1<<20, 2, 1)
 	for _, call := range []struct {
 		op   string
-		args op.Args
-	}{{imgproc.GaussianBlur, op.Args{"sigma": 2.0}}, {imgproc.Sobel, nil}, {imgproc.Resize, op.Args{"width": 1, "height": 1 << 19}}} {
+		args schema.Args
+	}{{imgproc.GaussianBlur, schema.Args{"sigma": 2.0}}, {imgproc.Sobel, nil}, {imgproc.Resize, schema.Args{"width": 1, "height": 1 << 19}}} {
 		if _, err := exec(h, call.op, call.args, in); err != nil {
 			t.Errorf("%s on 1Mi×2: %v", call.op, err)
 		}
@@ -200,25 +201,25 @@ func TestBadInput(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		op     string
-		args   op.Args
+		args   schema.Args
 		inputs []*tensor.Batch
 		target error
 		want   string
 	}{
-		{"sigma 0", imgproc.GaussianBlur, op.Args{"sigma": 0.0}, []*tensor.Batch{rgb}, nil, "sigma must be a positive finite number, got 0"},
-		{"sigma negative", imgproc.GaussianBlur, op.Args{"sigma": -1.0}, []*tensor.Batch{rgb}, op.ErrArgument, `"sigma"`},
-		{"sigma NaN", imgproc.GaussianBlur, op.Args{"sigma": math.NaN()}, []*tensor.Batch{rgb}, op.ErrArgument, `argument "sigma": is NaN`},
-		{"sigma huge", imgproc.GaussianBlur, op.Args{"sigma": 1e9}, []*tensor.Batch{rgb}, op.ErrArgument, `"sigma"`},
-		{"sigma missing", imgproc.GaussianBlur, nil, []*tensor.Batch{rgb}, op.ErrArgument, `"sigma"`},
-		{"blur 2 channels", imgproc.GaussianBlur, op.Args{"sigma": 1.0}, []*tensor.Batch{two}, nil, "channel count 2 (want 1, 3 or 4)"},
+		{"sigma 0", imgproc.GaussianBlur, schema.Args{"sigma": 0.0}, []*tensor.Batch{rgb}, nil, "sigma must be a positive finite number, got 0"},
+		{"sigma negative", imgproc.GaussianBlur, schema.Args{"sigma": -1.0}, []*tensor.Batch{rgb}, schema.ErrArgument, `"sigma"`},
+		{"sigma NaN", imgproc.GaussianBlur, schema.Args{"sigma": math.NaN()}, []*tensor.Batch{rgb}, schema.ErrArgument, `argument "sigma": is NaN`},
+		{"sigma huge", imgproc.GaussianBlur, schema.Args{"sigma": 1e9}, []*tensor.Batch{rgb}, schema.ErrArgument, `"sigma"`},
+		{"sigma missing", imgproc.GaussianBlur, nil, []*tensor.Batch{rgb}, schema.ErrArgument, `"sigma"`},
+		{"blur 2 channels", imgproc.GaussianBlur, schema.Args{"sigma": 1.0}, []*tensor.Batch{two}, nil, "channel count 2 (want 1, 3 or 4)"},
 		{"sobel 5 channels", imgproc.Sobel, nil, []*tensor.Batch{five}, nil, "channel count 5 (want 1, 3 or 4)"},
 		{"gray 1 channel", imgproc.Grayscale, nil, []*tensor.Batch{two}, nil, "channel count 2 (want 3 or 4)"},
-		{"blur int16", imgproc.GaussianBlur, op.Args{"sigma": 1.0}, []*tensor.Batch{i16}, op.ErrInput, "int16"},
+		{"blur int16", imgproc.GaussianBlur, schema.Args{"sigma": 1.0}, []*tensor.Batch{i16}, op.ErrInput, "int16"},
 		{"sobel HW", imgproc.Sobel, nil, []*tensor.Batch{hw}, op.ErrInput, "HW"},
-		{"resize to 0", imgproc.Resize, op.Args{"width": 0, "height": 5}, []*tensor.Batch{rgb}, op.ErrArgument, `"width"`},
-		{"resize negative", imgproc.Resize, op.Args{"width": 4, "height": -5}, []*tensor.Batch{rgb}, op.ErrArgument, `"height"`},
-		{"resize beyond max", imgproc.Resize, op.Args{"width": 1 << 21, "height": 5}, []*tensor.Batch{rgb}, op.ErrArgument, `"width"`},
-		{"resize absurd", imgproc.Resize, op.Args{"width": 1 << 20, "height": 1 << 20}, []*tensor.Batch{rgb}, op.ErrSchema, "larger than the limit"},
+		{"resize to 0", imgproc.Resize, schema.Args{"width": 0, "height": 5}, []*tensor.Batch{rgb}, schema.ErrArgument, `"width"`},
+		{"resize negative", imgproc.Resize, schema.Args{"width": 4, "height": -5}, []*tensor.Batch{rgb}, schema.ErrArgument, `"height"`},
+		{"resize beyond max", imgproc.Resize, schema.Args{"width": 1 << 21, "height": 5}, []*tensor.Batch{rgb}, schema.ErrArgument, `"width"`},
+		{"resize absurd", imgproc.Resize, schema.Args{"width": 1 << 20, "height": 1 << 20}, []*tensor.Batch{rgb}, schema.ErrOp, "larger than the limit"},
 		{"saxpy shapes", imgproc.Saxpy, nil, []*tensor.Batch{x, y}, nil, "x and y differ in shape"},
 		{"saxpy uint8", imgproc.Saxpy, nil, []*tensor.Batch{two, two}, op.ErrInput, "uint8"},
 	} {

@@ -10,10 +10,10 @@ import (
 	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/internal/cbuild"
 	_ "github.com/dynop/dynop/loader/native"
-	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
 	"github.com/dynop/dynop/plugins/image"
 	"github.com/dynop/dynop/plugins/imgproc"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -118,7 +118,7 @@ func TestNativeAndGoGrayscaleAgree(t *testing.T) {
 			t.Errorf("%s is %v after its instances closed", id, st.State)
 		}
 	}
-	_, err = h.NewOperator(ctx, imgproc.Grayscale, op.Args{"sigma": 1})
+	_, err = h.NewOperator(ctx, imgproc.Grayscale, schema.Args{"sigma": 1})
 	if err == nil {
 		t.Error("an unknown argument was accepted")
 	}
@@ -141,13 +141,13 @@ func TestNativeGrayscalePass(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	var desc graph.PassDesc
+	var desc schema.Pass
 	for _, e := range h.Passes().List() {
 		if e.Desc.Name == imgproc.NativeGrayscalePass && e.Plugin == imgproc.PluginID {
 			desc = e.Desc
 		}
 	}
-	if want := (graph.PassDesc{Name: imgproc.NativeGrayscalePass, Kind: graph.Populate, Match: "image.Grayscale",
+	if want := (schema.Pass{Name: imgproc.NativeGrayscalePass, Kind: schema.Populate, Match: "image.Grayscale",
 		Doc: "replaces the Go image.Grayscale with the native one"}); desc != want {
 		t.Fatalf("pass %+v, want %+v", desc, want)
 	}

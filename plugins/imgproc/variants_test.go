@@ -11,6 +11,7 @@ import (
 	"github.com/dynop/dynop/internal/cbuild"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugins/imgproc"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -18,7 +19,7 @@ import (
 type opCase struct {
 	name   string
 	op     string
-	args   op.Args
+	args   schema.Args
 	inputs []*tensor.Batch
 }
 
@@ -45,16 +46,16 @@ func variantCases(t *testing.T) []opCase {
 			h, w := s[0], s[1]
 			for _, c := range []int64{1, 3, 4} {
 				in := []*tensor.Batch{imageBatch(t, rng, dt, h, w, c)}
-				add := func(name, opName string, args op.Args) {
+				add := func(name, opName string, args schema.Args) {
 					cases = append(cases, opCase{fmt.Sprintf("%s %s %dx%dx%d %s", opName, dt, h, w, c, name), opName, args, in})
 				}
 				for _, sigma := range []float64{0.4, 1, 2.5, 9} {
-					add(fmt.Sprintf("sigma=%g", sigma), imgproc.GaussianBlur, op.Args{"sigma": sigma})
+					add(fmt.Sprintf("sigma=%g", sigma), imgproc.GaussianBlur, schema.Args{"sigma": sigma})
 				}
-				add("sigma=3 radius=1", imgproc.GaussianBlur, op.Args{"sigma": 3.0, "radius": 1})
+				add("sigma=3 radius=1", imgproc.GaussianBlur, schema.Args{"sigma": 3.0, "radius": 1})
 				add("", imgproc.Sobel, nil)
-				add("up", imgproc.Resize, op.Args{"width": 2*w + 1, "height": h + 3})
-				add("down", imgproc.Resize, op.Args{"width": max(w/3, 1), "height": max(h/2, 1)})
+				add("up", imgproc.Resize, schema.Args{"width": 2*w + 1, "height": h + 3})
+				add("down", imgproc.Resize, schema.Args{"width": max(w/3, 1), "height": max(h/2, 1)})
 				if c >= 3 {
 					add("", imgproc.Grayscale, nil)
 				}
@@ -64,7 +65,7 @@ func variantCases(t *testing.T) []opCase {
 	for _, shape := range [][]int64{{1}, {17}, {7, 13}, {1000003}} {
 		x, _ := tensor.Random(rng, tensor.Float32, "", [][]int64{shape})
 		y, _ := tensor.Random(rng, tensor.Float32, "", [][]int64{shape})
-		cases = append(cases, opCase{fmt.Sprintf("saxpy %v", shape), imgproc.Saxpy, op.Args{"a": -1.75}, []*tensor.Batch{x, y}})
+		cases = append(cases, opCase{fmt.Sprintf("saxpy %v", shape), imgproc.Saxpy, schema.Args{"a": -1.75}, []*tensor.Batch{x, y}})
 	}
 	return cases
 }

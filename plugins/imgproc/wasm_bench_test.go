@@ -10,6 +10,7 @@ import (
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/internal/cbuild"
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -45,11 +46,11 @@ func BenchmarkWasmVsNative(b *testing.B) {
 	}
 	for _, c := range []struct {
 		name string
-		args op.Args
+		args schema.Args
 	}{
-		{"imgproc.GaussianBlur", op.Args{"sigma": 2.0}},
+		{"imgproc.GaussianBlur", schema.Args{"sigma": 2.0}},
 		{"imgproc.Sobel", nil},
-		{"imgproc.Resize", op.Args{"width": 256, "height": 256}},
+		{"imgproc.Resize", schema.Args{"width": 256, "height": 256}},
 		{"imgproc.Grayscale", nil},
 	} {
 		for _, mode := range modes {

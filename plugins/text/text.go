@@ -14,6 +14,7 @@ import (
 
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 )
 
 // ID is the plugin's ID.
@@ -39,8 +40,8 @@ type textPlugin struct {
 	log *slog.Logger
 }
 
-func (*textPlugin) Info() plugin.Info {
-	return plugin.Info{
+func (*textPlugin) Info() schema.Plugin {
+	return schema.Plugin{
 		ID:          ID,
 		Version:     iface.V(1, 0, 0),
 		Description: "Example plugin: upper-casing and title-casing text.",

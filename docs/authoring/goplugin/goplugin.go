@@ -12,6 +12,7 @@ import (
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/plugin"
 	"github.com/dynop/dynop/plugins/text"
+	"github.com/dynop/dynop/schema"
 )
 
 // ID is the plugin's ID.
@@ -36,13 +37,13 @@ type shoutPlugin struct {
 	text text.Text
 }
 
-func (*shoutPlugin) Info() plugin.Info {
-	return plugin.Info{
+func (*shoutPlugin) Info() schema.Plugin {
+	return schema.Plugin{
 		ID:          ID,
 		Version:     iface.V(1, 0, 0), // the plugin's own; APIVersion stays zero: the host's
 		Description: "Shouts: the Go plugin example of docs/authoring.md.",
 		Interfaces:  []iface.Desc{Interface.Desc},
-		Needs:       []plugin.Need{{Plugin: text.ID, Interface: text.Interface.Desc}},
+		Needs:       []schema.Need{{Plugin: text.ID, Interface: text.Interface.Desc}},
 	}
 }
 

@@ -7,25 +7,25 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
 func TestDecodeArgsEveryType(t *testing.T) {
 	m := newTestMem(1 << 16)
 	p := m.args(
-		arg{"n", op.Int, true, 1, encI64(-7)},
-		arg{"f", op.Float, false, 1, encF64(0.25)},
-		arg{"b", op.Bool, true, 1, encBool(true)},
-		arg{"s", op.String, true, 1, m.encStr("linear")},
-		arg{"d", op.DType, true, 1, encDType(tensor.Float32)},
-		arg{"ns", op.IntList, true, 3, encI64(1, 2, 1<<40)},
-		arg{"fs", op.FloatList, true, 2, encF64(1.5, -2)},
-		arg{"bs", op.BoolList, true, 3, encBool(true, false, true)},
-		arg{"ss", op.StringList, true, 2, m.encStr("a", "")},
-		arg{"ds", op.DTypeList, true, 2, encDType(tensor.Uint8, tensor.DType{Code: tensor.Float, Bits: 32, Lanes: 4})},
-		arg{"unset", op.Int, false, 0, nil},
-		arg{"empty", op.IntList, true, 0, nil},
+		arg{"n", schema.Int, true, 1, encI64(-7)},
+		arg{"f", schema.Float, false, 1, encF64(0.25)},
+		arg{"b", schema.Bool, true, 1, encBool(true)},
+		arg{"s", schema.String, true, 1, m.encStr("linear")},
+		arg{"d", schema.DType, true, 1, encDType(tensor.Float32)},
+		arg{"ns", schema.IntList, true, 3, encI64(1, 2, 1<<40)},
+		arg{"fs", schema.FloatList, true, 2, encF64(1.5, -2)},
+		arg{"bs", schema.BoolList, true, 3, encBool(true, false, true)},
+		arg{"ss", schema.StringList, true, 2, m.encStr("a", "")},
+		arg{"ds", schema.DTypeList, true, 2, encDType(tensor.Uint8, tensor.DType{Code: tensor.Float, Bits: 32, Lanes: 4})},
+		arg{"unset", schema.Int, false, 0, nil},
+		arg{"empty", schema.IntList, true, 0, nil},
 	)
 	a, err := decodeArgs(m.sliceMemory, p, 12)
 	if err != nil {
@@ -63,7 +63,7 @@ func TestDecodeArgsEveryType(t *testing.T) {
 
 func TestArgsPanicOnOperatorBugs(t *testing.T) {
 	m := newTestMem(1 << 12)
-	a, err := decodeArgs(m.sliceMemory, m.args(arg{"gamma", op.Float, true, 1, encF64(2)}), 1)
+	a, err := decodeArgs(m.sliceMemory, m.args(arg{"gamma", schema.Float, true, 1, encF64(2)}), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,22 +93,22 @@ func TestDecodeArgsMalformed(t *testing.T) {
 		wants string
 	}{
 		{"scalar twice", func() (uint32, uint32) {
-			return m.args(arg{"n", op.Int, true, 2, encI64(1, 2)}), 1
+			return m.args(arg{"n", schema.Int, true, 2, encI64(1, 2)}), 1
 		}, `argument "n" (int): 2 values for a scalar`},
 		{"unknown type", func() (uint32, uint32) { return m.args(arg{"n", 11, true, 0, nil}), 1 }, `argument "n": unknown type 11`},
-		{"null values", func() (uint32, uint32) { return m.args(arg{"n", op.Int, true, 1, nil}), 1 }, "NULL pointer"},
+		{"null values", func() (uint32, uint32) { return m.args(arg{"n", schema.Int, true, 1, nil}), 1 }, "NULL pointer"},
 		{"null array", func() (uint32, uint32) { return 0, 2 }, "arguments: NULL pointer"},
 		{"past memory", func() (uint32, uint32) { return uint32(len(m.sliceMemory) - 10), 1 }, "past the end of memory"},
 		{"twice", func() (uint32, uint32) {
-			return m.args(arg{"n", op.Int, true, 1, encI64(1)}, arg{"n", op.Int, true, 1, encI64(1)}), 2
+			return m.args(arg{"n", schema.Int, true, 1, encI64(1)}, arg{"n", schema.Int, true, 1, encI64(1)}), 2
 		}, `argument "n" passed twice`},
 		{"null name", func() (uint32, uint32) {
-			p := m.args(arg{"n", op.Int, true, 1, encI64(1)})
+			p := m.args(arg{"n", schema.Int, true, 1, encI64(1)})
 			le.PutUint32(m.sliceMemory[p:], 0)
 			return p, 1
 		}, "argument 0: name: NULL string"},
 		{"null string", func() (uint32, uint32) {
-			return m.args(arg{"s", op.String, true, 1, le.AppendUint32(nil, 0)}), 1
+			return m.args(arg{"s", schema.String, true, 1, le.AppendUint32(nil, 0)}), 1
 		}, `argument "s" (string): element 0: NULL string`},
 	} {
 		p, n := tc.args()

@@ -69,11 +69,10 @@
 //
 //	func main() {}
 //
-// The info is a schema.Plugin, which package plugin calls plugin.Info,
-// and its operators are schema.Op, which package op calls op.Schema:
-// package schema holds what a plugin declares without the host's runtime
-// (the operator registry, graphs, dispatch, machine detection), which
-// importing plugin or op would link into the module.
+// The info is a schema.Plugin and its operators are schema.Op, as in every
+// Go plugin: package schema holds what a plugin declares without the host's
+// runtime (the operator registry, graphs, dispatch, machine detection),
+// which importing plugin or op would link into the module.
 //
 // # What the host passes
 //

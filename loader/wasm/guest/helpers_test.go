@@ -7,7 +7,7 @@ import (
 	"github.com/dynop/dynop/abi"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/abihost"
-	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -90,7 +90,7 @@ func (m *testMem) tensor(data uint32, dt tensor.DType, shape, strides []int64, b
 // arg is one dynop_arg to lay out: values are the C elements' bytes.
 type arg struct {
 	name  string
-	typ   op.Type
+	typ   schema.Type
 	given bool
 	count uint32
 	vals  []byte

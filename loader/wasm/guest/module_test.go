@@ -11,8 +11,7 @@ import (
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/abihost"
 	"github.com/dynop/dynop/internal/errdefs"
-	"github.com/dynop/dynop/op"
-	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -20,18 +19,18 @@ import (
 // by its argument factor, test.Nothing is declared without devices.
 func testPlugin(events *[]string) Plugin {
 	return Plugin{
-		Info: plugin.Info{
+		Info: schema.Plugin{
 			ID:          "test.plugin.scale",
 			Version:     iface.V(1, 2, 3),
 			Description: "Scales.",
-			Operators: []op.Schema{
+			Operators: []schema.Op{
 				{
 					Name:    "test.Scale",
 					Doc:     "Multiplies x by factor.",
-					Inputs:  []op.Input{{Name: "x", DTypes: []tensor.DType{tensor.Float32}}},
-					Outputs: []op.Output{{Name: "y"}},
-					Args:    []op.Arg{{Name: "factor", Type: op.Float, Default: 2.0, Min: op.Bounds(-10), Max: op.Bounds(10)}},
-					Devices: []op.Device{op.CPU},
+					Inputs:  []schema.Input{{Name: "x", DTypes: []tensor.DType{tensor.Float32}}},
+					Outputs: []schema.Output{{Name: "y"}},
+					Args:    []schema.Arg{{Name: "factor", Type: schema.Float, Default: 2.0, Min: schema.Bounds(-10), Max: schema.Bounds(10)}},
+					Devices: []schema.Device{schema.CPU},
 				},
 				{Name: "test.Nothing", Doc: "Nothing."},
 			},
@@ -103,13 +102,13 @@ func TestInfoImage(t *testing.T) {
 	if caps, ok := m.CString(r>>32, 100); !ok || caps != "clock" {
 		t.Errorf("capabilities %q (%v)", caps, ok)
 	}
-	if info.APIVersion != plugin.APIVersion {
-		t.Errorf("api_version %v, want the zero version made %v", info.APIVersion, plugin.APIVersion)
+	if info.APIVersion != schema.APIVersion {
+		t.Errorf("api_version %v, want the zero version made %v", info.APIVersion, schema.APIVersion)
 	}
 	want := p.Info
-	want.APIVersion = plugin.APIVersion
+	want.APIVersion = schema.APIVersion
 	want.Operators = slices.Clone(want.Operators)
-	want.Operators[1].Devices = []op.Device{op.CPU}
+	want.Operators[1].Devices = []schema.Device{schema.CPU}
 	if d := want.Diff(info); d != "" {
 		t.Errorf("the info changed on the way: %s", d)
 	}
@@ -122,7 +121,7 @@ func TestInfoImage(t *testing.T) {
 
 	// No capabilities: 0 in the high half.
 	useHost(t)
-	Register(Plugin{Info: plugin.Info{ID: "test.plugin.x", APIVersion: iface.V(0, 1, 0)}})
+	Register(Plugin{Info: schema.Plugin{ID: "test.plugin.x", APIVersion: iface.V(0, 1, 0)}})
 	if r := mod.infoAddr(); r>>32 != 0 || uint32(r) == 0 {
 		t.Errorf("dynop_wasm_info without capabilities: %#x", r)
 	}
@@ -135,7 +134,7 @@ func TestInfoImage(t *testing.T) {
 				t.Errorf("Register of a channel default: panic %v", r)
 			}
 		}()
-		Register(Plugin{Info: plugin.Info{ID: "test.plugin.bad", Operators: []op.Schema{{Name: "a.B", Args: []op.Arg{{Name: "c", Default: make(chan int)}}}}}})
+		Register(Plugin{Info: schema.Plugin{ID: "test.plugin.bad", Operators: []schema.Op{{Name: "a.B", Args: []schema.Arg{{Name: "c", Default: make(chan int)}}}}}})
 	}()
 }
 
@@ -195,7 +194,7 @@ func TestRegisterFails(t *testing.T) {
 			abi.ErrorInvalidArgument, `plugin "test.plugin.scale": operator "test.Nothing" has no factory in Plugin.Operators`},
 		{"factory without operator", func(p *Plugin, _ *fakeHost) { p.Operators["test.Extra"] = p.Operators["test.Nothing"] },
 			abi.ErrorInvalidArgument, `factory for "test.Extra", which the info does not declare`},
-		{"gpu", func(p *Plugin, _ *fakeHost) { p.Info.Operators[0].Devices = []op.Device{op.CPU, op.GPU} },
+		{"gpu", func(p *Plugin, _ *fakeHost) { p.Info.Operators[0].Devices = []schema.Device{schema.CPU, schema.GPU} },
 			abi.ErrorUnsupported, `operator "test.Scale" lists devices [cpu gpu]`},
 		{"interfaces", func(p *Plugin, _ *fakeHost) {
 			p.Info.Interfaces = []iface.Desc{{UID: iface.MustParseUID("6D79A0C1-3B5E-4C1F-8E02-517AD4902B00"), Name: "a.B", Version: iface.V(1, 0, 0)}}
@@ -239,7 +238,7 @@ func TestOperatorLifecycle(t *testing.T) {
 	h, m, events := start(t)
 	op1, op2 := h.handles[0], h.handles[1]
 	instOut := m.alloc(4)
-	args := m.args(arg{"factor", op.Float, true, 1, encF64(3)})
+	args := m.args(arg{"factor", schema.Float, true, 1, encF64(3)})
 	if rc := mod.create(op1, args, 1, instOut); rc != abi.OK {
 		t.Fatalf("create: %v %q", rc, h.lastErr())
 	}
@@ -360,10 +359,10 @@ func TestCreateFails(t *testing.T) {
 		rc         abi.Result
 		msg        string
 	}{
-		{"factory error", op1, m.args(arg{"factor", op.Float, true, 1, encF64(0)}), 1, instOut,
+		{"factory error", op1, m.args(arg{"factor", schema.Float, true, 1, encF64(0)}), 1, instOut,
 			abi.ErrorUnsupported, "unsupported: factor 0"},
 		{"nil operator", op2, 0, 0, instOut, abi.ErrorGeneric, "the factory of test.Nothing returned no operator and no error"},
-		{"bad args", op1, m.args(arg{"factor", op.Float, true, 3, encF64(1, 2, 3)}), 1, instOut,
+		{"bad args", op1, m.args(arg{"factor", schema.Float, true, 3, encF64(1, 2, 3)}), 1, instOut,
 			abi.ErrorInvalidArgument, `argument "factor" (float): 3 values for a scalar`},
 		{"NULL *instance", op1, 0, 0, 0, abi.ErrorInvalidArgument, "*instance: NULL pointer"},
 		{"no operator 0", 0, 0, 0, instOut, abi.ErrorInvalidArgument, "no operator has handle 0"},
@@ -382,7 +381,7 @@ func TestPanicCrashes(t *testing.T) {
 	h, m, _ := start(t)
 	op1 := h.handles[0]
 	instOut := m.alloc(4)
-	if rc := mod.create(op1, m.args(arg{"factor", op.Float, false, 1, encF64(2)}), 1, instOut); rc != abi.OK {
+	if rc := mod.create(op1, m.args(arg{"factor", schema.Float, false, 1, encF64(2)}), 1, instOut); rc != abi.OK {
 		t.Fatal(rc)
 	}
 	inputs, outputs := m.alloc(tensorSize), m.alloc(tensorSize)

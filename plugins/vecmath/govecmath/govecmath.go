@@ -23,6 +23,7 @@ import (
 	"github.com/dynop/dynop/loader/native"
 	"github.com/dynop/dynop/plugin"
 	"github.com/dynop/dynop/plugins/vecmath"
+	"github.com/dynop/dynop/schema"
 )
 
 // ID is the plugin's ID: the vecmath plugin, Go backend.
@@ -32,8 +33,8 @@ func init() { plugin.Register(goPlugin{}) }
 
 type goPlugin struct{}
 
-func (goPlugin) Info() plugin.Info {
-	return plugin.Info{
+func (goPlugin) Info() schema.Plugin {
+	return schema.Plugin{
 		ID:          ID,
 		Version:     iface.V(1, 0, 0),
 		Description: "Example Go plugin: dynop.example.VecMath in Go, exported to C.",
