@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dynop/dynop/internal/friend"
+	"github.com/dynop/dynop/internal/lazy"
 	"maps"
 	"slices"
 	"strings"
@@ -108,7 +110,7 @@ func (h *Host) declareOperators() {
 			continue
 		}
 		for _, s := range rec.info.Operators {
-			if err := h.ops.Declare(s, rec.id, operatorProvider{h, rec.id}); err != nil {
+			if _, err := declareOperator(h.ops, s, rec.id, operatorProvider{h, rec.id}); err != nil {
 				h.log.Warn("operator declared twice; ignoring this plugin's", "plugin", rec.id, "operator", s.Name, "err", err)
 			}
 		}
@@ -119,11 +121,15 @@ func (h *Host) declareOperators() {
 		}
 		for _, s := range rec.info.Operators {
 			if _, err := h.ops.Lookup(s.Name); err != nil {
-				h.ops.Declare(s, rec.id, operatorProvider{h, rec.id}) // its Provide fails with the plugin's reason
+				declareOperator(h.ops, s, rec.id, operatorProvider{h, rec.id}) // its Provide fails with the plugin's reason
 			}
 		}
 	}
 }
+
+// declareOperator declares an operator that a plugin provides on demand
+// (see package op).
+var declareOperator = friend.Get[func(*op.Registry, schema.Op, string, lazy.Provider[op.Operator]) (func(), error)]()
 
 // operatorProvider starts plugin id to provide its operators.
 type operatorProvider struct {
@@ -131,7 +137,7 @@ type operatorProvider struct {
 	id string
 }
 
-// Provide implements op.Provider.
+// Provide implements lazy.Provider.
 func (p operatorProvider) Provide(ctx context.Context, name string) (op.Operator, func() error, error) {
 	return fromTable[operatorTable](ctx, p.h, p.id, operatorsInterface, "operator", name)
 }

@@ -182,52 +182,6 @@ func ExampleRegistry_Lookup() {
 	// Multiplies every element by factor and adds offset.
 }
 
-// exLazyPlugin stands in for the host's provider of a plugin that is not
-// started yet: Provide starts it, release lets it stop.
-type exLazyPlugin struct{ refs int }
-
-// Provide implements op.Provider.
-func (p *exLazyPlugin) Provide(ctx context.Context, name string) (op.Operator, func() error, error) {
-	if p.refs == 0 {
-		fmt.Println("plugin starts")
-	}
-	p.refs++
-	release := func() error {
-		if p.refs--; p.refs == 0 {
-			fmt.Println("plugin may stop")
-		}
-		return nil
-	}
-	return op.Operator{Schema: exScale, Backends: map[schema.Device]op.Factory{schema.CPU: newExScale}}, release, nil
-}
-
-// An operator can be declared by its schema alone, as the host does for
-// the operators of plugins that are not started: arguments are checked
-// without starting anything, and the first instance starts the plugin.
-func ExampleRegistry_Declare() {
-	reg := op.NewRegistry(op.Options{})
-	if err := reg.Declare(exScale, "example.plugin", &exLazyPlugin{}); err != nil {
-		fmt.Println(err)
-		return
-	}
-	if _, err := reg.Check("example.Scale", schema.Args{"factor": 2, "mode": "slow"}); err != nil {
-		fmt.Println(err)
-	}
-
-	in, err := reg.New(context.Background(), "example.Scale", schema.Args{"factor": 2})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println("instance of", in.Name(), "from", in.Plugin())
-	in.Close()
-	// Output:
-	// invalid operator argument: operator "example.Scale": argument "mode": slow is not one of [fast exact]
-	// plugin starts
-	// instance of example.Scale from example.plugin
-	// plugin may stop
-}
-
 // An operator may come in CPU-specific variants, best first, the
 // portable reference last; the registry runs the best one its CPU
 // allows. Options.CPU fixes the CPU here, so that the example gives the

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dynop/dynop/internal/friend"
+	"github.com/dynop/dynop/internal/lazy"
 	"math"
 	"reflect"
 	"strings"
@@ -264,7 +266,7 @@ func TestRegisterErrors(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(e.Schema.Devices, []schema.Device{schema.CPU}) {
 		t.Errorf("Lookup = %+v, %v; want devices [cpu]", e, err)
 	}
-	wantErr(t, r.Declare(scaleSchema(), "acme.plugin.x", nil), schema.ErrOp, "without a provider")
+	wantErr(t, declare(r, scaleSchema(), "acme.plugin.x", nil), schema.ErrOp, "without a provider")
 }
 
 func TestLookupAndList(t *testing.T) {
@@ -394,7 +396,7 @@ func TestInstancePanicsAndClose(t *testing.T) {
 	released := 0
 	r := op.NewRegistry(op.Options{})
 	impl := &scaleImpl{factor: 1}
-	if err := r.Declare(scaleSchema(), "acme.plugin.scale", provider(func(ctx context.Context, name string) (op.Operator, func() error, error) {
+	if err := declare(r, scaleSchema(), "acme.plugin.scale", provider(func(ctx context.Context, name string) (op.Operator, func() error, error) {
 		return op.Operator{Backends: map[schema.Device]op.Factory{schema.CPU: func(*schema.Values) (op.Impl, error) { return impl, nil }}},
 			func() error { released++; return nil }, nil
 	})); err != nil {
@@ -432,7 +434,7 @@ func TestInstancePanicsAndClose(t *testing.T) {
 func TestProviderFailure(t *testing.T) {
 	r := op.NewRegistry(op.Options{})
 	startErr := errors.New("register: libfoo.so: cannot open shared object")
-	if err := r.Declare(scaleSchema(), "acme.plugin.scale", provider(func(context.Context, string) (op.Operator, func() error, error) {
+	if err := declare(r, scaleSchema(), "acme.plugin.scale", provider(func(context.Context, string) (op.Operator, func() error, error) {
 		return op.Operator{}, nil, startErr
 	})); err != nil {
 		t.Fatal(err)
@@ -448,6 +450,40 @@ func TestProviderFailure(t *testing.T) {
 }
 
 type provider func(ctx context.Context, name string) (op.Operator, func() error, error)
+
+// declare declares an operator as a host does, through the hook package
+// op hands hosts in package friend.
+func declare(r *op.Registry, s schema.Op, plugin string, p lazy.Provider[op.Operator]) error {
+	_, err := friend.Get[func(*op.Registry, schema.Op, string, lazy.Provider[op.Operator]) (func(), error)]()(r, s, plugin, p)
+	return err
+}
+
+// TestDeclareRemove: the function a declaration returns removes the
+// operator, and only that one: not another registered under the name
+// since.
+func TestDeclareRemove(t *testing.T) {
+	r := op.NewRegistry(op.Options{})
+	declareOp := friend.Get[func(*op.Registry, schema.Op, string, lazy.Provider[op.Operator]) (func(), error)]()
+	never := provider(func(context.Context, string) (op.Operator, func() error, error) {
+		return op.Operator{}, nil, errors.New("not started")
+	})
+	remove, err := declareOp(r, scaleSchema(), "acme.plugin.scale", never)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = declareOp(r, scaleSchema(), "acme.plugin.other", never)
+	wantErr(t, err, errdefs.ErrDuplicate, `operator "test.Scale" is already registered by plugin "acme.plugin.scale"`)
+	remove()
+	_, err = r.Lookup("test.Scale")
+	wantErr(t, err, errdefs.ErrNotFound, `"test.Scale"`)
+	if err := r.Register(op.Operator{Schema: scaleSchema(), Backends: map[schema.Device]op.Factory{schema.CPU: scaleFactory}}); err != nil {
+		t.Fatal(err)
+	}
+	remove()
+	if e, err := r.Lookup("test.Scale"); err != nil || e.Plugin != "" {
+		t.Errorf("a stale remove took the registered operator: %+v, %v", e, err)
+	}
+}
 
 func (p provider) Provide(ctx context.Context, name string) (op.Operator, func() error, error) {
 	return p(ctx, name)

@@ -3,10 +3,11 @@ package op
 import (
 	"context"
 	"fmt"
+	"github.com/dynop/dynop/internal/friend"
+	"github.com/dynop/dynop/internal/lazy"
 	"log/slog"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -33,14 +34,6 @@ type Operator struct {
 	Variants map[schema.Device][]Variant
 }
 
-// Provider produces an operator's backends on demand. The host declares
-// the operators of a plugin that is not started with a Provider that
-// starts it: Provide returns the operator and a release function that
-// drops the reference keeping the plugin started.
-type Provider interface {
-	Provide(ctx context.Context, name string) (op Operator, release func() error, err error)
-}
-
 // Entry is what a registry knows about one operator.
 type Entry struct {
 	Schema schema.Op `json:"schema"`
@@ -49,11 +42,14 @@ type Entry struct {
 	Plugin string `json:"plugin,omitempty"`
 }
 
-type entry struct {
-	Entry
-	backends map[schema.Device]Factory   // registered directly
-	vars     map[schema.Device][]Variant // registered directly
-	provider Provider                    // declared
+// entry is one operator in a registry: registered with its backends, or
+// declared with a provider.
+type entry = lazy.Entry[*desc, Operator]
+
+// desc is what a registry keeps with an operator besides its backends:
+// its schema, normalized, and the state of its variants on each device.
+type desc struct {
+	schema schema.Op
 
 	vmu    sync.Mutex
 	vstate map[schema.Device]*variantState
@@ -95,13 +91,12 @@ type Registry struct {
 	cpu      dispatch.CPU
 	verify   bool
 
-	mu  sync.RWMutex
-	ops map[string]*entry
+	ops *lazy.Registry[*desc, Operator]
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry(opts Options) *Registry {
-	r := &Registry{log: opts.Logger, devices: opts.Devices, maxBytes: opts.MaxSampleBytes, verify: opts.VerifyVariants, ops: make(map[string]*entry)}
+	r := &Registry{log: opts.Logger, devices: opts.Devices, maxBytes: opts.MaxSampleBytes, verify: opts.VerifyVariants, ops: lazy.New(duplicate)}
 	if opts.CPU != nil {
 		r.cpu = *opts.CPU
 	} else {
@@ -134,7 +129,8 @@ func (r *Registry) Register(o Operator) error {
 	if err != nil {
 		return err
 	}
-	return r.add(&entry{Entry: Entry{Schema: s}, backends: maps.Clone(o.Backends), vars: maps.Clone(o.Variants)})
+	_, err = r.ops.Add(s.Name, &entry{Desc: &desc{schema: s}, Value: Operator{Schema: s, Backends: maps.Clone(o.Backends), Variants: maps.Clone(o.Variants)}})
+	return err
 }
 
 // CheckBackends verifies that o's schema is valid and that o has a
@@ -166,45 +162,47 @@ func CheckBackends(o Operator) error {
 	return nil
 }
 
-// Declare adds an operator known only by its schema, provided by plugin
-// through p when it is instantiated. Errors wrap [schema.ErrOp] or
-// [dynop.ErrDuplicate].
-func (r *Registry) Declare(s schema.Op, plugin string, p Provider) error {
+// declare adds an operator known only by its schema, provided by plugin
+// through p when it is instantiated (a host starts the plugin, and the
+// release p returns lets it stop), and returns a function that removes
+// it. Errors wrap [schema.ErrOp] or [dynop.ErrDuplicate]. Only a host
+// declares operators: it gets this method through package friend (see
+// init), as
+//
+//	friend.Get[func(*op.Registry, schema.Op, string, lazy.Provider[op.Operator]) (func(), error)]()
+func (r *Registry) declare(s schema.Op, plugin string, p lazy.Provider[Operator]) (remove func(), err error) {
 	if err := s.Validate(); err != nil {
-		return err
+		return nil, err
 	}
 	if p == nil {
-		return fmt.Errorf("%w: operator %q: declared without a provider", schema.ErrOp, s.Name)
+		return nil, fmt.Errorf("%w: operator %q: declared without a provider", schema.ErrOp, s.Name)
 	}
-	s, err := normalized(s)
+	s, err = normalized(s)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return r.add(&entry{Entry: Entry{Schema: s, Plugin: plugin}, provider: p})
+	return r.ops.Add(s.Name, &entry{Desc: &desc{schema: s}, Plugin: plugin, Provider: p})
 }
+
+func init() { friend.Set((*Registry).declare) }
 
 // operator returns e's operator: the one registered, or the one its
 // provider gives (starting its plugin), with a release function that lets
 // the plugin stop again.
-func (e *entry) operator(ctx context.Context) (Operator, func() error, error) {
-	if e.provider == nil {
-		return Operator{Schema: e.Schema, Backends: e.backends, Variants: e.vars}, func() error { return nil }, nil
-	}
-	o, release, err := e.provider.Provide(ctx, e.Schema.Name)
+func operator(ctx context.Context, e *entry) (Operator, func() error, error) {
+	o, release, err := e.Get(ctx, e.Desc.schema.Name)
 	if err != nil {
-		return Operator{}, nil, fmt.Errorf("op: operator %q: plugin %q: %w", e.Schema.Name, e.Plugin, err)
+		return Operator{}, nil, fmt.Errorf("op: operator %q: plugin %q: %w", e.Desc.schema.Name, e.Plugin, err)
 	}
-	return withReferences(o), release, nil
+	if e.Declared() {
+		o = withReferences(o)
+	}
+	return o, release, nil
 }
 
-func (r *Registry) add(e *entry) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if old, dup := r.ops[e.Schema.Name]; dup {
-		return fmt.Errorf("%w: operator %q is already registered%s", errdefs.ErrDuplicate, e.Schema.Name, from(old.Plugin))
-	}
-	r.ops[e.Schema.Name] = e
-	return nil
+// duplicate is the error of adding an operator whose name old has.
+func duplicate(name string, old *entry) error {
+	return fmt.Errorf("%w: operator %q is already registered%s", errdefs.ErrDuplicate, name, from(old.Plugin))
 }
 
 func from(plugin string) string {
@@ -221,38 +219,27 @@ func (r *Registry) Lookup(name string) (Entry, error) {
 	if err != nil {
 		return Entry{}, err
 	}
-	return e.Entry, nil
+	return Entry{Schema: e.Desc.schema, Plugin: e.Plugin}, nil
 }
 
 func (r *Registry) entry(name string) (*entry, error) {
-	r.mu.RLock()
-	e, ok := r.ops[name]
-	r.mu.RUnlock()
-	if ok {
+	if e, ok := r.ops.Get(name); ok {
 		return e, nil
 	}
 	hint := ""
-	if near := suggest.Nearest(name, r.names()); near != "" {
+	if near := suggest.Nearest(name, r.ops.Names()); near != "" {
 		hint = fmt.Sprintf("; did you mean %q?", near)
 	}
 	return nil, fmt.Errorf("op: operator %w: %q%s", errdefs.ErrNotFound, name, hint)
 }
 
-func (r *Registry) names() []string {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return slices.Collect(maps.Keys(r.ops))
-}
-
 // List returns every operator, sorted by name.
 func (r *Registry) List() []Entry {
-	r.mu.RLock()
-	list := make([]Entry, 0, len(r.ops))
-	for _, e := range r.ops {
-		list = append(list, e.Entry)
+	es := r.ops.Entries()
+	list := make([]Entry, len(es))
+	for i, e := range es {
+		list[i] = Entry{Schema: e.Desc.schema, Plugin: e.Plugin}
 	}
-	r.mu.RUnlock()
-	sort.Slice(list, func(i, j int) bool { return list[i].Schema.Name < list[j].Schema.Name })
 	return list
 }
 
@@ -293,14 +280,14 @@ func (r *Registry) check(name string, args schema.Args, opts []Option) (*entry, 
 		return nil, "", nil, err
 	}
 	switch {
-	case !e.Schema.HasDevice(s.device):
+	case !e.Desc.schema.HasDevice(s.device):
 		return nil, "", nil, fmt.Errorf("op: operator %q on device %s: %w: it has no %s backend (devices: %s)",
-			name, s.device, errdefs.ErrUnsupported, s.device, devList(e.Schema.Devices))
+			name, s.device, errdefs.ErrUnsupported, s.device, devList(e.Desc.schema.Devices))
 	case !r.HasDevice(s.device):
 		return nil, "", nil, fmt.Errorf("op: operator %q on device %s: %w: this machine has no %s device (it has: %s)",
 			name, s.device, errdefs.ErrUnsupported, s.device, devList(r.devices))
 	}
-	v, err := e.Schema.Check(args, r.log)
+	v, err := e.Desc.schema.Check(args, r.log)
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -328,7 +315,7 @@ func (r *Registry) New(ctx context.Context, name string, args schema.Args, opts 
 	if err != nil {
 		return nil, err
 	}
-	o, release, err := e.operator(ctx)
+	o, release, err := operator(ctx, e)
 	if err != nil {
 		return nil, err
 	}
@@ -349,7 +336,7 @@ func (r *Registry) New(ctx context.Context, name string, args schema.Args, opts 
 		return nil, joinRelease(err, release)
 	}
 	if vs := o.Variants[dev]; r.verify && dev == schema.CPU && s.variant == "" && len(vs) > 1 { // random inputs are made on the CPU
-		in.verify = &pendingVerify{r: r, st: e.variants(dev), variants: vs}
+		in.verify = &pendingVerify{r: r, st: e.Desc.variants(dev), variants: vs}
 	}
 	return in, nil
 }

@@ -57,8 +57,8 @@ func (st *variantState) disable(name, why string) {
 	st.disabled[name] = why
 }
 
-// variants returns e's variant state for device d.
-func (e *entry) variants(d schema.Device) *variantState {
+// variants returns the operator's variant state for device d.
+func (e *desc) variants(d schema.Device) *variantState {
 	e.vmu.Lock()
 	defer e.vmu.Unlock()
 	if e.vstate == nil {
@@ -129,7 +129,7 @@ func (r *Registry) choose(e *entry, o Operator, dev schema.Device, forced string
 		}
 		return o.Backends[dev], "", nil
 	}
-	ch, err := dispatch.Choose(describeVariants(vs), r.cpu, e.variants(dev).disabledCopy())
+	ch, err := dispatch.Choose(describeVariants(vs), r.cpu, e.Desc.variants(dev).disabledCopy())
 	if forced != "" {
 		i := slices.IndexFunc(vs, func(v Variant) bool { return v.Name == forced })
 		switch {
@@ -171,7 +171,7 @@ func (r *Registry) Variants(ctx context.Context, name string, opts ...Option) (d
 	if err != nil {
 		return dispatch.Choice{Index: -1}, err
 	}
-	o, release, err := e.operator(ctx)
+	o, release, err := operator(ctx, e)
 	if err != nil {
 		return dispatch.Choice{Index: -1}, err
 	}
@@ -180,7 +180,7 @@ func (r *Registry) Variants(ctx context.Context, name string, opts ...Option) (d
 	if len(vs) == 0 {
 		return dispatch.Choice{Index: -1}, nil
 	}
-	ch, err := dispatch.Choose(describeVariants(vs), r.cpu, e.variants(s.device).disabledCopy())
+	ch, err := dispatch.Choose(describeVariants(vs), r.cpu, e.Desc.variants(s.device).disabledCopy())
 	if errors.Is(err, dispatch.ErrNoVariant) && ch.Variants != nil {
 		err = nil // the statuses say why
 	}
