@@ -15,12 +15,12 @@ import (
 // pluginID, and a reference to release when done with it. The plugin must
 // provide a version of the interface [iface.Compatible] with min. If the
 // plugin is not started, Acquire starts it (and the plugins it acquires in
-// its Register) before returning; if another goroutine is starting or
+// its Start) before returning; if another goroutine is starting or
 // stopping it, Acquire waits, for as long as ctx allows.
 //
 // Errors wrap [ErrNotFound] (unknown plugin or interface), [ErrVersion],
 // [ErrCycle], [ErrInvalid] (broken plugin), [ErrUnsupported], [ErrSignature], [ErrClosed], or the error
-// of the plugin's Register, and name the plugin and the interface.
+// of the plugin's Start, and name the plugin and the interface.
 func (h *Host) Acquire(ctx context.Context, pluginID string, uid iface.UID, min iface.Version) (any, Ref, error) {
 	return h.acquire(ctx, nil, pluginID, uid, min)
 }
@@ -109,7 +109,7 @@ func (h *Host) requesterGone(hd *handle, id string, uid iface.UID) error {
 // h.mu is held.
 func (h *Host) takeLive(hd *handle, rec *record, uid iface.UID) (any, Ref, error) {
 	e := rec.entry(uid)
-	if e == nil { // Register and Info agree (checked at start), so this is a host bug
+	if e == nil { // Start and Info agree (checked at start), so this is a host bug
 		return nil, Ref{}, fmt.Errorf("dynop: acquire %s: %w: the started plugin has no such live interface", describe(rec, uid), ErrNotFound)
 	}
 	var owner *record
@@ -138,14 +138,14 @@ func describe(rec *record, uid iface.UID) string {
 	return fmt.Sprintf("plugin %q interface {%s}", rec.id, uid)
 }
 
-// startingKey is the context key under which a plugin's Register finds the
+// startingKey is the context key under which a plugin's Start finds the
 // record of the plugin being started, so that acquisitions made with that
 // context, even through the program's *Host, count as made by its start.
 type startingKey struct{}
 
 // waiter returns the plugin whose start a wait by this request would hold
 // up: the requesting plugin if it is starting, else the plugin whose
-// Register's context ctx is. nil if none. h.mu is held.
+// Start's context ctx is. nil if none. h.mu is held.
 func waiter(ctx context.Context, hd *handle) *record {
 	if hd != nil && hd.rec.state == StateStarting {
 		return hd.rec
@@ -284,7 +284,7 @@ func (rec *record) entry(uid iface.UID) *entry {
 }
 
 // OnUnload registers fn to be called before plugin pluginID stops (any
-// plugin, if pluginID is empty), before its Deregister runs: the program
+// plugin, if pluginID is empty), before its Stop runs: the program
 // drops whatever it keeps that points into the plugin without holding a
 // reference. fn receives the ID of the plugin that is stopping. It runs on
 // the goroutine that stops the plugin, so it must not acquire interfaces.

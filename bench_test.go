@@ -30,7 +30,7 @@ func (adderPlugin) Info() schema.Plugin {
 	return schema.Plugin{ID: "bench.plugin.adder", Version: iface.V(1, 0, 0), Interfaces: []iface.Desc{adderDef.Desc}}
 }
 
-func (adderPlugin) Register(ctx context.Context, h plugin.Host) error {
+func (adderPlugin) Start(ctx context.Context, h plugin.Registrar) error {
 	return adderDef.Provide(h, adder{})
 }
 

@@ -4,7 +4,7 @@
 // them when it opens. Asking for an interface of a plugin ([Host.Acquire],
 // or the typed [Acquire]) or for an operator it provides by name
 // ([Host.NewOperator]) starts that plugin, and the plugins it acquires
-// from its Register, first. Every acquisition returns a [Ref]; when the last
+// from its Start, first. Every acquisition returns a [Ref]; when the last
 // reference to a plugin's interfaces is released, the host stops the
 // plugin, and then whatever it alone kept alive. [Host.Close] stops what is
 // left, dependents before what they depend on, and reports references the
@@ -30,7 +30,7 @@
 // policy, or a duplicate of an earlier one) and why.
 //
 // The host never calls into a plugin while holding its lock, so a plugin may
-// acquire other plugins from its Register. A panic in a plugin's lifecycle
+// acquire other plugins from its Start. A panic in a plugin's lifecycle
 // methods becomes an error wrapping [ErrPanic]; the host carries on.
 package dynop
 
@@ -252,13 +252,13 @@ type record struct {
 
 	state       State
 	done        chan struct{} // closed when the running transition ends
-	registering bool          // its Register is running: interfaces may be added
+	registering bool          // its Start is running: interfaces may be added
 	attempt     uint64        // start attempts so far
 	lastErr     error         // why the last start failed
 	waitingOn   []*record     // while starting: the plugins whose transitions its start awaits
-	live        []*entry      // interfaces added by Register
-	ops         operatorTable // operators registered by Register
-	passes      passTable     // passes registered by Register
+	live        []*entry      // interfaces added by Start
+	ops         operatorTable // operators registered by Start
+	passes      passTable     // passes registered by Start
 	refs        int           // references held to live
 	refused     bool          // started, no references, CanUnload said false
 	held        slotList      // references this plugin holds to others

@@ -13,7 +13,7 @@ import (
 	"github.com/dynop/dynop/plugin"
 )
 
-// handle is the plugin.Host one start of one plugin sees. It dies when
+// handle is the plugin.Registrar one start of one plugin sees. It dies when
 // that start ends in failure or the plugin stops; a restarted plugin gets a
 // new handle.
 type handle struct {
@@ -22,7 +22,7 @@ type handle struct {
 	dead bool // guarded by h.mu
 }
 
-var _ plugin.Host = (*handle)(nil)
+var _ plugin.Registrar = (*handle)(nil)
 
 // usable reports why hd cannot be used for op now, or nil. h.mu is held.
 func (hd *handle) usable(op string) error {
@@ -35,7 +35,7 @@ func (hd *handle) usable(op string) error {
 	return nil
 }
 
-// AddInterface implements plugin.Host.
+// AddInterface implements plugin.Registrar.
 func (hd *handle) AddInterface(desc iface.Desc, impl any) error {
 	h, rec := hd.h, hd.rec
 	h.mu.Lock()
@@ -44,7 +44,7 @@ func (hd *handle) AddInterface(desc iface.Desc, impl any) error {
 		return err
 	}
 	if !rec.registering {
-		return fmt.Errorf("dynop: plugin %q: AddInterface %s: %w: allowed only during Register", rec.id, desc, ErrState)
+		return fmt.Errorf("dynop: plugin %q: AddInterface %s: %w: allowed only during Start", rec.id, desc, ErrState)
 	}
 	declared, ok := rec.info.Provides(desc.UID)
 	switch {
@@ -68,18 +68,18 @@ func (hd *handle) AddInterface(desc iface.Desc, impl any) error {
 	return nil
 }
 
-// RemoveInterface implements plugin.Host.
+// RemoveInterface implements plugin.Registrar.
 func (hd *handle) RemoveInterface(uid iface.UID) error {
 	h, rec := hd.h, hd.rec
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	// Unlike the other methods this one works on a closed host: Close
-	// stops plugins, and their Deregister may remove what they added.
+	// stops plugins, and their Stop may remove what they added.
 	if hd.dead {
 		return hd.usable("RemoveInterface")
 	}
 	if !rec.registering && rec.state != StateStopping {
-		return fmt.Errorf("dynop: plugin %q: RemoveInterface {%s}: %w: allowed only during Register and Deregister", rec.id, uid, ErrState)
+		return fmt.Errorf("dynop: plugin %q: RemoveInterface {%s}: %w: allowed only during Start and Stop", rec.id, uid, ErrState)
 	}
 	i := slices.IndexFunc(rec.live, func(e *entry) bool { return e.desc.UID == uid })
 	if i < 0 {
@@ -89,18 +89,18 @@ func (hd *handle) RemoveInterface(uid iface.UID) error {
 	return nil
 }
 
-// Acquire implements plugin.Host: the reference belongs to the plugin and
+// Acquire implements plugin.Registrar: the reference belongs to the plugin and
 // is released when the plugin stops, if the plugin has not released it.
 func (hd *handle) Acquire(ctx context.Context, pluginID string, uid iface.UID, min iface.Version) (any, plugin.Ref, error) {
 	return hd.h.acquire(ctx, hd, pluginID, uid, min)
 }
 
-// OnUnload implements plugin.Host.
+// OnUnload implements plugin.Registrar.
 func (hd *handle) OnUnload(pluginID string, fn func(pluginID string)) (func(), error) {
 	return hd.h.addWatcher(hd, pluginID, fn)
 }
 
-// Logger implements plugin.Host.
+// Logger implements plugin.Registrar.
 func (hd *handle) Logger() *slog.Logger { return hd.rec.log }
 
 func (hd *handle) CPU() dispatch.CPU { return hd.h.cpu }

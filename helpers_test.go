@@ -61,23 +61,23 @@ func (e *events) take() []string {
 }
 
 // fake is a configurable plugin. By default it provides counterDef and
-// acquires counterDef from each plugin in deps during Register.
+// acquires counterDef from each plugin in deps during Start.
 type fake struct {
 	id   string
 	deps []string
 	ev   *events
 
 	// Optional behaviour.
-	register  func(ctx context.Context, h plugin.Host) error // replaces the default body
+	register  func(ctx context.Context, h plugin.Registrar) error // replaces the default body
 	canUnload func() bool
-	onStop    func() // called from Deregister
-	stopErr   error  // what Deregister returns
+	onStop    func() // called from Stop
+	stopErr   error  // what Stop returns
 
-	host                             plugin.Host // the host of the latest start
-	alive                            atomic.Bool // between the end of Register and Deregister
+	host                             plugin.Registrar // the host of the latest start
+	alive                            atomic.Bool      // between the end of Start and Stop
 	violations                       atomic.Int64
 	depsMu                           sync.Mutex
-	depCounters                      []Counter // what the default Register acquired
+	depCounters                      []Counter // what the default Start acquired
 	registers, starteds, deregisters atomic.Int64
 	unloads, canUnloadCalls          atomic.Int64
 }
@@ -104,7 +104,7 @@ func (f *fake) Info() schema.Plugin {
 
 func (f *fake) short() string { return strings.TrimPrefix(f.id, "test.plugin.") }
 
-func (f *fake) Register(ctx context.Context, h plugin.Host) error {
+func (f *fake) Start(ctx context.Context, h plugin.Registrar) error {
 	f.registers.Add(1)
 	f.host = h
 	if f.ev != nil {
@@ -147,7 +147,7 @@ func (f *fake) CanUnload() bool {
 	return true
 }
 
-func (f *fake) Deregister(context.Context) error {
+func (f *fake) Stop(context.Context) error {
 	f.deregisters.Add(1)
 	f.alive.Store(false)
 	f.depsMu.Lock()

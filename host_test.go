@@ -111,7 +111,7 @@ func TestAcquireErrors(t *testing.T) {
 
 	// None of that started the plugin: its Info answered everything.
 	if n := f.registers.Load(); n != 0 {
-		t.Errorf("failed acquisitions ran Register %d times", n)
+		t.Errorf("failed acquisitions ran Start %d times", n)
 	}
 
 	// An older minimum than provided is fine.
@@ -182,8 +182,8 @@ type infoPlugin struct {
 	registers int
 }
 
-func (p *infoPlugin) Info() schema.Plugin                         { return p.info }
-func (p *infoPlugin) Register(context.Context, plugin.Host) error { p.registers++; return nil }
+func (p *infoPlugin) Info() schema.Plugin                           { return p.info }
+func (p *infoPlugin) Start(context.Context, plugin.Registrar) error { p.registers++; return nil }
 
 func TestOpenErrors(t *testing.T) {
 	ctx := context.Background()
@@ -205,7 +205,7 @@ func TestRegisterErrorLeavesPluginNotStarted(t *testing.T) {
 	bad := newFake(ev, "bad", "dep")
 	fail := true
 	var cancelled bool
-	bad.register = func(ctx context.Context, h plugin.Host) error {
+	bad.register = func(ctx context.Context, h plugin.Registrar) error {
 		if _, _, err := plugin.Acquire(ctx, h, dep.id, counterDef); err != nil {
 			return err
 		}
@@ -226,13 +226,13 @@ func TestRegisterErrorLeavesPluginNotStarted(t *testing.T) {
 	_, _, err := dynop.Acquire(ctx, h, bad.id, counterDef)
 	wantErr(t, err, errBoom, `plugin "test.plugin.bad"`, "register", "boom")
 	wantState(t, h, "bad", dynop.StateAvailable, 0)
-	wantState(t, h, "dep", dynop.StateAvailable, 0) // what Register acquired was released
+	wantState(t, h, "dep", dynop.StateAvailable, 0) // what Start acquired was released
 	wantEvents(t, ev, "register bad", "register dep", "started dep", "deregister dep", "unload dep")
 	if cancelled {
 		t.Error("the failed plugin's clear-callback ran after its start failed")
 	}
 	if bad.deregisters.Load() != 0 || bad.starteds.Load() != 0 {
-		t.Error("a plugin whose Register failed got Started or Deregister")
+		t.Error("a plugin whose Start failed got Started or Stop")
 	}
 	st, _ := h.Plugin(bad.id)
 	if st.Starts != 0 || !errors.Is(st.Err, errBoom) {
@@ -254,14 +254,14 @@ func TestRegisterErrorLeavesPluginNotStarted(t *testing.T) {
 func TestRegisterPanicIsRecovered(t *testing.T) {
 	ctx := context.Background()
 	p := newFake(nil, "panicky")
-	p.register = func(ctx context.Context, h plugin.Host) error {
+	p.register = func(ctx context.Context, h plugin.Registrar) error {
 		_ = counterDef.Provide(h, &counter{})
 		panic("nil map write, say")
 	}
 	h := open(t, p, newFake(nil, "fine"))
 	defer h.Close(ctx)
 	_, _, err := dynop.Acquire(ctx, h, p.id, counterDef)
-	wantErr(t, err, dynop.ErrPanic, `plugin "test.plugin.panicky"`, "Register", "nil map write, say")
+	wantErr(t, err, dynop.ErrPanic, `plugin "test.plugin.panicky"`, "Start", "nil map write, say")
 	wantState(t, h, "panicky", dynop.StateAvailable, 0)
 	_, ref := acquire(t, h, "fine")
 	release(t, ref)
@@ -274,22 +274,22 @@ func TestPanicsInStopHooksAreErrors(t *testing.T) {
 	defer h.Close(context.Background())
 	_, ref := acquire(t, h, "p")
 	err := ref.Release()
-	wantErr(t, err, dynop.ErrPanic, `plugin "test.plugin.p"`, "Deregister", "deregister exploded")
+	wantErr(t, err, dynop.ErrPanic, `plugin "test.plugin.p"`, "Stop", "deregister exploded")
 	wantState(t, h, "p", dynop.StateAvailable, 0) // released and stopped all the same
 	if p.unloads.Load() != 1 {
-		t.Error("Unload not called after Deregister panicked")
+		t.Error("Unload not called after Stop panicked")
 	}
 }
 
 func TestDeclaredInterfaceMissingFailsStart(t *testing.T) {
 	p := newFake(nil, "lazy")
-	p.register = func(context.Context, plugin.Host) error { return nil }
+	p.register = func(context.Context, plugin.Registrar) error { return nil }
 	h := open(t, p)
 	defer h.Close(context.Background())
 	_, _, err := dynop.Acquire(context.Background(), h, p.id, counterDef)
-	wantErr(t, err, dynop.ErrNotFound, `plugin "test.plugin.lazy"`, "Info declares interface(s) that Register did not add", "test.Counter v1.2.0")
+	wantErr(t, err, dynop.ErrNotFound, `plugin "test.plugin.lazy"`, "Info declares interface(s) that Start did not add", "test.Counter v1.2.0")
 	if p.deregisters.Load() != 1 || p.unloads.Load() != 1 {
-		t.Errorf("Register succeeded, so the plugin must be deregistered: %d deregisters, %d unloads", p.deregisters.Load(), p.unloads.Load())
+		t.Errorf("Start succeeded, so the plugin must be deregistered: %d deregisters, %d unloads", p.deregisters.Load(), p.unloads.Load())
 	}
 	wantState(t, h, "lazy", dynop.StateAvailable, 0)
 }
@@ -298,7 +298,7 @@ func TestAddInterfaceRules(t *testing.T) {
 	undeclared := iface.Desc{UID: iface.MustParseUID("ABCDEF01-2345-4678-9ABC-DEF012345678"), Name: "test.Other", Version: iface.V(1, 0, 0)}
 	var errs []error
 	p := newFake(nil, "strict")
-	p.register = func(ctx context.Context, h plugin.Host) error {
+	p.register = func(ctx context.Context, h plugin.Registrar) error {
 		errs = append(errs,
 			h.AddInterface(undeclared, &counter{}),
 			h.AddInterface(iface.Desc{UID: counterDef.UID, Name: counterDef.Name, Version: iface.V(1, 1, 0)}, &counter{}),
@@ -320,11 +320,11 @@ func TestAddInterfaceRules(t *testing.T) {
 	wantErr(t, errs[3], dynop.ErrInvalid, "implementation is nil")
 	wantErr(t, errs[4], dynop.ErrDuplicate, "already added")
 
-	// After Register, the plugin's host refuses changes.
+	// After Start, the plugin's host refuses changes.
 	err := p.host.AddInterface(counterDef.Desc, &counter{})
-	wantErr(t, err, dynop.ErrState, "allowed only during Register")
+	wantErr(t, err, dynop.ErrState, "allowed only during Start")
 	err = p.host.RemoveInterface(counterDef.UID)
-	wantErr(t, err, dynop.ErrState, "allowed only during Register and Deregister")
+	wantErr(t, err, dynop.ErrState, "allowed only during Start and Stop")
 	release(t, ref)
 
 	// Once stopped, the old host is dead.
@@ -347,7 +347,7 @@ func TestRemoveInterfaceDuringDeregister(t *testing.T) {
 	_, ref := acquire(t, h, "tidy")
 	release(t, ref)
 	if removeErrs[0] != nil {
-		t.Errorf("RemoveInterface in Deregister: %v", removeErrs[0])
+		t.Errorf("RemoveInterface in Stop: %v", removeErrs[0])
 	}
 	wantErr(t, removeErrs[1], dynop.ErrNotFound, "not added")
 	wantErr(t, removeErrs[2], dynop.ErrState, "the plugin is stopping")
@@ -456,7 +456,7 @@ func TestCloseStopsDependentsFirstAndReportsLeaks(t *testing.T) {
 }
 
 func TestCloseBreaksReferenceCycles(t *testing.T) {
-	// x and y acquire each other after they started (not from Register, which
+	// x and y acquire each other after they started (not from Start, which
 	// would be a start cycle), so neither reference count can reach zero.
 	ev := &events{}
 	x, y := newFake(ev, "x"), newFake(ev, "y")
@@ -532,7 +532,7 @@ func TestClearCallbacksRunBeforeDeregister(t *testing.T) {
 	ev := &events{}
 	target := newFake(ev, "target")
 	watcher := newFake(ev, "watcher")
-	watcher.register = func(ctx context.Context, h plugin.Host) error {
+	watcher.register = func(ctx context.Context, h plugin.Registrar) error {
 		// Keeps something that points into target without a reference.
 		if _, err := h.OnUnload(target.id, func(id string) { ev.add("watcher clears %s", id) }); err != nil {
 			return err
@@ -605,7 +605,7 @@ func TestStartCycleIsReported(t *testing.T) {
 	wantErr(t, err, dynop.ErrInvalid, `needs interface "test.Counter" from itself`)
 
 	self := newFake(nil, "self")
-	self.register = func(ctx context.Context, h plugin.Host) error {
+	self.register = func(ctx context.Context, h plugin.Registrar) error {
 		_, _, err := plugin.Acquire(ctx, h, self.id, counterDef)
 		return err
 	}
@@ -617,10 +617,10 @@ func TestStartCycleIsReported(t *testing.T) {
 
 func TestStartCycleAcrossGoroutines(t *testing.T) {
 	// p and q start in two goroutines at once and each acquires the other
-	// from its Register: neither may wait for the other forever.
+	// from its Start: neither may wait for the other forever.
 	inP, inQ := make(chan struct{}), make(chan struct{})
 	p, q := newFake(nil, "p"), newFake(nil, "q")
-	p.register = func(ctx context.Context, h plugin.Host) error {
+	p.register = func(ctx context.Context, h plugin.Registrar) error {
 		close(inP)
 		<-inQ
 		if _, _, err := plugin.Acquire(ctx, h, q.id, counterDef); err != nil {
@@ -628,7 +628,7 @@ func TestStartCycleAcrossGoroutines(t *testing.T) {
 		}
 		return counterDef.Provide(h, &counter{})
 	}
-	q.register = func(ctx context.Context, h plugin.Host) error {
+	q.register = func(ctx context.Context, h plugin.Registrar) error {
 		close(inQ)
 		<-inP
 		if _, _, err := plugin.Acquire(ctx, h, p.id, counterDef); err != nil {
@@ -655,7 +655,7 @@ func TestStartCycleAcrossGoroutines(t *testing.T) {
 func TestConcurrentAcquireStartsOnce(t *testing.T) {
 	slow := newFake(nil, "slow")
 	gate := make(chan struct{})
-	slow.register = func(ctx context.Context, h plugin.Host) error {
+	slow.register = func(ctx context.Context, h plugin.Registrar) error {
 		<-gate
 		return counterDef.Provide(h, &counter{name: "slow"})
 	}
@@ -691,7 +691,7 @@ func TestAcquireWaitHonoursContext(t *testing.T) {
 	slow := newFake(nil, "slow")
 	gate := make(chan struct{})
 	entered := make(chan struct{})
-	slow.register = func(ctx context.Context, h plugin.Host) error {
+	slow.register = func(ctx context.Context, h plugin.Registrar) error {
 		close(entered)
 		<-gate
 		return counterDef.Provide(h, &counter{})
@@ -712,7 +712,7 @@ func TestAcquireWaitHonoursContext(t *testing.T) {
 func TestWaitersShareAFailedStart(t *testing.T) {
 	bad := newFake(nil, "bad")
 	gate := make(chan struct{})
-	bad.register = func(ctx context.Context, h plugin.Host) error {
+	bad.register = func(ctx context.Context, h plugin.Registrar) error {
 		<-gate
 		return errors.New("no GPU")
 	}
@@ -729,6 +729,6 @@ func TestWaitersShareAFailedStart(t *testing.T) {
 		wantErr(t, <-errs, nil, "no GPU")
 	}
 	if r := bad.registers.Load(); r >= n {
-		t.Errorf("Register ran %d times for %d waiting callers; waiters should share a failed start", r, n)
+		t.Errorf("Start ran %d times for %d waiting callers; waiters should share a failed start", r, n)
 	}
 }

@@ -41,10 +41,10 @@ func guard(id, step string, fn func() error) (err error) {
 	return fn()
 }
 
-// start runs rec's Register and Started hooks. rec is in StateStarting.
+// start runs rec's Start and Started hooks. rec is in StateStarting.
 // On failure the plugin moves to StateStopping (so neither it nor its
 // goroutines can add, acquire or register anything more), everything it
-// added, registered or acquired is undone, and, if Register itself
+// added, registered or acquired is undone, and, if Start itself
 // succeeded, its stop hooks run: it is left not started rather than half
 // started. The caller ends the transition.
 func (h *Host) start(ctx context.Context, rec *record) error {
@@ -53,7 +53,7 @@ func (h *Host) start(ctx context.Context, rec *record) error {
 	rec.registering = true
 	hd := rec.handle
 	h.mu.Unlock()
-	err := h.guard(rec.id, "Register", func() error { return rec.p.Register(ctx, hd) })
+	err := h.guard(rec.id, "Start", func() error { return rec.p.Start(ctx, hd) })
 	h.mu.Lock()
 	rec.registering = false
 	h.mu.Unlock()
@@ -76,7 +76,7 @@ func (h *Host) start(ctx context.Context, rec *record) error {
 }
 
 // undoStart tears down a failed start of rec; with registered set, the
-// plugin's Register had succeeded and its stop hooks run too.
+// plugin's Start had succeeded and its stop hooks run too.
 func (h *Host) undoStart(ctx context.Context, rec *record, registered bool) error {
 	h.mu.Lock()
 	rec.state = StateStopping
@@ -107,7 +107,7 @@ func (h *Host) releaseHeld(rec *record) error {
 	return h.stopAll(stop)
 }
 
-// checkLive verifies that Register added every interface and registered
+// checkLive verifies that Start added every interface and registered
 // every operator and pass that Info declares, and publishes them.
 func (h *Host) checkLive(rec *record) error {
 	h.mu.Lock()
@@ -119,7 +119,7 @@ func (h *Host) checkLive(rec *record) error {
 		}
 	}
 	if missing != nil {
-		return fmt.Errorf("dynop: start plugin %q: %w: Info declares interface(s) that Register did not add: %s",
+		return fmt.Errorf("dynop: start plugin %q: %w: Info declares interface(s) that Start did not add: %s",
 			rec.id, ErrNotFound, strings.Join(missing, ", "))
 	}
 	if err := h.publishOperators(rec); err != nil {
@@ -162,7 +162,7 @@ func (h *Host) stopAll(recs []*record) error {
 }
 
 // stop stops rec, which is in StateStopping: CanUnload, clear-callbacks,
-// Deregister, Unload; then the references rec held are released, which may
+// Stop, Unload; then the references rec held are released, which may
 // stop the plugins it depended on, and rec is available again. Unless force
 // is set or the host is closed, a plugin whose CanUnload says false goes
 // back to StateStarted and is asked again on the next release.
@@ -199,14 +199,14 @@ func (h *Host) stop(ctx context.Context, rec *record, force bool) error {
 	return err
 }
 
-// stopHooks runs the clear-callbacks against rec, then its Deregister and
+// stopHooks runs the clear-callbacks against rec, then its Stop and
 // Unload. Callbacks that rec itself registered are removed first: nothing
 // of rec's runs once it starts going away.
 func (h *Host) stopHooks(ctx context.Context, rec *record) error {
 	h.dropWatchersOf(rec)
 	errs := h.runWatchers(rec.id)
-	if d, ok := rec.p.(plugin.Deregisterer); ok {
-		if err := h.guard(rec.id, "Deregister", func() error { return d.Deregister(ctx) }); err != nil {
+	if d, ok := rec.p.(plugin.Stopper); ok {
+		if err := h.guard(rec.id, "Stop", func() error { return d.Stop(ctx) }); err != nil {
 			rec.log.Warn("plugin deregister failed", "err", err) // dynop.h: a failing deregister is logged
 			errs = append(errs, fmt.Errorf("dynop: stop plugin %q: deregister: %w", rec.id, err))
 		}

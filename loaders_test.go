@@ -81,7 +81,7 @@ func (s simple) Info() schema.Plugin {
 	return info
 }
 
-func (s simple) Register(ctx context.Context, h plugin.Host) error {
+func (s simple) Start(ctx context.Context, h plugin.Registrar) error {
 	return h.AddInterface(s.desc, &counter{name: s.id})
 }
 

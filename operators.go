@@ -62,7 +62,7 @@ func fromTable[M ~map[string]V, V any](ctx context.Context, h *Host, id string, 
 	return v, ref.Release, nil
 }
 
-// publishTable checks that Register registered every name in declared
+// publishTable checks that Start registered every name in declared
 // into table and makes the table live as the interface desc; what names
 // the entries, problem says what a missing one is. h.mu is held.
 func publishTable[M ~map[string]V, V any](rec *record, desc iface.Desc, what, problem string, declared []string, table M) error {
@@ -76,7 +76,7 @@ func publishTable[M ~map[string]V, V any](rec *record, desc iface.Desc, what, pr
 		}
 	}
 	if missing != nil {
-		return fmt.Errorf("dynop: start plugin %q: %w: %sInfo declares %s that Register did not register: %s",
+		return fmt.Errorf("dynop: start plugin %q: %w: %sInfo declares %s that Start did not register: %s",
 			rec.id, ErrNotFound, problem, what, strings.Join(missing, ", "))
 	}
 	if rec.entry(desc.UID) == nil {
@@ -142,7 +142,7 @@ func (p operatorProvider) Provide(ctx context.Context, name string) (op.Operator
 	return fromTable[operatorTable](ctx, p.h, p.id, operatorsInterface, "operator", name)
 }
 
-// RegisterOperator implements plugin.Host.
+// RegisterOperator implements plugin.Registrar.
 func (hd *handle) RegisterOperator(o op.Operator) error {
 	h, rec := hd.h, hd.rec
 	fail := func(sentinel error, format string, args ...any) error {
@@ -171,7 +171,7 @@ func (hd *handle) RegisterOperator(o op.Operator) error {
 		return err
 	}
 	if !rec.registering {
-		return fail(ErrState, "allowed only during Register")
+		return fail(ErrState, "allowed only during Start")
 	}
 	if _, dup := rec.ops[o.Schema.Name]; dup {
 		return fail(ErrDuplicate, "already registered")
@@ -219,7 +219,7 @@ func jsonFields(s *schema.Op) map[string]json.RawMessage {
 	return m
 }
 
-// publishOperators checks that Register registered every operator Info
+// publishOperators checks that Start registered every operator Info
 // declares and makes them live as operatorsInterface. h.mu is held.
 func (h *Host) publishOperators(rec *record) error {
 	var declared []string

@@ -14,11 +14,11 @@ import (
 )
 
 // opPlugin is a Go plugin that declares operators; by default its
-// Register registers each with a backend that doubles float32 input.
+// Start registers each with a backend that doubles float32 input.
 type opPlugin struct {
 	id       string
 	schemas  []schema.Op
-	register func(h plugin.Host) error // replaces the default body
+	register func(h plugin.Registrar) error // replaces the default body
 }
 
 func doubleSchema(name string) schema.Op {
@@ -36,7 +36,7 @@ func (p *opPlugin) Info() schema.Plugin {
 	return schema.Plugin{ID: p.id, Version: iface.V(1, 0, 0), Operators: p.schemas}
 }
 
-func (p *opPlugin) Register(ctx context.Context, h plugin.Host) error {
+func (p *opPlugin) Start(ctx context.Context, h plugin.Registrar) error {
 	if p.register != nil {
 		return p.register(h)
 	}
@@ -128,28 +128,28 @@ func TestRegisterOperatorErrors(t *testing.T) {
 
 	for _, c := range []struct {
 		name     string
-		register func(h plugin.Host) error
+		register func(h plugin.Registrar) error
 		target   error
 		expect   []string
 	}{
-		{"undeclared", func(h plugin.Host) error {
+		{"undeclared", func(h plugin.Registrar) error {
 			return h.RegisterOperator(op.Operator{Schema: doubleSchema("test.Ghost"), Backends: backends})
 		}, dynop.ErrInvalid, []string{`RegisterOperator "test.Ghost"`, "a backend without a schema", "declares test.Double"}},
-		{"schema differs", func(h plugin.Host) error {
+		{"schema differs", func(h plugin.Registrar) error {
 			return h.RegisterOperator(op.Operator{Schema: changed, Backends: backends})
 		}, dynop.ErrInvalid, []string{"schema differs", `doc: "Doubles." ≠ "Something else."`, "args:"}},
-		{"no backend", func(h plugin.Host) error {
+		{"no backend", func(h plugin.Registrar) error {
 			return h.RegisterOperator(op.Operator{Schema: s})
 		}, schema.ErrOp, []string{"no backends"}},
-		{"missing", func(h plugin.Host) error { return nil },
+		{"missing", func(h plugin.Registrar) error { return nil },
 			dynop.ErrNotFound, []string{"a schema without a backend", "did not register: test.Double"}},
-		{"twice", func(h plugin.Host) error {
+		{"twice", func(h plugin.Registrar) error {
 			if err := h.RegisterOperator(op.Operator{Schema: s, Backends: backends}); err != nil {
 				return err
 			}
 			return h.RegisterOperator(op.Operator{Schema: s, Backends: backends})
 		}, dynop.ErrDuplicate, []string{"already registered"}},
-		{"operators interface", func(h plugin.Host) error {
+		{"operators interface", func(h plugin.Registrar) error {
 			return h.AddInterface(dynop.OperatorsInterfaceForTest, "mine")
 		}, dynop.ErrInvalid, []string{"the host provides it"}},
 	} {
@@ -164,9 +164,9 @@ func TestRegisterOperatorErrors(t *testing.T) {
 	}
 
 	t.Run("after register", func(t *testing.T) {
-		var host plugin.Host
+		var host plugin.Registrar
 		p := &opPlugin{id: "test.plugin.ops", schemas: []schema.Op{s}}
-		p.register = func(h plugin.Host) error {
+		p.register = func(h plugin.Registrar) error {
 			host = h
 			return h.RegisterOperator(op.Operator{Schema: s, Backends: backends})
 		}
@@ -177,7 +177,7 @@ func TestRegisterOperatorErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer in.Close()
-		wantErr(t, host.RegisterOperator(op.Operator{Schema: s, Backends: backends}), dynop.ErrState, "allowed only during Register")
+		wantErr(t, host.RegisterOperator(op.Operator{Schema: s, Backends: backends}), dynop.ErrState, "allowed only during Start")
 	})
 }
 
@@ -196,7 +196,7 @@ func TestOperatorDeclaredTwice(t *testing.T) {
 func TestOperatorPluginFailsToStart(t *testing.T) {
 	ctx := context.Background()
 	p := &opPlugin{id: "test.plugin.ops", schemas: []schema.Op{doubleSchema("test.Double")},
-		register: func(plugin.Host) error { return errors.New("no frobnicator on this machine") }}
+		register: func(plugin.Registrar) error { return errors.New("no frobnicator on this machine") }}
 	h := open(t, p)
 	defer h.Close(ctx)
 	_, err := h.NewOperator(ctx, "test.Double", nil)

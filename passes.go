@@ -59,7 +59,7 @@ func (p passProvider) ProvidePass(ctx context.Context, name string) (any, func()
 	return fromTable[passTable](ctx, p.h, p.id, passesInterface, "pass", name)
 }
 
-// RegisterPass implements plugin.Host.
+// RegisterPass implements plugin.Registrar.
 func (hd *handle) RegisterPass(name string, pass any) error {
 	h, rec := hd.h, hd.rec
 	fail := func(sentinel error, format string, args ...any) error {
@@ -82,7 +82,7 @@ func (hd *handle) RegisterPass(name string, pass any) error {
 		return err
 	}
 	if !rec.registering {
-		return fail(ErrState, "allowed only during Register")
+		return fail(ErrState, "allowed only during Start")
 	}
 	if _, dup := rec.passes[name]; dup {
 		return fail(ErrDuplicate, "already registered")
@@ -94,7 +94,7 @@ func (hd *handle) RegisterPass(name string, pass any) error {
 	return nil
 }
 
-// publishPasses checks that Register registered every pass Info declares
+// publishPasses checks that Start registered every pass Info declares
 // and makes them live as passesInterface. h.mu is held.
 func (h *Host) publishPasses(rec *record) error {
 	var declared []string

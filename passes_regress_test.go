@@ -12,7 +12,7 @@ import (
 	"github.com/dynop/dynop/schema"
 )
 
-// brokenPartition declares a partition pass but its Register fails (a
+// brokenPartition declares a partition pass but its Start fails (a
 // missing library, a bad config): a plugin nobody's graph uses.
 type brokenPartition struct{}
 
@@ -20,7 +20,7 @@ func (brokenPartition) Info() schema.Plugin {
 	return schema.Plugin{ID: "test.plugin.unused", Version: iface.V(1, 0, 0),
 		Passes: []schema.Pass{{Name: "unused.tile", Kind: schema.Partition}}}
 }
-func (brokenPartition) Register(context.Context, plugin.Host) error {
+func (brokenPartition) Start(context.Context, plugin.Registrar) error {
 	return errors.New("cannot find libtiling.so")
 }
 

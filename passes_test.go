@@ -17,7 +17,7 @@ import (
 // operator test.Double to nodes of kind "test.Twice".
 type passPlugin struct {
 	id       string
-	register func(h plugin.Host) error // replaces the default body
+	register func(h plugin.Registrar) error // replaces the default body
 }
 
 var twiceDesc = schema.Pass{Name: "test.twice", Kind: schema.Populate, Match: "test.Twice", Doc: "Runs test.Twice nodes as test.Double."}
@@ -27,7 +27,7 @@ func (p *passPlugin) Info() schema.Plugin {
 		Passes: []schema.Pass{twiceDesc}}
 }
 
-func (p *passPlugin) Register(ctx context.Context, h plugin.Host) error {
+func (p *passPlugin) Start(ctx context.Context, h plugin.Registrar) error {
 	if p.register != nil {
 		return p.register(h)
 	}
@@ -109,17 +109,17 @@ func TestRegisterPassErrors(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
 		name     string
-		register func(h plugin.Host) error
+		register func(h plugin.Registrar) error
 		want     []string
 	}{
-		{"undeclared", func(h plugin.Host) error { return h.RegisterPass("test.other", graph.PopulateFunc(nil)) },
+		{"undeclared", func(h plugin.Registrar) error { return h.RegisterPass("test.other", graph.PopulateFunc(nil)) },
 			[]string{`RegisterPass "test.other"`, "its Info does not declare the pass (declares test.twice)"}},
-		{"wrong kind", func(h plugin.Host) error {
+		{"wrong kind", func(h plugin.Registrar) error {
 			return h.RegisterPass(twiceDesc.Name, graph.PartitionFunc(nil))
 		}, []string{"does not implement the populate pass interface"}},
-		{"missing", func(h plugin.Host) error {
+		{"missing", func(h plugin.Registrar) error {
 			return h.RegisterOperator(op.Operator{Schema: doubleSchema("test.Double"), Backends: map[schema.Device]op.Factory{schema.CPU: newDouble}})
-		}, []string{"Info declares pass(es) that Register did not register: test.twice"}},
+		}, []string{"Info declares pass(es) that Start did not register: test.twice"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := &passPlugin{id: "test.plugin.passes", register: c.register}

@@ -39,7 +39,7 @@ func within(t *testing.T, d time.Duration, what string, fn func()) {
 func TestClearCallbackReleasingAPluginDoesNotDeadlock(t *testing.T) {
 	target, w := newFake(nil, "target"), newFake(nil, "w")
 	var wCalled atomic.Bool
-	w.register = func(ctx context.Context, h plugin.Host) error {
+	w.register = func(ctx context.Context, h plugin.Registrar) error {
 		if _, err := h.OnUnload(target.id, func(string) { wCalled.Store(true) }); err != nil {
 			return err
 		}
@@ -77,7 +77,7 @@ func TestOnUnloadWhileStoppingIsRefused(t *testing.T) {
 	_, tref := acquire(t, h, "target")
 	release(t, tref)
 	if calledAfterStop.Load() {
-		t.Error("a clear-callback registered in Deregister ran after the plugin stopped")
+		t.Error("a clear-callback registered in Stop ran after the plugin stopped")
 	}
 }
 
@@ -87,7 +87,7 @@ func TestOnUnloadWhileStoppingIsRefused(t *testing.T) {
 func TestAcquireByPluginThatStoppedMeanwhile(t *testing.T) {
 	owner, slow := newFake(nil, "owner"), newFake(nil, "slow")
 	gate, entered := make(chan struct{}), make(chan struct{})
-	slow.register = func(ctx context.Context, h plugin.Host) error {
+	slow.register = func(ctx context.Context, h plugin.Registrar) error {
 		close(entered)
 		<-gate
 		return counterDef.Provide(h, &counter{name: "slow"})
@@ -113,12 +113,12 @@ func TestAcquireByPluginThatStoppedMeanwhile(t *testing.T) {
 	}
 }
 
-// A plugin whose Register acquires two plugins from two goroutines waits
+// A plugin whose Start acquires two plugins from two goroutines waits
 // for both; a cycle through either is found.
 func TestCycleFoundWithConcurrentAcquiresInRegister(t *testing.T) {
 	p, q, r := newFake(nil, "p"), newFake(nil, "q"), newFake(nil, "r")
 	rIn, qIn, rGo := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	p.register = func(ctx context.Context, h plugin.Host) error {
+	p.register = func(ctx context.Context, h plugin.Registrar) error {
 		var wg sync.WaitGroup
 		errs := make([]error, 2)
 		wg.Go(func() { _, _, errs[0] = h.Acquire(ctx, r.id, counterDef.UID, counterDef.Version) })
@@ -136,7 +136,7 @@ func TestCycleFoundWithConcurrentAcquiresInRegister(t *testing.T) {
 		}
 		return counterDef.Provide(h, &counter{})
 	}
-	r.register = func(ctx context.Context, h plugin.Host) error {
+	r.register = func(ctx context.Context, h plugin.Registrar) error {
 		close(rIn)
 		<-rGo
 		if _, _, err := h.Acquire(ctx, p.id, counterDef.UID, counterDef.Version); err != nil {
@@ -144,13 +144,13 @@ func TestCycleFoundWithConcurrentAcquiresInRegister(t *testing.T) {
 		}
 		return counterDef.Provide(h, &counter{})
 	}
-	q.register = func(ctx context.Context, h plugin.Host) error {
+	q.register = func(ctx context.Context, h plugin.Registrar) error {
 		close(qIn)
 		<-ctx.Done()
 		return ctx.Err()
 	}
 	h := open(t, p, q, r)
-	// q's Register blocks until this deadline; the cycle is found long before.
+	// q's Start blocks until this deadline; the cycle is found long before.
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	_, _, err := h.Acquire(ctx, p.id, counterDef.UID, counterDef.Version)
@@ -163,7 +163,7 @@ func TestCycleSearchTerminates(t *testing.T) {
 	x, y, z := newFake(nil, "x"), newFake(nil, "y"), newFake(nil, "z", "x")
 	gateX, xIn := make(chan struct{}), make(chan struct{})
 	gateY, yCan := make(chan struct{}), make(chan struct{})
-	x.register = func(ctx context.Context, h plugin.Host) error {
+	x.register = func(ctx context.Context, h plugin.Registrar) error {
 		close(xIn)
 		<-gateX
 		if _, _, err := h.Acquire(ctx, y.id, counterDef.UID, counterDef.Version); err != nil {
@@ -198,13 +198,13 @@ func (p removeInStarted) Started(context.Context) {
 	removeInStartedErr = p.host.RemoveInterface(counterDef.UID)
 }
 
-// Interfaces can be added and removed only while Register runs.
+// Interfaces can be added and removed only while Start runs.
 func TestRemoveInterfaceInStartedIsRefused(t *testing.T) {
 	f := newFake(nil, "rm")
 	h := open(t, removeInStarted{f})
 	defer h.Close(context.Background())
 	_, ref := acquire(t, h, "rm")
-	wantErr(t, removeInStartedErr, dynop.ErrState, "allowed only during Register and Deregister")
+	wantErr(t, removeInStartedErr, dynop.ErrState, "allowed only during Start and Stop")
 	release(t, ref)
 }
 
@@ -242,7 +242,7 @@ func hasAttr(r slog.Record, key, value string) bool {
 func TestHeldRefReleasedByPluginDuringStop(t *testing.T) {
 	dep, p := newFake(nil, "dep"), newFake(nil, "p")
 	var pHeld dynop.Ref
-	p.register = func(ctx context.Context, h plugin.Host) error {
+	p.register = func(ctx context.Context, h plugin.Registrar) error {
 		_, ref, err := h.Acquire(ctx, dep.id, counterDef.UID, counterDef.Version)
 		pHeld = ref
 		if err != nil {
@@ -284,7 +284,7 @@ func TestStartFinishingAfterCloseGaveUpStopsThePlugin(t *testing.T) {
 	for _, addFirst := range []bool{false, true} {
 		slow := newFake(nil, "slow")
 		gate, entered := make(chan struct{}), make(chan struct{})
-		slow.register = func(ctx context.Context, h plugin.Host) error {
+		slow.register = func(ctx context.Context, h plugin.Registrar) error {
 			if addFirst {
 				if err := counterDef.Provide(h, &counter{}); err != nil {
 					return err
@@ -310,9 +310,9 @@ func TestStartFinishingAfterCloseGaveUpStopsThePlugin(t *testing.T) {
 		close(gate)
 		wantErr(t, <-res, dynop.ErrClosed)
 		wantErr(t, h.Close(context.Background()), dynop.ErrClosed)
-		// If Register had added its interface, it succeeds and the plugin
+		// If Start had added its interface, it succeeds and the plugin
 		// is then stopped; if not, adding fails on the closed host and so
-		// does Register, which leaves nothing to stop.
+		// does Start, which leaves nothing to stop.
 		wantUnloads := int64(0)
 		if addFirst {
 			wantUnloads = 1
@@ -374,9 +374,9 @@ func TestCloseRacingWithAcquireAndRelease(t *testing.T) {
 	}
 }
 
-// A cycle that passes through the host program's code (a plugin's Register
+// A cycle that passes through the host program's code (a plugin's Start
 // calls a program function that acquires through the program's *Host with
-// the Register's context) is found too.
+// the Start's context) is found too.
 func TestCycleThroughHostProgramCode(t *testing.T) {
 	a, b := newFake(nil, "a"), newFake(nil, "b")
 	var h *dynop.Host
@@ -387,13 +387,13 @@ func TestCycleThroughHostProgramCode(t *testing.T) {
 		}
 		return err
 	}
-	a.register = func(ctx context.Context, ph plugin.Host) error {
+	a.register = func(ctx context.Context, ph plugin.Registrar) error {
 		if err := programLookup(ctx); err != nil {
 			return err
 		}
 		return counterDef.Provide(ph, &counter{})
 	}
-	b.register = func(ctx context.Context, ph plugin.Host) error {
+	b.register = func(ctx context.Context, ph plugin.Registrar) error {
 		if _, _, err := ph.Acquire(ctx, a.id, counterDef.UID, counterDef.Version); err != nil {
 			return err
 		}

@@ -15,11 +15,11 @@ type State uint8
 const (
 	// StateAvailable: enumerated, not running; the next acquisition starts it.
 	StateAvailable State = iota
-	// StateStarting: its Register is running.
+	// StateStarting: its Start is running.
 	StateStarting
 	// StateStarted: its interfaces are live.
 	StateStarted
-	// StateStopping: its clear-callbacks, Deregister or Unload are running.
+	// StateStopping: its clear-callbacks, Stop or Unload are running.
 	StateStopping
 	// StateBroken: the plugin cannot be used: its file cannot be read,
 	// its scan failed, its info breaks the rules or conflicts with

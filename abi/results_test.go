@@ -32,7 +32,7 @@ func (f failing) Info() schema.Plugin {
 	return schema.Plugin{ID: f.id, Version: iface.V(1, 0, 0), APIVersion: schema.APIVersion, Interfaces: []iface.Desc{probe}}
 }
 
-func (f failing) Register(context.Context, plugin.Host) error { return f.err }
+func (f failing) Start(context.Context, plugin.Registrar) error { return f.err }
 
 // lastCode is the highest dynop_result dynop.h defines.
 const lastCode = abi.ErrorClosed

@@ -184,7 +184,7 @@ func (goBenchPlugin) Info() schema.Plugin {
 		Interfaces: []iface.Desc{vecmath.Interface.Desc}, Operators: []schema.Op{nopSchema}}
 }
 
-func (goBenchPlugin) Register(ctx context.Context, h plugin.Host) error {
+func (goBenchPlugin) Start(ctx context.Context, h plugin.Registrar) error {
 	if err := vecmath.Interface.Provide(h, goMath{}); err != nil {
 		return err
 	}

@@ -149,7 +149,7 @@ type brokenPlugin struct{}
 func (brokenPlugin) Info() schema.Plugin {
 	return schema.Plugin{ID: "acme.plugin.broken", Version: iface.V(2, 0, 0), APIVersion: iface.V(9, 0, 0)}
 }
-func (brokenPlugin) Register(context.Context, plugin.Host) error { return nil }
+func (brokenPlugin) Start(context.Context, plugin.Registrar) error { return nil }
 
 func TestListShowsWhyAPluginIsUnusable(t *testing.T) {
 	ctx := context.Background()

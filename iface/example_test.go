@@ -22,7 +22,7 @@ type english struct{}
 
 func (english) Greet(name string) string { return "Hello, " + name }
 
-// host stands in for plugin.Host: it keeps what plugins provide by UID.
+// host stands in for plugin.Registrar: it keeps what plugins provide by UID.
 type host map[iface.UID]any
 
 func (h host) AddInterface(desc iface.Desc, impl any) error {
@@ -37,7 +37,7 @@ func (h host) AddInterface(desc iface.Desc, impl any) error {
 // back as the Go type it was declared with.
 func Example() {
 	h := host{}
-	// In a plugin's Register: the compiler checks that english is a Greeter.
+	// In a plugin's Start: the compiler checks that english is a Greeter.
 	if err := GreeterInterface.Provide(h, english{}); err != nil {
 		fmt.Println(err)
 		return

@@ -88,13 +88,13 @@ func (d Def[T]) Cast(impl any) (T, error) {
 	return t, nil
 }
 
-// Adder is what [Def.Provide] adds an interface to; plugin.Host is one.
+// Adder is what [Def.Provide] adds an interface to; plugin.Registrar is one.
 type Adder interface {
 	AddInterface(desc Desc, impl any) error
 }
 
 // Provide adds impl as the implementation of d to h, typically a plugin's
-// host during Register. The compiler checks that impl is a T.
+// host during Start. The compiler checks that impl is a T.
 func (d Def[T]) Provide(h Adder, impl T) error {
 	return h.AddInterface(d.Desc, impl)
 }

@@ -29,12 +29,12 @@ func (shoutPlugin) Info() schema.Plugin {
 	}
 }
 
-func (shoutPlugin) Register(ctx context.Context, h plugin.Host) error {
+func (shoutPlugin) Start(ctx context.Context, h plugin.Registrar) error {
 	return ShouterV1.Provide(h, shouter{})
 }
 
-// Deregister is optional, found by type assertion.
-func (shoutPlugin) Deregister(ctx context.Context) error {
+// Stop is optional, found by type assertion.
+func (shoutPlugin) Stop(ctx context.Context) error {
 	fmt.Println("shout plugin deregistered")
 	return nil
 }
@@ -43,7 +43,7 @@ type shouter struct{}
 
 func (shouter) Shout(s string) string { return strings.ToUpper(s) + "!" }
 
-// A plugin declares its interfaces in Info and adds them in Register. A Go
+// A plugin declares its interfaces in Info and adds them in Start. A Go
 // plugin compiled into the program would call plugin.Register(shoutPlugin{})
 // from an init function; here it is handed to one host directly.
 func Example() {

@@ -110,8 +110,8 @@ func TestInfoValidate(t *testing.T) {
 
 type testPlugin struct{ id string }
 
-func (p testPlugin) Info() schema.Plugin                { return schema.Plugin{ID: p.id} }
-func (testPlugin) Register(context.Context, Host) error { return nil }
+func (p testPlugin) Info() schema.Plugin                  { return schema.Plugin{ID: p.id} }
+func (testPlugin) Start(context.Context, Registrar) error { return nil }
 
 // withEmptyRegistry runs f with the package registry empty, restoring it
 // afterwards.

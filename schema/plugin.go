@@ -44,14 +44,14 @@ type Plugin struct {
 	// Build identifies the build, for example a VCS revision.
 	Build string `json:"build,omitempty"`
 	// Interfaces lists every interface the plugin provides, at the version
-	// it provides. Register must add exactly these.
+	// it provides. Start must add exactly these.
 	Interfaces []iface.Desc `json:"interfaces"`
 	// Operators lists the schemas of the operators the plugin provides,
-	// each with the devices it has backends for. Register must register
-	// exactly these, with plugin.Host's RegisterOperator.
+	// each with the devices it has backends for. Start must register
+	// exactly these, with plugin.Registrar's RegisterOperator.
 	Operators []Op `json:"operators,omitempty"`
-	// Passes lists the graph passes the plugin provides. Register must
-	// register exactly these, with plugin.Host's RegisterPass. A build
+	// Passes lists the graph passes the plugin provides. Start must
+	// register exactly these, with plugin.Registrar's RegisterPass. A build
 	// that needs one of them starts the plugin.
 	Passes []Pass `json:"passes,omitempty"`
 	// Needs lists the interfaces the plugin acquires from other plugins.

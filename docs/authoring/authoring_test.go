@@ -325,7 +325,7 @@ func (p apiPlugin) Info() schema.Plugin {
 	return schema.Plugin{ID: "acme.plugin.future", Version: iface.V(1, 0, 0), APIVersion: p.api}
 }
 
-func (apiPlugin) Register(context.Context, plugin.Host) error { return nil }
+func (apiPlugin) Start(context.Context, plugin.Registrar) error { return nil }
 
 // TestVariants runs variants/variants.c: the host binds the AVX2 variant
 // on a CPU with AVX2 and the scalar one with AVX2 turned off
@@ -729,7 +729,7 @@ func (avx2Plugin) Info() schema.Plugin {
 		Requirements: schema.Requirements{CPUFeatures: []string{"avx2"}}}
 }
 
-func (avx2Plugin) Register(context.Context, plugin.Host) error { return nil }
+func (avx2Plugin) Start(context.Context, plugin.Registrar) error { return nil }
 
 // sentinels are the errors the guide names, as the compiler checks them.
 var sentinels = map[string]error{

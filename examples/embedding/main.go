@@ -237,7 +237,7 @@ func listPlugins(out io.Writer, h *dynop.Host) {
 
 // greet acquires the greeter's interface as a typed value, calls it and
 // releases it. The first acquisition starts the plugin, and before it
-// dynop.plugin.text, which the greeter acquires from its Register;
+// dynop.plugin.text, which the greeter acquires from its Start;
 // releasing the last reference stops the greeter, then the text plugin.
 func greet(ctx context.Context, out io.Writer, h *dynop.Host) error {
 	fmt.Fprintf(out, "\n== acquire %s from %s: it starts now\n", greeter.Interface.Name, greeter.ID)

@@ -31,7 +31,7 @@ func TestDemoLifecycleOrder(t *testing.T) {
 		`msg="greeter: Unload`,
 		`msg="plugin stopped" plugin=dynop.plugin.greeter`,
 		`msg="plugin stopping" plugin=dynop.plugin.text`,
-		`msg="text: Deregister"`,
+		`msg="text: Stop"`,
 		`msg="plugin stopped" plugin=dynop.plugin.text`,
 		"dynop.plugin.text      v1.0.0  available refs=0 starts=1 stops=1",
 		"closed cleanly",

@@ -28,7 +28,7 @@ import (
 // table's functions need when the plugin calls them, from any thread.
 type session struct {
 	p    *Plugin
-	host plugin.Host
+	host plugin.Registrar
 	who  *C.dynop_loader_ident // the library's, for reports of crashes in its code
 
 	mu      sync.Mutex
@@ -42,7 +42,7 @@ type session struct {
 	gate    abisession.Gate         // calls into the plugin's code (operators, passes)
 }
 
-func newSession(p *Plugin, h plugin.Host) *session {
+func newSession(p *Plugin, h plugin.Registrar) *session {
 	return &session{p: p, host: h}
 }
 

@@ -15,7 +15,7 @@
 // symbol that does not resolve is found there, not on the first call —
 // and unloads it. [Load] does the same in the calling process.
 // When the host first needs one of the plugin's interfaces it calls
-// Register, which copies the file into a sealed memfd, hashing it, checks
+// Start, which copies the file into a sealed memfd, hashing it, checks
 // that the digest is the one enumerated (and, under signature policy
 // require, that the signature still verifies), and dlopens the memfd —
 // RTLD_LAZY|RTLD_LOCAL, or RTLD_GLOBAL if the plugin asks with
@@ -166,16 +166,16 @@ type Plugin struct {
 	opts  Options
 	info  schema.Plugin
 	flags uint32
-	file  *discover.File // what was enumerated: the bytes Register may load
+	file  *discover.File // what was enumerated: the bytes Start may load
 
 	mu  sync.Mutex // the host runs one lifecycle step at a time; this makes misuse safe
 	lib *library   // while started
 }
 
 var (
-	_ plugin.Plugin       = (*Plugin)(nil)
-	_ plugin.Deregisterer = (*Plugin)(nil)
-	_ plugin.Unloader     = (*Plugin)(nil)
+	_ plugin.Plugin   = (*Plugin)(nil)
+	_ plugin.Stopper  = (*Plugin)(nil)
+	_ plugin.Unloader = (*Plugin)(nil)
 )
 
 // library is a dlopen'ed plugin library and, while it is started, its
@@ -213,7 +213,7 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, _, err := sign.HashFile(path) // Register loads only these bytes
+	d, _, err := sign.HashFile(path) // Start loads only these bytes
 	if err != nil {
 		return nil, fmt.Errorf("native: %w", err)
 	}
@@ -261,14 +261,14 @@ func (p *Plugin) GlobalSymbols() bool {
 	return p.opts.GlobalSymbols || p.flags&uint32(C.DYNOP_PLUGIN_GLOBAL_SYMBOLS) != 0
 }
 
-// Register implements [plugin.Plugin]: it loads the library, checks that
+// Start implements [plugin.Plugin]: it loads the library, checks that
 // its info is still what [Load] read, and calls its register entry point.
 // If register fails, the library is unloaded again.
-func (p *Plugin) Register(ctx context.Context, h plugin.Host) (err error) {
+func (p *Plugin) Start(ctx context.Context, h plugin.Registrar) (err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.lib != nil {
-		return fmt.Errorf("native: plugin %q: Register: %w: it is registered already", p.info.ID, dynop.ErrState)
+		return fmt.Errorf("native: plugin %q: Start: %w: it is started already", p.info.ID, dynop.ErrState)
 	}
 	release, err := claim(p.path, p.info.ID)
 	if err != nil {
@@ -361,9 +361,9 @@ func claim(path, id string) (release func(), err error) {
 	}, nil
 }
 
-// Deregister implements [plugin.Deregisterer]: it calls the plugin's
+// Stop implements [plugin.Stopper]: it calls the plugin's
 // deregister entry point, if it has one.
-func (p *Plugin) Deregister(ctx context.Context) error {
+func (p *Plugin) Stop(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	lib := p.lib
@@ -387,7 +387,7 @@ func (lib *library) deregister(ctx context.Context) error {
 }
 
 // Unload implements [plugin.Unloader]: it dlcloses the library. After it
-// the plugin's code and data are gone; the next Register loads them again.
+// the plugin's code and data are gone; the next Start loads them again.
 func (p *Plugin) Unload(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -159,7 +159,7 @@ func TestCPlusPlusOverC(t *testing.T) {
 }
 
 // TestGoPluginUsesNative: a Go plugin acquires the C plugin's interface in
-// its Register and gets the typed binding.
+// its Start and gets the typed binding.
 func TestGoPluginUsesNative(t *testing.T) {
 	user := &vecUser{}
 	h := openHost(t, []string{cbuild.VecMath(t)}, user)
@@ -212,7 +212,7 @@ func (*vecUser) Info() schema.Plugin {
 	return schema.Plugin{ID: userID, Version: iface.V(1, 0, 0), Interfaces: []iface.Desc{userDef.Desc}}
 }
 
-func (u *vecUser) Register(ctx context.Context, h plugin.Host) error {
+func (u *vecUser) Start(ctx context.Context, h plugin.Registrar) error {
 	m, _, err := plugin.Acquire(ctx, h, vecmath.PluginID, vecmath.Interface)
 	if err != nil {
 		return err
@@ -478,7 +478,7 @@ func (goValue) Info() schema.Plugin {
 		Interfaces: []iface.Desc{{UID: fixtureUID, Name: "dynop.test.Fixture", Version: iface.V(1, 0, 0)}}}
 }
 
-func (g goValue) Register(ctx context.Context, h plugin.Host) error {
+func (g goValue) Start(ctx context.Context, h plugin.Registrar) error {
 	return h.AddInterface(g.Info().Interfaces[0], g)
 }
 

@@ -241,7 +241,7 @@ func TestNativePassBuilderErrors(t *testing.T) {
 		{"bad-args", dynop.ErrInvalid, []string{"returned DYNOP_ERROR_INVALID_ARGUMENT", `set_operator(1, "test.Scale"): args_json [2] is not a JSON object`}},
 		{"grouper", dynop.ErrState, []string{"returned DYNOP_ERROR_STATE", `group("g"): only partition passes group nodes; pass "fixture.double" is a populate pass`}},
 		{"input", dynop.ErrInvalid, []string{`set_operator(0, "test.Scale") on node "in"`, "is a graph input and takes no definition"}},
-		{"late-register", dynop.ErrState, []string{"returned DYNOP_ERROR_STATE", `RegisterPass "fixture.double"`, "allowed only during Register"}},
+		{"late-register", dynop.ErrState, []string{"returned DYNOP_ERROR_STATE", `RegisterPass "fixture.double"`, "allowed only during Start"}},
 		{"forbidden", dynop.ErrInvalid, []string{`global pass "fixture.guard"`, `a node called "forbidden" is not allowed`}},
 	} {
 		t.Run(c.node, func(t *testing.T) {

@@ -259,7 +259,7 @@ func (p *Plugin) checkGrants() error {
 	return fmt.Errorf("wasm: %s: %w: %w: plugin %q asks for %s, which this host does not grant (wasm.Config.Grant; $DYNOP_SANDBOX_GRANT for the dynop command)", p.path, dynop.ErrUnsupported, ErrCapability, p.info.ID, strings.Join(missing, ", "))
 }
 
-// Plugin is a WebAssembly plugin: a [plugin.Plugin] whose Register
+// Plugin is a WebAssembly plugin: a [plugin.Plugin] whose Start
 // compiles the module and instantiates it in the sandbox, and whose
 // Unload closes every instance.
 type Plugin struct {
@@ -276,9 +276,9 @@ type Plugin struct {
 }
 
 var (
-	_ plugin.Plugin       = (*Plugin)(nil)
-	_ plugin.Deregisterer = (*Plugin)(nil)
-	_ plugin.Unloader     = (*Plugin)(nil)
+	_ plugin.Plugin   = (*Plugin)(nil)
+	_ plugin.Stopper  = (*Plugin)(nil)
+	_ plugin.Unloader = (*Plugin)(nil)
 )
 
 // Load reads the WebAssembly plugin in the file at path without starting
@@ -326,14 +326,14 @@ func (p *Plugin) CompileTime() time.Duration {
 	return p.compileTime
 }
 
-// Register implements [plugin.Plugin]: it reads the module (checking its
+// Start implements [plugin.Plugin]: it reads the module (checking its
 // digest), compiles it, makes the first instance, checks the module's
 // info is still what was enumerated, and calls its register.
-func (p *Plugin) Register(ctx context.Context, h plugin.Host) (err error) {
+func (p *Plugin) Start(ctx context.Context, h plugin.Registrar) (err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.sess != nil {
-		return fmt.Errorf("wasm: plugin %q: Register: %w: it is registered already", p.info.ID, dynop.ErrState)
+		return fmt.Errorf("wasm: plugin %q: Start: %w: it is started already", p.info.ID, dynop.ErrState)
 	}
 	if err := p.checkGrants(); err != nil {
 		return err
@@ -383,10 +383,10 @@ func (p *Plugin) Register(ctx context.Context, h plugin.Host) (err error) {
 	return nil
 }
 
-// Deregister implements [plugin.Deregisterer]: it waits for the calls in
+// Stop implements [plugin.Stopper]: it waits for the calls in
 // flight, makes later ones fail, and calls the module's deregister in the
 // plugin's first instance.
-func (p *Plugin) Deregister(ctx context.Context) error {
+func (p *Plugin) Stop(ctx context.Context) error {
 	p.mu.Lock()
 	s := p.sess
 	p.mu.Unlock()
@@ -413,7 +413,7 @@ func (p *Plugin) Unload(ctx context.Context) error {
 // session is a started plugin.
 type session struct {
 	p *Plugin
-	h plugin.Host
+	h plugin.Registrar
 	e *engine
 
 	mainMu sync.Mutex      // the first instance runs one call at a time

@@ -1,6 +1,6 @@
 // Package greeter is an example Go plugin, dynop.plugin.greeter, that
 // provides a greeting interface built on the text plugin's interface: it
-// acquires dynop.plugin.text from its Register, so starting the greeter
+// acquires dynop.plugin.text from its Start, so starting the greeter
 // starts the text plugin first, and stopping the greeter lets the text
 // plugin stop after it.
 package greeter
@@ -48,16 +48,16 @@ func (*greeterPlugin) Info() schema.Plugin {
 	}
 }
 
-func (p *greeterPlugin) Register(ctx context.Context, h plugin.Host) error {
+func (p *greeterPlugin) Start(ctx context.Context, h plugin.Registrar) error {
 	p.log = h.Logger()
-	p.log.Debug("greeter: Register: acquiring " + text.Interface.Name + " from " + text.ID)
+	p.log.Debug("greeter: Start: acquiring " + text.Interface.Name + " from " + text.ID)
 	// The host releases this reference after the greeter has stopped.
 	t, _, err := plugin.Acquire(ctx, h, text.ID, text.Interface)
 	if err != nil {
 		return fmt.Errorf("greeter needs %s: %w", text.ID, err)
 	}
 	p.text = t
-	p.log.Debug("greeter: Register: adding " + Interface.Name)
+	p.log.Debug("greeter: Start: adding " + Interface.Name)
 	return Interface.Provide(h, greeter{t})
 }
 

@@ -128,7 +128,7 @@ func (imagePlugin) Info() schema.Plugin {
 	}
 }
 
-func (imagePlugin) Register(ctx context.Context, h plugin.Host) error {
+func (imagePlugin) Start(ctx context.Context, h plugin.Registrar) error {
 	for _, o := range operators() {
 		err := h.RegisterOperator(op.Operator{
 			Schema:   o.schema,
@@ -155,7 +155,7 @@ var (
 	hwc      = []string{"HWC"}
 )
 
-// operators returns the table from which both Info and Register read, so
+// operators returns the table from which both Info and Start read, so
 // that they cannot disagree. It builds it afresh on every call: nobody
 // who modifies what Info returns can change what a later call returns.
 func operators() []operator {

@@ -114,7 +114,7 @@ func TestRegistered(t *testing.T) {
 	}
 }
 
-// Every operator can be instantiated: Register registers what Info
+// Every operator can be instantiated: Start registers what Info
 // declares, schemas equal.
 func TestRegisterAll(t *testing.T) {
 	h := openHost(t)

@@ -50,14 +50,14 @@ func (*textPlugin) Info() schema.Plugin {
 	}
 }
 
-func (p *textPlugin) Register(ctx context.Context, h plugin.Host) error {
+func (p *textPlugin) Start(ctx context.Context, h plugin.Registrar) error {
 	p.log = h.Logger()
-	p.log.Debug("text: Register: adding " + Interface.Name)
+	p.log.Debug("text: Start: adding " + Interface.Name)
 	return Interface.Provide(h, shaper{})
 }
 
-func (p *textPlugin) Deregister(ctx context.Context) error {
-	p.log.Debug("text: Deregister")
+func (p *textPlugin) Stop(ctx context.Context) error {
+	p.log.Debug("text: Stop")
 	return nil
 }
 

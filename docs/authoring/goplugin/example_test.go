@@ -38,10 +38,10 @@ func Example() {
 		panic(err)
 	}
 	// Output:
-	// level=INFO msg=Register plugin=acme.plugin.shout
+	// level=INFO msg=Start plugin=acme.plugin.shout
 	// level=INFO msg=Started plugin=acme.plugin.shout
 	// HELLO!
 	// level=INFO msg=CanUnload plugin=acme.plugin.shout
-	// level=INFO msg=Deregister plugin=acme.plugin.shout
+	// level=INFO msg=Stop plugin=acme.plugin.shout
 	// level=INFO msg=Unload plugin=acme.plugin.shout
 }

@@ -47,24 +47,24 @@ func (*shoutPlugin) Info() schema.Plugin {
 	}
 }
 
-// Register acquires what the plugin needs, passing ctx on (so that the
+// Start acquires what the plugin needs, passing ctx on (so that the
 // host tells a dependency from a cycle), and adds what Info declares.
-func (p *shoutPlugin) Register(ctx context.Context, h plugin.Host) error {
+func (p *shoutPlugin) Start(ctx context.Context, h plugin.Registrar) error {
 	p.log = h.Logger()
 	t, _, err := plugin.Acquire(ctx, h, text.ID, text.Interface) // released by the host after Unload
 	if err != nil {
 		return fmt.Errorf("%s needs %s: %w", ID, text.ID, err)
 	}
 	p.text = t
-	p.log.Info("Register")
+	p.log.Info("Start")
 	return Interface.Provide(h, shouter{t})
 }
 
 // The optional hooks, found by type assertion.
 
-func (p *shoutPlugin) Started(ctx context.Context)          { p.log.Info("Started") }
-func (p *shoutPlugin) CanUnload() bool                      { p.log.Info("CanUnload"); return true }
-func (p *shoutPlugin) Deregister(ctx context.Context) error { p.log.Info("Deregister"); return nil }
+func (p *shoutPlugin) Started(ctx context.Context)    { p.log.Info("Started") }
+func (p *shoutPlugin) CanUnload() bool                { p.log.Info("CanUnload"); return true }
+func (p *shoutPlugin) Stop(ctx context.Context) error { p.log.Info("Stop"); return nil }
 
 func (p *shoutPlugin) Unload(ctx context.Context) error {
 	p.log.Info("Unload")

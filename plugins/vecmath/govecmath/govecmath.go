@@ -43,7 +43,7 @@ func (goPlugin) Info() schema.Plugin {
 	}
 }
 
-func (goPlugin) Register(ctx context.Context, h plugin.Host) error {
+func (goPlugin) Start(ctx context.Context, h plugin.Registrar) error {
 	return vecmath.Interface.Provide(h, Math{})
 }
 
