@@ -50,14 +50,6 @@ func (d *Digest) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// ParseDigest parses a digest written as 64 hex digits, see
-// [Digest.UnmarshalText].
-func ParseDigest(s string) (Digest, error) {
-	var d Digest
-	err := d.UnmarshalText([]byte(s))
-	return d, err
-}
-
 // HashReader reads r to its end and returns the SHA-256 digest of what it
 // read and the number of bytes read.
 func HashReader(r io.Reader) (Digest, int64, error) {

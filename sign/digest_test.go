@@ -12,7 +12,7 @@ import (
 const abcSHA256 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
 
 func TestDigestText(t *testing.T) {
-	d, err := ParseDigest(abcSHA256)
+	d, err := parseDigest(abcSHA256)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,9 +30,9 @@ func TestDigestText(t *testing.T) {
 		t.Errorf("MarshalText() = %s, %v, want %s", text, err, abcSHA256)
 	}
 
-	up, err := ParseDigest(strings.ToUpper(abcSHA256))
+	up, err := parseDigest(strings.ToUpper(abcSHA256))
 	if err != nil {
-		t.Fatalf("ParseDigest(upper case): %v", err)
+		t.Fatalf("parseDigest(upper case): %v", err)
 	}
 	if up != d {
 		t.Errorf("upper-case digest parsed to %s, want %s", up, d)
@@ -75,8 +75,8 @@ func TestParseDigestErrors(t *testing.T) {
 		if d != testDigest("keep") {
 			t.Errorf("UnmarshalText(%q) changed the digest on error", tc.in)
 		}
-		if _, err := ParseDigest(tc.in); err == nil {
-			t.Errorf("ParseDigest(%q) succeeded", tc.in)
+		if _, err := parseDigest(tc.in); err == nil {
+			t.Errorf("parseDigest(%q) succeeded", tc.in)
 		}
 	}
 }

@@ -8,8 +8,7 @@
 // which writes a detached signature next to the plugin, at
 // [SignaturePath](PLUGIN) ("libx.so" -> "libx.so.dynop.sig"). The
 // signature covers the SHA-256 digests of the binary and of the manifest
-// and names the signing key by its [KeyID]; [Message] gives the exact bytes
-// signed and [Signature.Marshal] the file format.
+// and names the signing key by its [KeyID].
 //
 // A host checks signatures against a [TrustStore], a set of trusted public
 // keys loaded from a directory of ".pub" files with [LoadTrustStore] or

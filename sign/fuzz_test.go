@@ -22,14 +22,14 @@ func FuzzParseDigest(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		d, err := ParseDigest(s)
+		d, err := parseDigest(s)
 		if err != nil {
 			if !strings.Contains(err.Error(), "sha256 digest") ||
 				!strings.Contains(err.Error(), strconv.Itoa(len(s))+" characters") && !strings.Contains(err.Error(), "at offset") {
-				t.Errorf("ParseDigest(%q): error %q says neither the length nor the offending character", s, err)
+				t.Errorf("parseDigest(%q): error %q says neither the length nor the offending character", s, err)
 			}
 			if !d.IsZero() {
-				t.Errorf("ParseDigest(%q) failed but returned %v", s, d)
+				t.Errorf("parseDigest(%q) failed but returned %v", s, d)
 			}
 			keep := testDigest("keep")
 			if keep.UnmarshalText([]byte(s)) == nil || keep != testDigest("keep") {
@@ -38,7 +38,7 @@ func FuzzParseDigest(f *testing.F) {
 			return
 		}
 		if got := d.String(); got != strings.ToLower(s) {
-			t.Errorf("ParseDigest(%q).String() = %q", s, got)
+			t.Errorf("parseDigest(%q).String() = %q", s, got)
 		}
 		text, _ := d.MarshalText()
 		var back Digest
@@ -93,16 +93,16 @@ func FuzzParsePolicy(f *testing.F) {
 func FuzzParseSignature(f *testing.F) {
 	pub, priv := testKey(1)
 	s := Sign(priv, testDigest("b"), testDigest("m"))
-	f.Add(s.Marshal())
-	f.Add(bytes.ToUpper(s.Marshal()))
+	f.Add(s.marshal())
+	f.Add(bytes.ToUpper(s.marshal()))
 	f.Add([]byte(`{"schema":"dynop.signature/v1","key_id":"0123456789abcdef","binary_sha256":"","manifest_sha256":"","signature":""}`))
 	f.Add([]byte(`{"schema":"dynop.signature/v2"}`))
 	f.Add([]byte(`[1,2]`))
 	f.Add([]byte(`{"schema":7}`))
-	f.Add(s.Marshal()[:40])
+	f.Add(s.marshal()[:40])
 	store := NewTrustStore(pub)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		sig, err := ParseSignature(data)
+		sig, err := parseSignature(data, "")
 		if err != nil {
 			if !errors.Is(err, ErrSignature) || !strings.Contains(err.Error(), "signature file: ") {
 				t.Errorf("ParseSignature(%q): error %q does not wrap ErrSignature and name the signature file", data, err)
@@ -112,12 +112,12 @@ func FuzzParseSignature(f *testing.F) {
 		if !isKeyID(sig.KeyID) || len(sig.Sig) != ed25519.SignatureSize {
 			t.Errorf("ParseSignature(%q) = key id %q, %d-byte signature", data, sig.KeyID, len(sig.Sig))
 		}
-		back, err := ParseSignature(sig.Marshal())
+		back, err := parseSignature(sig.marshal(), "")
 		if err != nil || back.KeyID != sig.KeyID || back.Binary != sig.Binary || back.Manifest != sig.Manifest || !bytes.Equal(back.Sig, sig.Sig) {
 			t.Errorf("round trip of %q: %+v, %v; want %+v", data, back, err, sig)
 		}
 		err = store.Verify(sig, sig.Binary, sig.Manifest)
-		genuine := sig.KeyID == s.KeyID && ed25519.Verify(pub, Message(sig.KeyID, sig.Binary, sig.Manifest), sig.Sig)
+		genuine := sig.KeyID == s.KeyID && ed25519.Verify(pub, message(sig.KeyID, sig.Binary, sig.Manifest), sig.Sig)
 		if (err == nil) != genuine {
 			t.Errorf("Verify of %+v = %v; the signature is genuine: %v", sig, err, genuine)
 		}
@@ -129,13 +129,13 @@ func FuzzParseSignature(f *testing.F) {
 
 // FuzzParsePublicKey checks public key files on any bytes: no panic; an
 // error wraps ErrKey; a key that parses is an ed25519 public key whose
-// file, as MarshalPublicKey writes it, parses back to it.
+// file, as marshalPublicKey writes it, parses back to it.
 func FuzzParsePublicKey(f *testing.F) {
 	pub, priv := testKey(2)
-	f.Add(MarshalPublicKey(pub))
-	f.Add(MarshalPrivateKey(priv))
-	f.Add(append(MarshalPublicKey(pub), MarshalPublicKey(pub)...))
-	f.Add([]byte("# comment\n" + string(MarshalPublicKey(pub)) + "trailing text\n"))
+	f.Add(marshalPublicKey(pub))
+	f.Add(marshalPrivateKey(priv))
+	f.Add(append(marshalPublicKey(pub), marshalPublicKey(pub)...))
+	f.Add([]byte("# comment\n" + string(marshalPublicKey(pub)) + "trailing text\n"))
 	f.Add([]byte("-----BEGIN PUBLIC KEY-----\nProc-Type: 4,ENCRYPTED\n\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----\n"))
 	f.Add([]byte("not a key"))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -149,7 +149,7 @@ func FuzzParsePublicKey(f *testing.F) {
 		if len(k) != ed25519.PublicKeySize {
 			t.Fatalf("ParsePublicKey(%q) = a %d-byte key", data, len(k))
 		}
-		back, err := ParsePublicKey(MarshalPublicKey(k))
+		back, err := ParsePublicKey(marshalPublicKey(k))
 		if err != nil || !k.Equal(back) {
 			t.Errorf("round trip of %x: %x, %v", k, back, err)
 		}
@@ -164,10 +164,10 @@ func FuzzParsePublicKey(f *testing.F) {
 // file parses back to it, and whose signatures its public key verifies.
 func FuzzParsePrivateKey(f *testing.F) {
 	pub, priv := testKey(3)
-	f.Add(MarshalPrivateKey(priv))
-	f.Add(MarshalPublicKey(pub))
-	f.Add([]byte(strings.Replace(string(MarshalPrivateKey(priv)), "PRIVATE KEY", "ENCRYPTED PRIVATE KEY", 2)))
-	f.Add([]byte(strings.Replace(string(MarshalPrivateKey(priv)), "PRIVATE KEY", "OPENSSH PRIVATE KEY", 2)))
+	f.Add(marshalPrivateKey(priv))
+	f.Add(marshalPublicKey(pub))
+	f.Add([]byte(strings.Replace(string(marshalPrivateKey(priv)), "PRIVATE KEY", "ENCRYPTED PRIVATE KEY", 2)))
+	f.Add([]byte(strings.Replace(string(marshalPrivateKey(priv)), "PRIVATE KEY", "OPENSSH PRIVATE KEY", 2)))
 	f.Add([]byte("-----BEGIN PRIVATE KEY-----\n-----END PRIVATE KEY-----\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		k, err := ParsePrivateKey(data)
@@ -180,11 +180,11 @@ func FuzzParsePrivateKey(f *testing.F) {
 		if len(k) != ed25519.PrivateKeySize {
 			t.Fatalf("ParsePrivateKey(%q) = a %d-byte key", data, len(k))
 		}
-		back, err := ParsePrivateKey(MarshalPrivateKey(k))
+		back, err := ParsePrivateKey(marshalPrivateKey(k))
 		if err != nil || !k.Equal(back) {
 			t.Errorf("round trip of a private key: %v", err)
 		}
-		msg := Message(KeyID(k.Public().(ed25519.PublicKey)), testDigest("b"), testDigest("m"))
+		msg := message(KeyID(k.Public().(ed25519.PublicKey)), testDigest("b"), testDigest("m"))
 		if !ed25519.Verify(k.Public().(ed25519.PublicKey), msg, ed25519.Sign(k, msg)) {
 			t.Errorf("the key parsed from %q signs what its public key does not verify", data)
 		}

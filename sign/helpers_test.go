@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -40,4 +41,25 @@ func checkErr(t *testing.T, err error, targets []error, parts ...string) {
 			t.Errorf("error %q does not say %q", err, p)
 		}
 	}
+}
+
+// parseDigest parses a digest written as 64 hex digits, as
+// [Digest.UnmarshalText] does.
+func parseDigest(s string) (Digest, error) {
+	var d Digest
+	err := d.UnmarshalText([]byte(s))
+	return d, err
+}
+
+// keyIDs returns the ids of the keys in t, sorted.
+func (t *TrustStore) keyIDs() []string {
+	if t == nil || len(t.keys) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(t.keys))
+	for id := range t.keys {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
 }

@@ -35,9 +35,9 @@ func KeyID(pub ed25519.PublicKey) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// MarshalPrivateKey returns k as a PEM "PRIVATE KEY" block (PKCS #8). It
+// marshalPrivateKey returns k as a PEM "PRIVATE KEY" block (PKCS #8). It
 // panics if k is not ed25519.PrivateKeySize bytes long.
-func MarshalPrivateKey(k ed25519.PrivateKey) []byte {
+func marshalPrivateKey(k ed25519.PrivateKey) []byte {
 	if len(k) != ed25519.PrivateKeySize {
 		panic(fmt.Sprintf("sign: ed25519 private key is %d bytes, want %d", len(k), ed25519.PrivateKeySize))
 	}
@@ -48,9 +48,9 @@ func MarshalPrivateKey(k ed25519.PrivateKey) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: privatePEMType, Bytes: der})
 }
 
-// MarshalPublicKey returns k as a PEM "PUBLIC KEY" block (PKIX). It panics
+// marshalPublicKey returns k as a PEM "PUBLIC KEY" block (PKIX). It panics
 // if k is not ed25519.PublicKeySize bytes long.
-func MarshalPublicKey(k ed25519.PublicKey) []byte {
+func marshalPublicKey(k ed25519.PublicKey) []byte {
 	if len(k) != ed25519.PublicKeySize {
 		panic(fmt.Sprintf("sign: ed25519 public key is %d bytes, want %d", len(k), ed25519.PublicKeySize))
 	}
@@ -62,7 +62,7 @@ func MarshalPublicKey(k ed25519.PublicKey) []byte {
 }
 
 // ParsePrivateKey parses an Ed25519 private key from a PEM "PRIVATE KEY"
-// block (PKCS #8), as written by [MarshalPrivateKey] or
+// block (PKCS #8), as written by [GenerateKeyFiles] or
 // "openssl genpkey -algorithm ed25519". Its errors wrap [ErrKey] and say
 // what is wrong.
 func ParsePrivateKey(pemData []byte) (ed25519.PrivateKey, error) {
@@ -82,7 +82,7 @@ func ParsePrivateKey(pemData []byte) (ed25519.PrivateKey, error) {
 }
 
 // ParsePublicKey parses an Ed25519 public key from a PEM "PUBLIC KEY" block
-// (PKIX), as written by [MarshalPublicKey] or "openssl pkey -pubout". Its
+// (PKIX), as written by [GenerateKeyFiles] or "openssl pkey -pubout". Its
 // errors wrap [ErrKey] and say what is wrong.
 func ParsePublicKey(pemData []byte) (ed25519.PublicKey, error) {
 	der, err := decodePEM(pemData, publicPEMType)
@@ -230,8 +230,8 @@ func GenerateKeyFiles(prefix string, rand io.Reader) (keyPath, pubPath, keyID st
 		return "", "", "", err
 	}
 	err = errors.Join(
-		writeAndClose(kf, MarshalPrivateKey(priv)),
-		writeAndClose(pf, MarshalPublicKey(pub)),
+		writeAndClose(kf, marshalPrivateKey(priv)),
+		writeAndClose(pf, marshalPublicKey(pub)),
 	)
 	if err != nil {
 		os.Remove(keyPath)

@@ -41,9 +41,9 @@ func TestKeyID(t *testing.T) {
 func TestKeyPEMRoundTrip(t *testing.T) {
 	pub, priv := testKey(1)
 
-	privPEM := MarshalPrivateKey(priv)
+	privPEM := marshalPrivateKey(priv)
 	if !bytes.HasPrefix(privPEM, []byte("-----BEGIN PRIVATE KEY-----\n")) {
-		t.Errorf("MarshalPrivateKey does not start with a PRIVATE KEY line:\n%s", privPEM)
+		t.Errorf("marshalPrivateKey does not start with a PRIVATE KEY line:\n%s", privPEM)
 	}
 	gotPriv, err := ParsePrivateKey(privPEM)
 	if err != nil {
@@ -53,9 +53,9 @@ func TestKeyPEMRoundTrip(t *testing.T) {
 		t.Error("private key changed in a PEM round trip")
 	}
 
-	pubPEM := MarshalPublicKey(pub)
+	pubPEM := marshalPublicKey(pub)
 	if !bytes.HasPrefix(pubPEM, []byte("-----BEGIN PUBLIC KEY-----\n")) {
-		t.Errorf("MarshalPublicKey does not start with a PUBLIC KEY line:\n%s", pubPEM)
+		t.Errorf("marshalPublicKey does not start with a PUBLIC KEY line:\n%s", pubPEM)
 	}
 	gotPub, err := ParsePublicKey(pubPEM)
 	if err != nil {
@@ -74,8 +74,8 @@ func TestKeyPEMRoundTrip(t *testing.T) {
 
 func TestMarshalKeyPanicsOnBadLength(t *testing.T) {
 	for name, f := range map[string]func(){
-		"private": func() { MarshalPrivateKey(make(ed25519.PrivateKey, 10)) },
-		"public":  func() { MarshalPublicKey(make(ed25519.PublicKey, 10)) },
+		"private": func() { marshalPrivateKey(make(ed25519.PrivateKey, 10)) },
+		"public":  func() { marshalPublicKey(make(ed25519.PublicKey, 10)) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			defer func() {
@@ -121,7 +121,7 @@ func foreignKeys(t *testing.T) (rsaPriv, rsaPub, ecPriv, ecPub, rsaPKCS1 []byte)
 
 func TestParseKeyErrors(t *testing.T) {
 	pub, priv := testKey(1)
-	pubPEM, privPEM := MarshalPublicKey(pub), MarshalPrivateKey(priv)
+	pubPEM, privPEM := marshalPublicKey(pub), marshalPrivateKey(priv)
 	rsaPriv, rsaPub, ecPriv, ecPub, rsaPKCS1 := foreignKeys(t)
 	junkDER := func(typ string) []byte {
 		return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: []byte("not DER")})
@@ -132,7 +132,7 @@ func TestParseKeyErrors(t *testing.T) {
 		Bytes:   []byte("x"),
 	})
 	other, _ := testKey(2)
-	twoPub := append(bytes.Clone(pubPEM), MarshalPublicKey(other)...)
+	twoPub := append(bytes.Clone(pubPEM), marshalPublicKey(other)...)
 
 	privCases := []struct {
 		name string
@@ -189,10 +189,10 @@ func TestReadKeys(t *testing.T) {
 	pub, priv := testKey(1)
 	keyPath := filepath.Join(dir, "a.key")
 	pubPath := filepath.Join(dir, "a.pub")
-	if err := os.WriteFile(keyPath, MarshalPrivateKey(priv), 0o600); err != nil {
+	if err := os.WriteFile(keyPath, marshalPrivateKey(priv), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(pubPath, MarshalPublicKey(pub), 0o644); err != nil {
+	if err := os.WriteFile(pubPath, marshalPublicKey(pub), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	gotPriv, err := ReadPrivateKey(keyPath)
@@ -234,7 +234,7 @@ func TestReadPrivateKeyRefusesOpenPermissions(t *testing.T) {
 	}
 	_, priv := testKey(1)
 	path := filepath.Join(t.TempDir(), "open.key")
-	if err := os.WriteFile(path, MarshalPrivateKey(priv), 0o600); err != nil {
+	if err := os.WriteFile(path, marshalPrivateKey(priv), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, mode := range []fs.FileMode{0o644, 0o640, 0o604, 0o620} {
@@ -403,7 +403,7 @@ func TestOpenSSLInterop(t *testing.T) {
 	s := Sign(k, testDigest("binary"), testDigest("manifest"))
 	msgPath := filepath.Join(dir, "msg")
 	sigPath := filepath.Join(dir, "sig")
-	if err := os.WriteFile(msgPath, Message(s.KeyID, s.Binary, s.Manifest), 0o644); err != nil {
+	if err := os.WriteFile(msgPath, message(s.KeyID, s.Binary, s.Manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(sigPath, s.Sig, 0o644); err != nil {

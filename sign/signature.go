@@ -28,9 +28,9 @@ var (
 	ErrUnknownKey = fmt.Errorf("%w: key not trusted", ErrSignature)
 )
 
-// SignatureSuffix is appended to a plugin's path to name its signature
+// signatureSuffix is appended to a plugin's path to name its signature
 // file: "libx.so" -> "libx.so.dynop.sig".
-const SignatureSuffix = ".dynop.sig"
+const signatureSuffix = ".dynop.sig"
 
 // schemaV1 names the format of signature files and signed messages.
 const schemaV1 = "dynop.signature/v1"
@@ -41,27 +41,38 @@ const maxSignatureFile = 64 << 10
 
 // SignaturePath returns the path of the signature file of the plugin at
 // path plugin.
-func SignaturePath(plugin string) string { return plugin + SignatureSuffix }
+func SignaturePath(plugin string) string { return plugin + signatureSuffix }
 
 // Signature is the content of a detached signature file: the digests of a
-// plugin's binary and manifest, signed by one key.
+// plugin's binary and manifest, signed by one key. The signed message is
+// the text
+//
+//	dynop.signature/v1
+//	key <KeyID>
+//	binary sha256 <hex digest>
+//	manifest sha256 <hex digest>
+//
+// each line ending in a newline, and the file is indented JSON with a
+// trailing newline:
+//
+//	{
+//	  "schema": "dynop.signature/v1",
+//	  "key_id": "<key id>",
+//	  "binary_sha256": "<hex>",
+//	  "manifest_sha256": "<hex>",
+//	  "signature": "<standard base64>"
+//	}
 type Signature struct {
 	KeyID    string // id of the signing key, see [KeyID]
 	Binary   Digest // SHA-256 of the plugin binary
 	Manifest Digest // SHA-256 of the plugin's manifest file
-	Sig      []byte // ed25519 signature over Message(KeyID, Binary, Manifest)
+	Sig      []byte // ed25519 signature over the message below
 }
 
-// Message returns the exact bytes that a signature signs:
-//
-//	dynop.signature/v1
-//	key <keyID>
-//	binary sha256 <hex digest>
-//	manifest sha256 <hex digest>
-//
-// each line ending in a newline. Naming the key and the format inside the
-// message binds the signature to both.
-func Message(keyID string, binary, manifest Digest) []byte {
+// message returns the exact bytes that a signature signs (see
+// [Signature]). Naming the key and the format inside the message binds
+// the signature to both.
+func message(keyID string, binary, manifest Digest) []byte {
 	const hexLen = 2 * len(Digest{})
 	b := make([]byte, 0, len(schemaV1)+len(keyID)+2*hexLen+len("\nkey \nbinary sha256 \nmanifest sha256 \n"))
 	b = append(b, schemaV1+"\nkey "...)
@@ -80,7 +91,7 @@ func Sign(key ed25519.PrivateKey, binary, manifest Digest) Signature {
 		KeyID:    id,
 		Binary:   binary,
 		Manifest: manifest,
-		Sig:      ed25519.Sign(key, Message(id, binary, manifest)),
+		Sig:      ed25519.Sign(key, message(id, binary, manifest)),
 	}
 }
 
@@ -94,18 +105,8 @@ type signatureFile struct {
 	Signature *string `json:"signature"`
 }
 
-// Marshal returns s in the form of a signature file: indented JSON,
-//
-//	{
-//	  "schema": "dynop.signature/v1",
-//	  "key_id": "<key id>",
-//	  "binary_sha256": "<hex>",
-//	  "manifest_sha256": "<hex>",
-//	  "signature": "<standard base64>"
-//	}
-//
-// with a trailing newline.
-func (s Signature) Marshal() []byte {
+// marshal returns s in the form of a signature file (see [Signature]).
+func (s Signature) marshal() []byte {
 	str := func(v string) *string { return &v }
 	f := signatureFile{
 		Schema:    str(schemaV1),
@@ -121,18 +122,14 @@ func (s Signature) Marshal() []byte {
 	return append(b, '\n')
 }
 
-// ParseSignature parses a signature file written by [Signature.Marshal].
-// Fields it does not know are ignored, for newer writers may add some. Its
-// errors wrap [ErrSignature] and say what is wrong: the data is not JSON or
-// is truncated, the schema is not one this package reads, a field is
-// missing, a digest or key id is malformed, or the signature is not 64
-// bytes. Key ids and digests may be written in either case.
-func ParseSignature(data []byte) (Signature, error) {
-	return parseSignature(data, "")
-}
-
-// parseSignature is ParseSignature for the file named name; name is "" for
-// data that is not from a file.
+// parseSignature parses a signature file written by
+// [Signature.marshal], the file named name; name is "" for data that is
+// not from a file. Fields it does not know are ignored, for newer writers
+// may add some. Its errors wrap [ErrSignature] and say what is wrong: the
+// data is not JSON or is truncated, the schema is not one this package
+// reads, a field is missing, a digest or key id is malformed, or the
+// signature is not 64 bytes. Key ids and digests may be written in either
+// case.
 func parseSignature(data []byte, name string) (Signature, error) {
 	subject := "signature file"
 	if name != "" {
@@ -214,10 +211,15 @@ func parseSignature(data []byte, name string) (Signature, error) {
 	return s, nil
 }
 
-// ReadSignature reads the signature file at path, see [ParseSignature]; it
-// refuses a file over 64 KiB, far more than a signature needs. If the file does not exist the error wraps both [ErrUnsigned] and
-// [fs.ErrNotExist]; every other error wraps [ErrSignature]. Errors name the
-// file.
+// ReadSignature reads the signature file at path (see [Signature]).
+// Fields it does not know are ignored, for newer writers may add some;
+// key ids and digests may be written in either case. It refuses a file
+// over 64 KiB, far more than a signature needs. If the file does not
+// exist the error wraps both [ErrUnsigned] and [fs.ErrNotExist]; every
+// other error wraps [ErrSignature] and says what is wrong: the data is not
+// JSON or is truncated, the schema is not one this package reads, a field
+// is missing, a digest or key id is malformed, or the signature is not 64
+// bytes. Errors name the file.
 func ReadSignature(path string) (Signature, error) {
 	f, err := regfile.Open(path) // a named pipe would block the read
 	if errors.Is(err, fs.ErrNotExist) {
@@ -245,7 +247,7 @@ func ReadSignature(path string) (Signature, error) {
 // renames it into place, so that readers see the old file or the new one,
 // never a part.
 func WriteSignature(path string, s Signature) error {
-	if err := atomicfile.Write(path, s.Marshal(), 0o644); err != nil {
+	if err := atomicfile.Write(path, s.marshal(), 0o644); err != nil {
 		return fmt.Errorf("writing signature %s: %w", path, err)
 	}
 	return nil

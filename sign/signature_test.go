@@ -26,7 +26,7 @@ func TestMessage(t *testing.T) {
 		"key 0123456789abcdef\n" +
 		"binary sha256 " + b.String() + "\n" +
 		"manifest sha256 " + m.String() + "\n"
-	if got := string(Message("0123456789abcdef", b, m)); got != want {
+	if got := string(message("0123456789abcdef", b, m)); got != want {
 		t.Errorf("Message =\n%s\nwant\n%s", got, want)
 	}
 }
@@ -96,7 +96,7 @@ func TestVerifyFailures(t *testing.T) {
 func TestSignatureMarshal(t *testing.T) {
 	_, priv := testKey(1)
 	s := Sign(priv, testDigest("binary"), testDigest("manifest"))
-	data := s.Marshal()
+	data := s.marshal()
 	want := "{\n" +
 		`  "schema": "dynop.signature/v1",` + "\n" +
 		`  "key_id": "` + s.KeyID + `",` + "\n" +
@@ -107,7 +107,7 @@ func TestSignatureMarshal(t *testing.T) {
 	if string(data) != want {
 		t.Errorf("Marshal =\n%s\nwant\n%s", data, want)
 	}
-	got, err := ParseSignature(data)
+	got, err := parseSignature(data, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func signatureJSON(t *testing.T) map[string]any {
 	t.Helper()
 	_, priv := testKey(1)
 	var obj map[string]any
-	if err := json.Unmarshal(Sign(priv, testDigest("b"), testDigest("m")).Marshal(), &obj); err != nil {
+	if err := json.Unmarshal(Sign(priv, testDigest("b"), testDigest("m")).marshal(), &obj); err != nil {
 		t.Fatal(err)
 	}
 	return obj
@@ -130,7 +130,7 @@ func signatureJSON(t *testing.T) map[string]any {
 
 func TestParseSignatureErrors(t *testing.T) {
 	_, priv := testKey(1)
-	data := Sign(priv, testDigest("b"), testDigest("m")).Marshal()
+	data := Sign(priv, testDigest("b"), testDigest("m")).marshal()
 	edit := func(f func(map[string]any)) []byte {
 		obj := signatureJSON(t)
 		f(obj)
@@ -182,7 +182,7 @@ func TestParseSignatureErrors(t *testing.T) {
 		{"empty signature", set("signature", ""), []string{"signature is 0 bytes, want 64"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := ParseSignature(tc.in)
+			s, err := parseSignature(tc.in, "")
 			checkErr(t, err, []error{ErrSignature}, tc.want...)
 			if !reflect.DeepEqual(s, Signature{}) {
 				t.Errorf("got %+v with the error, want the zero Signature", s)
@@ -201,7 +201,7 @@ func TestParseSignatureLenient(t *testing.T) {
 	obj["comment"] = "release build"
 	obj["signed_at"] = map[string]any{"unix": 1700000000}
 	data, _ := json.Marshal(obj)
-	got, err := ParseSignature(data)
+	got, err := parseSignature(data, "")
 	if err != nil {
 		t.Fatalf("extra fields: %v", err)
 	}
@@ -215,7 +215,7 @@ func TestParseSignatureLenient(t *testing.T) {
 		obj[k] = strings.ToUpper(obj[k].(string))
 	}
 	data, _ = json.Marshal(obj)
-	got, err = ParseSignature(data)
+	got, err = parseSignature(data, "")
 	if err != nil {
 		t.Fatalf("upper case: %v", err)
 	}
@@ -244,8 +244,8 @@ func TestSignatureFile(t *testing.T) {
 		t.Errorf("ReadSignature = %+v, want %+v", got, s)
 	}
 	data, err := os.ReadFile(path)
-	if err != nil || !bytes.Equal(data, s.Marshal()) {
-		t.Errorf("file holds %q (%v), want %q", data, err, s.Marshal())
+	if err != nil || !bytes.Equal(data, s.marshal()) {
+		t.Errorf("file holds %q (%v), want %q", data, err, s.marshal())
 	}
 	if fi, err := os.Stat(path); err != nil {
 		t.Fatal(err)
@@ -283,7 +283,7 @@ func TestReadSignatureErrors(t *testing.T) {
 	checkErr(t, err, []error{ErrUnsigned, ErrSignature, fs.ErrNotExist}, "not signed", missing)
 
 	_, priv := testKey(1)
-	data := Sign(priv, testDigest("b"), testDigest("m")).Marshal()
+	data := Sign(priv, testDigest("b"), testDigest("m")).marshal()
 	cut := filepath.Join(dir, "cut.so.dynop.sig")
 	if err := os.WriteFile(cut, data[:len(data)/2], 0o644); err != nil {
 		t.Fatal(err)

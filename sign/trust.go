@@ -83,19 +83,6 @@ func (t *TrustStore) Len() int {
 	return t.n
 }
 
-// KeyIDs returns the ids of the keys in t, sorted.
-func (t *TrustStore) KeyIDs() []string {
-	if t == nil || len(t.keys) == 0 {
-		return nil
-	}
-	ids := make([]string, 0, len(t.keys))
-	for id := range t.keys {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
-}
-
 // Fingerprint identifies the set of keys in t: the hex SHA-256 digest of
 // the raw keys, sorted and concatenated. Equal sets have equal
 // fingerprints, whatever the order the keys were added in. It is "" for an
@@ -144,7 +131,7 @@ func (t *TrustStore) Verify(s Signature, binary, manifest Digest) error {
 	if len(keys) == 0 {
 		return fmt.Errorf("%w: signed by key %s, which is not in the trust store (it has %s)", ErrUnknownKey, s.KeyID, plural(t.Len(), "key"))
 	}
-	msg := Message(s.KeyID, s.Binary, s.Manifest)
+	msg := message(s.KeyID, s.Binary, s.Manifest)
 	if !slices.ContainsFunc(keys, func(k ed25519.PublicKey) bool { return ed25519.Verify(k, msg, s.Sig) }) {
 		return fmt.Errorf("%w: signature by key %s does not verify", ErrSignature, s.KeyID)
 	}

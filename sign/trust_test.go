@@ -29,15 +29,15 @@ func TestLoadTrustStore(t *testing.T) {
 	pubA, _ := testKey(1)
 	pubB, _ := testKey(2)
 	pubC, privC := testKey(3)
-	writeFile(t, dir, "alice.pub", MarshalPublicKey(pubA))
-	writeFile(t, dir, "bob.pub", MarshalPublicKey(pubB))
-	writeFile(t, dir, "bob-copy.pub", MarshalPublicKey(pubB)) // the same key twice
+	writeFile(t, dir, "alice.pub", marshalPublicKey(pubA))
+	writeFile(t, dir, "bob.pub", marshalPublicKey(pubB))
+	writeFile(t, dir, "bob-copy.pub", marshalPublicKey(pubB)) // the same key twice
 	// Ignored: other names, and subdirectories even when named *.pub.
 	writeFile(t, dir, "README", []byte("trusted plugin publishers\n"))
-	writeFile(t, dir, "carol.pub.disabled", MarshalPublicKey(pubC))
-	writeFile(t, dir, "carol.key", MarshalPrivateKey(privC))
-	writeFile(t, dir, "old.pub/carol.pub", MarshalPublicKey(pubC))
-	writeFile(t, dir, "sub/carol.pub", MarshalPublicKey(pubC))
+	writeFile(t, dir, "carol.pub.disabled", marshalPublicKey(pubC))
+	writeFile(t, dir, "carol.key", marshalPrivateKey(privC))
+	writeFile(t, dir, "old.pub/carol.pub", marshalPublicKey(pubC))
+	writeFile(t, dir, "sub/carol.pub", marshalPublicKey(pubC))
 
 	ts, err := LoadTrustStore(dir)
 	if err != nil {
@@ -48,7 +48,7 @@ func TestLoadTrustStore(t *testing.T) {
 	}
 	want := []string{KeyID(pubA), KeyID(pubB)}
 	slices.Sort(want)
-	if got := ts.KeyIDs(); !slices.Equal(got, want) {
+	if got := ts.keyIDs(); !slices.Equal(got, want) {
 		t.Errorf("KeyIDs = %q, want %q", got, want)
 	}
 	if got, want := ts.Fingerprint(), NewTrustStore(pubB, pubA).Fingerprint(); got != want {
@@ -61,7 +61,7 @@ func TestLoadTrustStoreErrors(t *testing.T) {
 
 	t.Run("bad .pub", func(t *testing.T) {
 		dir := t.TempDir()
-		writeFile(t, dir, "good.pub", MarshalPublicKey(pub))
+		writeFile(t, dir, "good.pub", marshalPublicKey(pub))
 		bad := writeFile(t, dir, "bad.pub", []byte("ssh-ed25519 AAAA alice@example\n"))
 		ts, err := LoadTrustStore(dir)
 		checkErr(t, err, []error{ErrKey}, "trust store", bad, "not PEM")
@@ -71,7 +71,7 @@ func TestLoadTrustStoreErrors(t *testing.T) {
 	})
 	t.Run("private key as .pub", func(t *testing.T) {
 		dir := t.TempDir()
-		bad := writeFile(t, dir, "oops.pub", MarshalPrivateKey(priv))
+		bad := writeFile(t, dir, "oops.pub", marshalPrivateKey(priv))
 		_, err := LoadTrustStore(dir)
 		checkErr(t, err, []error{ErrKey}, bad, "this is a private key")
 	})
@@ -81,7 +81,7 @@ func TestLoadTrustStoreErrors(t *testing.T) {
 		checkErr(t, err, []error{fs.ErrNotExist}, "trust store", dir)
 	})
 	t.Run("not a dir", func(t *testing.T) {
-		path := writeFile(t, t.TempDir(), "keys", MarshalPublicKey(pub))
+		path := writeFile(t, t.TempDir(), "keys", marshalPublicKey(pub))
 		_, err := LoadTrustStore(path)
 		checkErr(t, err, nil, "trust store", path)
 	})
@@ -90,8 +90,8 @@ func TestLoadTrustStoreErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ts.Len() != 0 || ts.KeyIDs() != nil || ts.Fingerprint() != "" {
-			t.Errorf("empty store: Len %d, KeyIDs %q, Fingerprint %q", ts.Len(), ts.KeyIDs(), ts.Fingerprint())
+		if ts.Len() != 0 || ts.keyIDs() != nil || ts.Fingerprint() != "" {
+			t.Errorf("empty store: Len %d, KeyIDs %q, Fingerprint %q", ts.Len(), ts.keyIDs(), ts.Fingerprint())
 		}
 	})
 }
@@ -126,8 +126,8 @@ func TestTrustStoreAdd(t *testing.T) {
 
 func TestTrustStoreNil(t *testing.T) {
 	var ts *TrustStore
-	if ts.Len() != 0 || ts.KeyIDs() != nil || ts.Fingerprint() != "" {
-		t.Errorf("nil store: Len %d, KeyIDs %q, Fingerprint %q", ts.Len(), ts.KeyIDs(), ts.Fingerprint())
+	if ts.Len() != 0 || ts.keyIDs() != nil || ts.Fingerprint() != "" {
+		t.Errorf("nil store: Len %d, KeyIDs %q, Fingerprint %q", ts.Len(), ts.keyIDs(), ts.Fingerprint())
 	}
 }
 
@@ -179,7 +179,7 @@ func TestTrustStoreConcurrentReads(t *testing.T) {
 				if err := ts.Verify(s, b, m); err != nil {
 					t.Error(err)
 				}
-				_ = ts.KeyIDs()
+				_ = ts.keyIDs()
 				_ = ts.Fingerprint()
 				_ = ts.Len()
 			}
