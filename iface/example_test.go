@@ -102,35 +102,26 @@ func ExampleCheckVersion() {
 	// incompatible version: interface "example.Greeter": requested 1.3.0 or newer, provided 1.2.0: provided minor 2 is older than requested minor 3
 }
 
-// ParseUID accepts the GUID text form in either case, with or without
-// braces, and prints it in upper case without them.
-func ExampleParseUID() {
-	u, err := iface.ParseUID("{ad9dc29c-0a89-4a4e-b900-a7183b48336e}")
+// A UID reads the GUID text form in either case, with or without
+// braces (from JSON, a flag.TextVar or UnmarshalText), and prints it in
+// upper case without them.
+func ExampleUID_UnmarshalText() {
+	var u iface.UID
+	err := u.UnmarshalText([]byte("{ad9dc29c-0a89-4a4e-b900-a7183b48336e}"))
 	fmt.Println(u, err)
 
-	_, err = iface.ParseUID("AD9DC29C-0A89-4A4E-B900")
+	err = u.UnmarshalText([]byte("AD9DC29C-0A89-4A4E-B900"))
 	fmt.Println(errors.Is(err, iface.ErrSyntax))
 	// Output:
 	// AD9DC29C-0A89-4A4E-B900-A7183B48336E <nil>
 	// true
 }
 
-// A GUID written as a C initializer, as NVIGI's headers write them,
-// converts with UIDFromFields.
-func ExampleUIDFromFields() {
-	u := iface.UIDFromFields(0xad9dc29c, 0xa89, 0x4a4e, [8]byte{0xb9, 0x0, 0xa7, 0x18, 0x3b, 0x48, 0x33, 0x6e})
-	fmt.Println(u)
-	fmt.Println(u == iface.MustParseUID("AD9DC29C-0A89-4A4E-B900-A7183B48336E"))
-	// Output:
-	// AD9DC29C-0A89-4A4E-B900-A7183B48336E
-	// true
-}
-
-// ParseVersion reads "major.minor.patch", with an optional "v".
-func ExampleParseVersion() {
+// A Version reads "major.minor.patch", with an optional "v".
+func ExampleVersion_UnmarshalText() {
 	for _, s := range []string{"v1.4.2", "1.4", "1.04.2"} {
-		v, err := iface.ParseVersion(s)
-		if err != nil {
+		var v iface.Version
+		if err := v.UnmarshalText([]byte(s)); err != nil {
 			fmt.Println(err)
 			continue
 		}

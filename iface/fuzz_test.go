@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// FuzzParseUID checks ParseUID on any text: no panic; an error wraps
+// FuzzParseUID checks parseUID on any text: no panic; an error wraps
 // ErrSyntax and quotes the input; a UID that parses prints in the
 // canonical form, which parses back to the same UID and matches the
-// input but for case and braces; UnmarshalText agrees with ParseUID.
+// input but for case and braces; UnmarshalText agrees with parseUID.
 func FuzzParseUID(f *testing.F) {
 	for _, s := range []string{
 		"AD9DC29C-0A89-4A4E-B900-A7183B48336E",
@@ -25,31 +25,31 @@ func FuzzParseUID(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		u, err := ParseUID(s)
+		u, err := parseUID(s)
 		var v UID
 		uerr := v.UnmarshalText([]byte(s))
 		if (err == nil) != (uerr == nil) || v != u {
-			t.Fatalf("ParseUID(%q) = %v, %v but UnmarshalText gives %v, %v", s, u, err, v, uerr)
+			t.Fatalf("parseUID(%q) = %v, %v but UnmarshalText gives %v, %v", s, u, err, v, uerr)
 		}
 		if err != nil {
 			if !errors.Is(err, ErrSyntax) {
-				t.Errorf("ParseUID(%q): error %q does not wrap ErrSyntax", s, err)
+				t.Errorf("parseUID(%q): error %q does not wrap ErrSyntax", s, err)
 			}
 			if !strings.Contains(err.Error(), "UID ") {
-				t.Errorf("ParseUID(%q): error %q does not say it is about a UID", s, err)
+				t.Errorf("parseUID(%q): error %q does not say it is about a UID", s, err)
 			}
 			if u != (UID{}) {
-				t.Errorf("ParseUID(%q) failed but returned %v", s, u)
+				t.Errorf("parseUID(%q) failed but returned %v", s, u)
 			}
 			return
 		}
 		text := u.String()
 		if want := strings.ToUpper(strings.Trim(s, "{}")); text != want {
-			t.Errorf("ParseUID(%q).String() = %q, want %q", s, text, want)
+			t.Errorf("parseUID(%q).String() = %q, want %q", s, text, want)
 		}
-		back, err := ParseUID(text)
+		back, err := parseUID(text)
 		if err != nil || back != u {
-			t.Errorf("ParseUID(%q) = %v, %v; want %v (round trip of %q)", text, back, err, u, s)
+			t.Errorf("parseUID(%q) = %v, %v; want %v (round trip of %q)", text, back, err, u, s)
 		}
 		if m, _ := u.MarshalText(); string(m) != text {
 			t.Errorf("MarshalText = %q, String = %q", m, text)
@@ -57,10 +57,10 @@ func FuzzParseUID(f *testing.F) {
 	})
 }
 
-// FuzzParseVersion checks ParseVersion on any text: no panic; an error
+// FuzzParseVersion checks parseVersion on any text: no panic; an error
 // wraps ErrSyntax and quotes the input; a version that parses prints as
 // the input without its "v", parses back to itself, and UnmarshalText
-// agrees with ParseVersion.
+// agrees with parseVersion.
 func FuzzParseVersion(f *testing.F) {
 	for _, s := range []string{
 		"1.1.0", "v0.3.12", "0.0.0", "4294967295.0.1", "4294967296.0.0",
@@ -69,30 +69,30 @@ func FuzzParseVersion(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		v, err := ParseVersion(s)
+		v, err := parseVersion(s)
 		var w Version
 		uerr := w.UnmarshalText([]byte(s))
 		if (err == nil) != (uerr == nil) || w != v {
-			t.Fatalf("ParseVersion(%q) = %v, %v but UnmarshalText gives %v, %v", s, v, err, w, uerr)
+			t.Fatalf("parseVersion(%q) = %v, %v but UnmarshalText gives %v, %v", s, v, err, w, uerr)
 		}
 		if err != nil {
 			if !errors.Is(err, ErrSyntax) {
-				t.Errorf("ParseVersion(%q): error %q does not wrap ErrSyntax", s, err)
+				t.Errorf("parseVersion(%q): error %q does not wrap ErrSyntax", s, err)
 			}
 			if !strings.Contains(err.Error(), "version ") {
-				t.Errorf("ParseVersion(%q): error %q does not say it is about a version", s, err)
+				t.Errorf("parseVersion(%q): error %q does not say it is about a version", s, err)
 			}
 			if !v.IsZero() {
-				t.Errorf("ParseVersion(%q) failed but returned %v", s, v)
+				t.Errorf("parseVersion(%q) failed but returned %v", s, v)
 			}
 			return
 		}
 		if text := v.String(); text != strings.TrimPrefix(s, "v") {
-			t.Errorf("ParseVersion(%q).String() = %q, want the input without its v", s, text)
+			t.Errorf("parseVersion(%q).String() = %q, want the input without its v", s, text)
 		}
-		back, err := ParseVersion(v.String())
+		back, err := parseVersion(v.String())
 		if err != nil || back != v {
-			t.Errorf("round trip of %q: ParseVersion(%q) = %v, %v", s, v.String(), back, err)
+			t.Errorf("round trip of %q: parseVersion(%q) = %v, %v", s, v.String(), back, err)
 		}
 		if v.Compare(back) != 0 || !Compatible(v, back) {
 			t.Errorf("%v is not equal to and compatible with itself", v)

@@ -11,14 +11,14 @@ import (
 const nvigiText = "AD9DC29C-0A89-4A4E-B900-A7183B48336E"
 
 func TestParseUIDForms(t *testing.T) {
-	want := UIDFromFields(0xad9dc29c, 0xa89, 0x4a4e, [8]byte{0xb9, 0x0, 0xa7, 0x18, 0x3b, 0x48, 0x33, 0x6e})
+	want := UID{0xad, 0x9d, 0xc2, 0x9c, 0x0a, 0x89, 0x4a, 0x4e, 0xb9, 0x00, 0xa7, 0x18, 0x3b, 0x48, 0x33, 0x6e}
 	for _, s := range []string{nvigiText, "{" + nvigiText + "}", strings.ToLower(nvigiText), "{ad9dc29c-0a89-4a4e-B900-a7183b48336e}"} {
-		u, err := ParseUID(s)
+		u, err := parseUID(s)
 		if err != nil {
-			t.Fatalf("ParseUID(%q): %v", s, err)
+			t.Fatalf("parseUID(%q): %v", s, err)
 		}
 		if u != want {
-			t.Errorf("ParseUID(%q) = %s, want %s", s, u, want)
+			t.Errorf("parseUID(%q) = %s, want %s", s, u, want)
 		}
 		if u.String() != nvigiText {
 			t.Errorf("String() = %q, want %q", u.String(), nvigiText)
@@ -36,13 +36,13 @@ func TestParseUIDErrors(t *testing.T) {
 		{"AD9DC29C-0A89-4A4E-B900-A7183B48336G", `"6G" at position 35 is not hexadecimal`},
 		{"AD9DC29C-0A89-4A4E-B900-A7183B48336E0", "got 37"},
 	} {
-		_, err := ParseUID(tc.in)
+		_, err := parseUID(tc.in)
 		if !errors.Is(err, ErrSyntax) {
-			t.Errorf("ParseUID(%q) error = %v, want ErrSyntax", tc.in, err)
+			t.Errorf("parseUID(%q) error = %v, want ErrSyntax", tc.in, err)
 			continue
 		}
 		if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), fmt.Sprintf("%q", tc.in)) {
-			t.Errorf("ParseUID(%q) error = %q, want it to quote the input and say %q", tc.in, err, tc.want)
+			t.Errorf("parseUID(%q) error = %q, want it to quote the input and say %q", tc.in, err, tc.want)
 		}
 	}
 }
@@ -82,9 +82,9 @@ func TestParseVersion(t *testing.T) {
 		in   string
 		want Version
 	}{{"1.2.3", V(1, 2, 3)}, {"v0.10.0", V(0, 10, 0)}, {"4294967295.0.0", V(4294967295, 0, 0)}} {
-		v, err := ParseVersion(tc.in)
+		v, err := parseVersion(tc.in)
 		if err != nil || v != tc.want {
-			t.Errorf("ParseVersion(%q) = %v, %v; want %v", tc.in, v, err, tc.want)
+			t.Errorf("parseVersion(%q) = %v, %v; want %v", tc.in, v, err, tc.want)
 		}
 	}
 	for _, tc := range []struct{ in, want string }{
@@ -96,9 +96,9 @@ func TestParseVersion(t *testing.T) {
 		{"1.2.x", `patch part "x"`},
 		{"4294967296.0.0", "below 2^32"},
 	} {
-		_, err := ParseVersion(tc.in)
+		_, err := parseVersion(tc.in)
 		if !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("ParseVersion(%q) error = %v, want ErrSyntax saying %q", tc.in, err, tc.want)
+			t.Errorf("parseVersion(%q) error = %v, want ErrSyntax saying %q", tc.in, err, tc.want)
 		}
 	}
 }

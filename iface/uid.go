@@ -1,7 +1,6 @@
 package iface
 
 import (
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"strings"
@@ -12,15 +11,16 @@ import (
 //
 // The bytes are held in the order the text spells them (RFC 9562 network
 // order), so the same 16 bytes cross a C ABI unchanged. A GUID written as a
-// C initializer with fields (data1, data2, data3, data4) converts with
-// [UIDFromFields].
+// C initializer with fields (data1, data2, data3, data4), such as NVIGI's
+// {0xad9dc29c, 0xa89, 0x4a4e, {0xb9, 0x0, 0xa7, 0x18, 0x3b, 0x48, 0x33, 0x6e}},
+// spells the same digits: AD9DC29C-0A89-4A4E-B900-A7183B48336E.
 type UID [16]byte
 
-// ParseUID parses the GUID text form: 32 hexadecimal digits grouped
+// parseUID parses the GUID text form: 32 hexadecimal digits grouped
 // 8-4-4-4-12 by hyphens, in either case, optionally enclosed in braces.
 // Errors wrap [ErrSyntax] and say what was wrong where; the UID returned
 // with an error is the zero UID.
-func ParseUID(s string) (UID, error) {
+func parseUID(s string) (UID, error) {
 	var u UID
 	text := s
 	if strings.HasPrefix(text, "{") || strings.HasSuffix(text, "}") {
@@ -52,26 +52,16 @@ func ParseUID(s string) (UID, error) {
 	return u, nil
 }
 
-// MustParseUID is like [ParseUID] but panics if s is malformed. It is meant
-// for package-level variables holding well-known UIDs.
+// MustParseUID returns the UID that s writes in the GUID text form: 32
+// hexadecimal digits grouped 8-4-4-4-12 by hyphens, in either case,
+// optionally enclosed in braces. It panics if s is malformed. It is meant
+// for package-level variables holding well-known UIDs; [UID.UnmarshalText]
+// reads UIDs that come from elsewhere.
 func MustParseUID(s string) UID {
-	u, err := ParseUID(s)
+	u, err := parseUID(s)
 	if err != nil {
 		panic(err)
 	}
-	return u
-}
-
-// UIDFromFields builds a UID from the fields of a Windows-style GUID
-// initializer such as NVIGI's
-// {0xad9dc29c, 0xa89, 0x4a4e, {0xb9, 0x0, 0xa7, 0x18, 0x3b, 0x48, 0x33, 0x6e}},
-// which prints as AD9DC29C-0A89-4A4E-B900-A7183B48336E.
-func UIDFromFields(data1 uint32, data2, data3 uint16, data4 [8]byte) UID {
-	var u UID
-	binary.BigEndian.PutUint32(u[0:4], data1)
-	binary.BigEndian.PutUint16(u[4:6], data2)
-	binary.BigEndian.PutUint16(u[6:8], data3)
-	copy(u[8:], data4[:])
 	return u
 }
 
@@ -99,9 +89,11 @@ func (u UID) IsZero() bool { return u == UID{} }
 // MarshalText implements [encoding.TextMarshaler] with the form of [UID.String].
 func (u UID) MarshalText() ([]byte, error) { return u.appendText(make([]byte, 0, 36)), nil }
 
-// UnmarshalText implements [encoding.TextUnmarshaler] with the rules of [ParseUID].
+// UnmarshalText implements [encoding.TextUnmarshaler]: it reads the form
+// [MustParseUID] takes. Errors wrap [ErrSyntax] and say what was wrong
+// where.
 func (u *UID) UnmarshalText(text []byte) error {
-	v, err := ParseUID(string(text))
+	v, err := parseUID(string(text))
 	if err != nil {
 		return err
 	}

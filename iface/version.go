@@ -21,10 +21,10 @@ type Version struct {
 // V returns the Version major.minor.patch.
 func V(major, minor, patch uint32) Version { return Version{major, minor, patch} }
 
-// ParseVersion parses "major.minor.patch", with an optional leading "v".
+// parseVersion parses "major.minor.patch", with an optional leading "v".
 // Each part is a decimal number without sign or leading zeros. Errors wrap
 // [ErrSyntax].
-func ParseVersion(s string) (Version, error) {
+func parseVersion(s string) (Version, error) {
 	text := strings.TrimPrefix(s, "v")
 	parts := strings.Split(text, ".")
 	if len(parts) != 3 {
@@ -46,9 +46,12 @@ func ParseVersion(s string) (Version, error) {
 
 var partName = [3]string{"major", "minor", "patch"}
 
-// MustParseVersion is like [ParseVersion] but panics if s is malformed.
+// MustParseVersion returns the version s writes as "major.minor.patch",
+// with an optional leading "v"; each part is a decimal number without
+// sign or leading zeros. It panics if s is malformed; [Version.UnmarshalText]
+// reads versions that come from elsewhere.
 func MustParseVersion(s string) Version {
-	v, err := ParseVersion(s)
+	v, err := parseVersion(s)
 	if err != nil {
 		panic(err)
 	}
@@ -96,9 +99,10 @@ func cmp3(a, b uint32) int {
 // MarshalText implements [encoding.TextMarshaler] with the form of [Version.String].
 func (v Version) MarshalText() ([]byte, error) { return v.appendText(nil), nil }
 
-// UnmarshalText implements [encoding.TextUnmarshaler] with the rules of [ParseVersion].
+// UnmarshalText implements [encoding.TextUnmarshaler]: it reads the form
+// [MustParseVersion] takes. Errors wrap [ErrSyntax].
 func (v *Version) UnmarshalText(text []byte) error {
-	p, err := ParseVersion(string(text))
+	p, err := parseVersion(string(text))
 	if err != nil {
 		return err
 	}
