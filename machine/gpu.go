@@ -12,17 +12,17 @@ import (
 // ErrNoGPUProbe is [Machine.GPUErr] when no GPU probe is registered.
 var ErrNoGPUProbe = errors.New("no GPU probe (import github.com/dynop/dynop/machine/nvml)")
 
-// A GPUProbe lists the GPUs of one vendor, through that vendor's library.
-// It returns an error if it cannot list them, for example because the
-// library is not installed; the error should say which library that is.
-// Subpackages register probes from init with [RegisterGPUProbe]
-// (machine/nvml for NVIDIA).
-type GPUProbe func() ([]GPU, error)
+// A gpuProbe lists the GPUs of one vendor; see [RegisterGPUProbe].
+type gpuProbe func() ([]GPU, error)
 
 // RegisterGPUProbe adds a probe that [Detect] runs, under a name for
-// messages. It panics if name is empty, probe is nil or name is registered
-// already.
-func RegisterGPUProbe(name string, probe GPUProbe) { probes.register(name, probe) }
+// messages. A probe lists the GPUs of one vendor, through that vendor's
+// library. It returns an error if it cannot list them, for example
+// because the library is not installed; the error should say which
+// library that is. Subpackages register probes from init (machine/nvml
+// for NVIDIA). RegisterGPUProbe panics if name is empty, probe is nil or
+// name is registered already.
+func RegisterGPUProbe(name string, probe func() ([]GPU, error)) { probes.register(name, probe) }
 
 // probes holds the registered GPU probes.
 var probes probeSet
@@ -30,10 +30,10 @@ var probes probeSet
 // probeSet is a set of named GPU probes.
 type probeSet struct {
 	mu     sync.Mutex
-	probes map[string]GPUProbe
+	probes map[string]gpuProbe
 }
 
-func (s *probeSet) register(name string, probe GPUProbe) {
+func (s *probeSet) register(name string, probe gpuProbe) {
 	if name == "" {
 		panic("machine: RegisterGPUProbe with an empty name")
 	}
@@ -46,7 +46,7 @@ func (s *probeSet) register(name string, probe GPUProbe) {
 		panic(fmt.Sprintf("machine: GPU probe %q registered twice", name))
 	}
 	if s.probes == nil {
-		s.probes = make(map[string]GPUProbe)
+		s.probes = make(map[string]gpuProbe)
 	}
 	s.probes[name] = probe
 }
@@ -58,7 +58,7 @@ func (s *probeSet) register(name string, probe GPUProbe) {
 func (s *probeSet) run() ([]GPU, error) {
 	s.mu.Lock()
 	names := slices.Sorted(maps.Keys(s.probes))
-	list := make([]GPUProbe, len(names))
+	list := make([]gpuProbe, len(names))
 	for i, name := range names {
 		list[i] = s.probes[name]
 	}
@@ -90,7 +90,7 @@ func (s *probeSet) run() ([]GPU, error) {
 }
 
 // runProbe calls probe and turns a panic into an error.
-func runProbe(name string, probe GPUProbe) (gpus []GPU, err error) {
+func runProbe(name string, probe gpuProbe) (gpus []GPU, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			gpus, err = nil, fmt.Errorf("machine: GPU probe %q panicked: %v", name, v)

@@ -56,7 +56,7 @@ type Machine struct {
 	GPUErr error
 }
 
-// GPU is a graphics processor that a [GPUProbe] found.
+// GPU is a graphics processor that a GPU probe found ([RegisterGPUProbe]).
 type GPU struct {
 	// Index is the GPU's index among its vendor's GPUs, as the vendor's
 	// library counts them (the NVML index for NVIDIA).
@@ -82,7 +82,7 @@ func (g GPU) String() string {
 		details = append(details, g.Vendor)
 	}
 	if !g.Arch.IsZero() {
-		details = append(details, "arch "+ArchString(g.Arch))
+		details = append(details, "arch "+archString(g.Arch))
 	}
 	if !g.Driver.IsZero() {
 		details = append(details, "driver "+g.Driver.String())
@@ -94,9 +94,9 @@ func (g GPU) String() string {
 	return s
 }
 
-// ArchString formats a GPU architecture version as GPU vendors write it:
+// archString formats a GPU architecture version as GPU vendors write it:
 // major.minor ("8.6"), with the patch number only if it is not zero.
-func ArchString(v iface.Version) string {
+func archString(v iface.Version) string {
 	if v.Patch != 0 {
 		return v.String()
 	}
@@ -126,17 +126,17 @@ func Detect() *Machine {
 	return m
 }
 
-// HasCPUFeature reports whether the CPU has the named feature, a name in
+// hasCPUFeature reports whether the CPU has the named feature, a name in
 // [KnownCPUFeatures] for m's architecture. On arm64, "neon" is accepted as
 // another name for "asimd".
-func (m *Machine) HasCPUFeature(name string) bool {
-	return slices.Contains(m.CPUFeatures, CanonicalCPUFeature(m.Arch, name))
+func (m *Machine) hasCPUFeature(name string) bool {
+	return slices.Contains(m.CPUFeatures, canonicalCPUFeature(m.Arch, name))
 }
 
-// CanonicalCPUFeature returns the name this package reports for the
+// canonicalCPUFeature returns the name this package reports for the
 // feature called name on arch: "asimd" for "neon" on arm64, name itself
 // otherwise.
-func CanonicalCPUFeature(arch, name string) string {
+func canonicalCPUFeature(arch, name string) string {
 	if alias, ok := cpuFeatureAliases[arch][name]; ok {
 		return alias
 	}
@@ -154,7 +154,7 @@ func (m *Machine) String() string {
 	var b strings.Builder
 	b.WriteString(m.OS + "/" + m.Arch)
 	if !m.OSVersion.IsZero() {
-		b.WriteString(" " + OSVersionName(m.OS) + " " + m.OSVersion.String())
+		b.WriteString(" " + osVersionName(m.OS) + " " + m.OSVersion.String())
 	}
 	if len(m.CPUFeatures) == 0 {
 		b.WriteString(", CPU features unknown")
@@ -174,9 +174,9 @@ func (m *Machine) String() string {
 	return b.String()
 }
 
-// OSVersionName is what the operating system goos calls the release that
+// osVersionName is what the operating system goos calls the release that
 // [Machine.OSVersion] holds: "kernel" on Linux, "OS version" elsewhere.
-func OSVersionName(goos string) string {
+func osVersionName(goos string) string {
 	if goos == "linux" {
 		return "kernel"
 	}

@@ -23,10 +23,10 @@ func TestCurrent(t *testing.T) {
 	if m.OS != runtime.GOOS || m.Arch != runtime.GOARCH {
 		t.Errorf("OS/Arch = %s/%s, want %s/%s", m.OS, m.Arch, runtime.GOOS, runtime.GOARCH)
 	}
-	if runtime.GOARCH == "amd64" && !m.HasCPUFeature("sse2") {
+	if runtime.GOARCH == "amd64" && !m.hasCPUFeature("sse2") {
 		t.Errorf("amd64 CPU without sse2: %v", m.CPUFeatures)
 	}
-	if runtime.GOARCH == "arm64" && !(m.HasCPUFeature("asimd") && m.HasCPUFeature("neon")) {
+	if runtime.GOARCH == "arm64" && !(m.hasCPUFeature("asimd") && m.hasCPUFeature("neon")) {
 		t.Errorf("arm64 CPU without asimd (neon): %v", m.CPUFeatures)
 	}
 	if !slices.IsSorted(m.CPUFeatures) {
@@ -165,8 +165,8 @@ func TestHasCPUFeature(t *testing.T) {
 		{x86, "neon", false},
 		{&Machine{Arch: "arm64"}, "neon", false},
 	} {
-		if got := tc.m.HasCPUFeature(tc.name); got != tc.want {
-			t.Errorf("%s %v: HasCPUFeature(%q) = %v, want %v", tc.m.Arch, tc.m.CPUFeatures, tc.name, got, tc.want)
+		if got := tc.m.hasCPUFeature(tc.name); got != tc.want {
+			t.Errorf("%s %v: hasCPUFeature(%q) = %v, want %v", tc.m.Arch, tc.m.CPUFeatures, tc.name, got, tc.want)
 		}
 	}
 }
@@ -271,7 +271,7 @@ func TestRegisterGPUProbePanics(t *testing.T) {
 	s.register("vendor", func() ([]GPU, error) { return nil, nil })
 	for _, tc := range []struct {
 		name  string
-		probe GPUProbe
+		probe gpuProbe
 		want  string
 	}{
 		{"", func() ([]GPU, error) { return nil, nil }, "machine: RegisterGPUProbe with an empty name"},
@@ -302,31 +302,31 @@ func TestProbeSetRun(t *testing.T) {
 	arc := GPU{Index: 0, Vendor: "intel", Name: "Arc A770"}
 	errNoLib := errors.New("amd: libamd_smi.so not found")
 	errNoNVML := errors.New("nvml: libnvidia-ml.so.1 not found")
-	found := func(gpus ...GPU) GPUProbe { return func() ([]GPU, error) { return gpus, nil } }
-	fail := func(err error) GPUProbe { return func() ([]GPU, error) { return []GPU{{Name: "ignored"}}, err } }
+	found := func(gpus ...GPU) gpuProbe { return func() ([]GPU, error) { return gpus, nil } }
+	fail := func(err error) gpuProbe { return func() ([]GPU, error) { return []GPU{{Name: "ignored"}}, err } }
 
 	for _, tc := range []struct {
 		name     string
-		probes   map[string]GPUProbe
+		probes   map[string]gpuProbe
 		wantGPUs []GPU
 		wantErr  string
 		wantIs   []error
 	}{
 		{name: "none", wantErr: ErrNoGPUProbe.Error(), wantIs: []error{ErrNoGPUProbe}},
-		{name: "one finds", probes: map[string]GPUProbe{"nvml": found(a100)}, wantGPUs: []GPU{a100}},
-		{name: "one finds nothing", probes: map[string]GPUProbe{"nvml": found()}},
-		{name: "in name order", probes: map[string]GPUProbe{"nvml": found(a100), "intel": found(arc)}, wantGPUs: []GPU{arc, a100}},
-		{name: "one fails", probes: map[string]GPUProbe{"nvml": fail(errNoNVML)}, wantErr: errNoNVML.Error(), wantIs: []error{errNoNVML}},
-		{name: "one of two fails", probes: map[string]GPUProbe{"amd": fail(errNoLib), "nvml": found(a100)}, wantGPUs: []GPU{a100}},
+		{name: "one finds", probes: map[string]gpuProbe{"nvml": found(a100)}, wantGPUs: []GPU{a100}},
+		{name: "one finds nothing", probes: map[string]gpuProbe{"nvml": found()}},
+		{name: "in name order", probes: map[string]gpuProbe{"nvml": found(a100), "intel": found(arc)}, wantGPUs: []GPU{arc, a100}},
+		{name: "one fails", probes: map[string]gpuProbe{"nvml": fail(errNoNVML)}, wantErr: errNoNVML.Error(), wantIs: []error{errNoNVML}},
+		{name: "one of two fails", probes: map[string]gpuProbe{"amd": fail(errNoLib), "nvml": found(a100)}, wantGPUs: []GPU{a100}},
 		{
 			name:    "all fail",
-			probes:  map[string]GPUProbe{"amd": fail(errNoLib), "nvml": fail(errNoNVML)},
+			probes:  map[string]gpuProbe{"amd": fail(errNoLib), "nvml": fail(errNoNVML)},
 			wantErr: "amd: libamd_smi.so not found; nvml: libnvidia-ml.so.1 not found",
 			wantIs:  []error{errNoLib, errNoNVML},
 		},
 		{
 			name:    "panic",
-			probes:  map[string]GPUProbe{"bad": func() ([]GPU, error) { panic("boom") }},
+			probes:  map[string]gpuProbe{"bad": func() ([]GPU, error) { panic("boom") }},
 			wantErr: `machine: GPU probe "bad" panicked: boom`,
 		},
 	} {

@@ -28,7 +28,8 @@ const envCPUFeatures = "DYNOP_CPU_FEATURES"
 //   - MinOSVersion: m.OSVersion must not be older. An unknown (zero)
 //     OSVersion meets it, and it is not checked on an OS that is not in
 //     the OS list, whose versions it does not describe.
-//   - CPUFeatures: m must have each ([Machine.HasCPUFeature]). A name
+//   - CPUFeatures: m must have each (in m.CPUFeatures; on arm64, "neon"
+//     is another name for "asimd"). A name
 //     that [KnownCPUFeatures] does not list for m.Arch is reported as
 //     unknown, with the known name it is likely a typo of; one the CPU
 //     has but that was turned off (m.CPUFeaturesOff, from
@@ -46,7 +47,7 @@ func (m *Machine) Check(r schema.Requirements) error {
 		unmet = append(unmet, fmt.Sprintf("needs os %s (this is %s)", orList(r.OS), orUnknown(m.OS)))
 	}
 	if osOK && !r.MinOSVersion.IsZero() && !m.OSVersion.IsZero() && m.OSVersion.Compare(r.MinOSVersion) < 0 {
-		unmet = append(unmet, fmt.Sprintf("needs %s %s or newer (this is %s)", OSVersionName(m.OS), r.MinOSVersion, m.OSVersion))
+		unmet = append(unmet, fmt.Sprintf("needs %s %s or newer (this is %s)", osVersionName(m.OS), r.MinOSVersion, m.OSVersion))
 	}
 	archOK := len(r.Arch) == 0 || slices.Contains(r.Arch, m.Arch)
 	if !archOK {
@@ -75,8 +76,8 @@ func unmetCPUFeatures(features []string, m *Machine) []string {
 	var missing, off, undetectable, unknown []string
 	for i, f := range features {
 		switch {
-		case slices.Contains(features[:i], f), m.HasCPUFeature(f):
-		case slices.Contains(m.CPUFeaturesOff, CanonicalCPUFeature(m.Arch, f)):
+		case slices.Contains(features[:i], f), m.hasCPUFeature(f):
+		case slices.Contains(m.CPUFeaturesOff, canonicalCPUFeature(m.Arch, f)):
 			off = append(off, f)
 		case known == nil:
 			undetectable = append(undetectable, f)
@@ -155,9 +156,9 @@ func mismatch(g *schema.GPURequirements, gpu GPU) (why []string, score int) {
 	if !g.MinArch.IsZero() && gpu.Arch.Compare(g.MinArch) < 0 {
 		have := "unknown"
 		if !gpu.Arch.IsZero() {
-			have = ArchString(gpu.Arch)
+			have = archString(gpu.Arch)
 		}
-		why = append(why, fmt.Sprintf("arch %s < %s", have, ArchString(g.MinArch)))
+		why = append(why, fmt.Sprintf("arch %s < %s", have, archString(g.MinArch)))
 		score++
 	}
 	if !g.MinDriver.IsZero() && gpu.Driver.Compare(g.MinDriver) < 0 {

@@ -94,18 +94,18 @@ const (
 	deviceNameSize    = 96 // NVML_DEVICE_NAME_V2_BUFFER_SIZE
 )
 
-// Probe lists the NVIDIA GPUs through the NVML library at library, a file
+// probe lists the NVIDIA GPUs through the NVML library at library, a file
 // name that dlopen searches the library path for or a path: it loads the
 // library, initializes NVML, reads the driver version and each device's
 // name and CUDA compute capability, shuts NVML down and unloads the
 // library. The GPUs have Vendor "nvidia" and NVML's device indices.
 //
-// If the library is not installed the error wraps [ErrNotFound]. Other
+// If the library is not installed the error wraps [errNotFound]. Other
 // errors name the library and, for a function that is missing or fails,
 // the NVML function, its return code and, if the library has
 // nvmlErrorString, NVML's text for it. A device that cannot be read fails
 // the whole probe.
-func Probe(library string) ([]machine.GPU, error) {
+func probe(library string) ([]machine.GPU, error) {
 	l, err := load(library)
 	if err != nil {
 		return nil, err
@@ -141,7 +141,7 @@ func load(library string) (*lib, error) {
 		// glibc: "NAME: cannot open shared object file: No such file or
 		// directory". A dependency that is missing names the dependency.
 		if strings.Contains(text, library) && strings.Contains(text, "No such file or directory") {
-			return nil, fmt.Errorf("nvml: %s %w (%s)", library, ErrNotFound, text)
+			return nil, fmt.Errorf("nvml: %s %w (%s)", library, errNotFound, text)
 		}
 		return nil, fmt.Errorf("nvml: cannot load %s: %s", library, text)
 	}
@@ -202,7 +202,7 @@ func (l *lib) gpus() ([]machine.GPU, error) {
 		}
 		gpus = append(gpus, machine.GPU{
 			Index:  i,
-			Vendor: Vendor,
+			Vendor: vendor,
 			Name:   goString(name[:]),
 			Arch:   iface.V(uint32(max(major, 0)), uint32(max(minor, 0)), 0),
 			Driver: driver,

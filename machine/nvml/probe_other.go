@@ -10,10 +10,10 @@ import (
 	"github.com/dynop/dynop/machine"
 )
 
-// Probe would list the NVIDIA GPUs through the NVML library, but this build
+// probe would list the NVIDIA GPUs through the NVML library, but this build
 // cannot load it: it needs cgo on Linux. The error wraps
 // [errors.ErrUnsupported].
-func Probe(library string) ([]machine.GPU, error) {
+func probe(library string) ([]machine.GPU, error) {
 	why := "this build has no cgo"
 	if runtime.GOOS != "linux" {
 		why = "it needs linux, this is " + runtime.GOOS
