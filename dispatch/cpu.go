@@ -55,7 +55,7 @@ func (c CPU) TurnOff(spec string) (CPU, error) {
 		if err != nil {
 			return c, err
 		}
-		c.Off |= f.Set().Dependents()
+		c.Off |= f.Set().dependents()
 	}
 	return c, nil
 }

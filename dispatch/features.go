@@ -263,8 +263,8 @@ func (s Features) Closure() Features {
 	return c
 }
 
-// Dependents returns every known feature that implies one in s, and s.
-func (s Features) Dependents() Features {
+// dependents returns every known feature that implies one in s, and s.
+func (s Features) dependents() Features {
 	d := s
 	for f, c := range closures() {
 		if c&s != 0 {
@@ -274,8 +274,8 @@ func (s Features) Dependents() Features {
 	return d
 }
 
-// Unknown returns the bits of s that name no feature dispatch knows.
-func (s Features) Unknown() Features {
+// unknown returns the bits of s that name no feature dispatch knows.
+func (s Features) unknown() Features {
 	var u Features
 	for f := range s.each() {
 		if _, ok := features[f]; !ok {
@@ -296,8 +296,8 @@ func (s Features) each() func(yield func(Feature) bool) {
 	}
 }
 
-// Features returns the features of s, lowest bit first.
-func (s Features) Features() []Feature {
+// list returns the features of s, lowest bit first.
+func (s Features) list() []Feature {
 	var out []Feature
 	for f := range s.each() {
 		out = append(out, f)

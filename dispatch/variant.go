@@ -62,7 +62,7 @@ func (s Status) Why() string {
 }
 
 func them(s Features) string {
-	if len(s.Features()) == 1 {
+	if len(s.list()) == 1 {
 		return "it"
 	}
 	return "them"
@@ -103,8 +103,8 @@ func Check(vs []Variant) error {
 			return fmt.Errorf("%w: variant %d: name %q: want a letter, then letters, digits and '_'", ErrVariantList, i, v.Name)
 		case indexOf(vs[:i], v.Name) >= 0:
 			return fmt.Errorf("%w: variant name %q used twice", ErrVariantList, v.Name)
-		case v.Needs.Unknown() != 0:
-			return fmt.Errorf("%w: variant %q needs unknown feature bits %#x", ErrVariantList, v.Name, uint64(v.Needs.Unknown()))
+		case v.Needs.unknown() != 0:
+			return fmt.Errorf("%w: variant %q needs unknown feature bits %#x", ErrVariantList, v.Name, uint64(v.Needs.unknown()))
 		}
 	}
 	return nil
