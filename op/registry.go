@@ -65,7 +65,7 @@ type Options struct {
 	// MaxSampleBytes bounds the size of one output sample that an
 	// operator's Setup may ask for, so that a plugin's mistake (or a
 	// hostile file) is an error rather than an allocation that takes the
-	// process down. Zero means DefaultMaxSampleBytes.
+	// process down. Zero means 4 GiB.
 	MaxSampleBytes int64
 	// CPU is what operators' variants may use; nil means
 	// [dispatch.Host]: every feature this CPU has.
@@ -79,8 +79,8 @@ type Options struct {
 	VerifyVariants bool
 }
 
-// DefaultMaxSampleBytes is the default bound on one output sample: 4 GiB.
-const DefaultMaxSampleBytes = 4 << 30
+// defaultMaxSampleBytes is the default of Options.MaxSampleBytes: 4 GiB.
+const defaultMaxSampleBytes = 4 << 30
 
 // Registry maps operator names to operators. It is safe for concurrent
 // use.
@@ -103,7 +103,7 @@ func NewRegistry(opts Options) *Registry {
 		r.cpu = dispatch.Host()
 	}
 	if r.maxBytes <= 0 {
-		r.maxBytes = DefaultMaxSampleBytes
+		r.maxBytes = defaultMaxSampleBytes
 	}
 	if r.log == nil {
 		r.log = slog.Default()
@@ -243,8 +243,8 @@ func (r *Registry) List() []Entry {
 	return list
 }
 
-// HasDevice reports whether this machine has device d.
-func (r *Registry) HasDevice(d schema.Device) bool { return slices.Contains(r.devices, d) }
+// hasDevice reports whether this machine has device d.
+func (r *Registry) hasDevice(d schema.Device) bool { return slices.Contains(r.devices, d) }
 
 // Option configures [Registry.New] and [Registry.Check].
 type Option func(*settings)
@@ -283,7 +283,7 @@ func (r *Registry) check(name string, args schema.Args, opts []Option) (*entry, 
 	case !e.Desc.schema.HasDevice(s.device):
 		return nil, "", nil, fmt.Errorf("op: operator %q on device %s: %w: it has no %s backend (devices: %s)",
 			name, s.device, errdefs.ErrUnsupported, s.device, devList(e.Desc.schema.Devices))
-	case !r.HasDevice(s.device):
+	case !r.hasDevice(s.device):
 		return nil, "", nil, fmt.Errorf("op: operator %q on device %s: %w: this machine has no %s device (it has: %s)",
 			name, s.device, errdefs.ErrUnsupported, s.device, devList(r.devices))
 	}

@@ -186,6 +186,3 @@ func (r *Registry) Variants(ctx context.Context, name string, opts ...Option) (d
 	}
 	return ch, err
 }
-
-// CPU returns the CPU the registry chooses variants for.
-func (r *Registry) CPU() dispatch.CPU { return r.cpu }

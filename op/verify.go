@@ -171,14 +171,14 @@ func randomLike(bs []*tensor.Batch, rng *rand.Rand) ([]*tensor.Batch, error) {
 // the last place of 1.0, room for a variant that sums in another order or
 // fuses a multiply-add.
 const (
-	Float32Tolerance = 0x1p-20
-	Float64Tolerance = 0x1p-49
+	float32Tolerance = 0x1p-20
+	float64Tolerance = 0x1p-49
 )
 
 // Agree reports whether the outputs got of a variant agree with want, the
 // reference's: the same number of batches and samples, dtypes and shapes,
 // and elements that are equal, bit for bit for integer and other types,
-// and within [Float32Tolerance] or [Float64Tolerance] of want, relative to
+// and within 2⁻²⁰ (float32) or 2⁻⁴⁹ (float64) of want, relative to
 // max(1, |want|), for float32 and float64 (NaN agrees with NaN). The
 // error names the first element that differs.
 func Agree(got, want []*tensor.Batch) error {
@@ -219,10 +219,10 @@ func agreeTensors(got, want *tensor.Tensor) error {
 		switch {
 		case dt.Code == tensor.Float && dt.Bits == 32 && dt.Lanes == 1:
 			x, y := math.Float32frombits(binary.NativeEndian.Uint32(a)), math.Float32frombits(binary.NativeEndian.Uint32(b))
-			ok, gs, ws = within(float64(x), float64(y), Float32Tolerance), fmt.Sprint(x), fmt.Sprint(y)
+			ok, gs, ws = within(float64(x), float64(y), float32Tolerance), fmt.Sprint(x), fmt.Sprint(y)
 		case dt.Code == tensor.Float && dt.Bits == 64 && dt.Lanes == 1:
 			x, y := math.Float64frombits(binary.NativeEndian.Uint64(a)), math.Float64frombits(binary.NativeEndian.Uint64(b))
-			ok, gs, ws = within(x, y, Float64Tolerance), fmt.Sprint(x), fmt.Sprint(y)
+			ok, gs, ws = within(x, y, float64Tolerance), fmt.Sprint(x), fmt.Sprint(y)
 		default:
 			ok, gs, ws = string(a) == string(b), fmt.Sprintf("%x", a), fmt.Sprintf("%x", b)
 		}

@@ -1,0 +1,7 @@
+package op
+
+import "github.com/dynop/dynop/dispatch"
+
+// CPU returns the CPU the registry chooses variants for, for the
+// package's external tests.
+func (r *Registry) CPU() dispatch.CPU { return r.cpu }
