@@ -24,31 +24,30 @@ type NodeDef interface {
 	Execute(ctx context.Context, inputs []*tensor.Batch) ([]*tensor.Batch, error)
 }
 
-// Ports is implemented by definitions that know how many inputs and
-// outputs they have; a build checks every edge against it.
-type Ports interface {
-	// Ports returns the fewest and most inputs the definition takes and
+// ports is implemented by definitions that know how many inputs and
+// outputs they have (operators and subgraphs); a build checks every
+// edge against it.
+type ports interface {
+	// ports returns the fewest and most inputs the definition takes and
 	// the names of its outputs.
-	Ports() (minInputs, maxInputs int, outputs []string)
+	ports() (minInputs, maxInputs int, outputs []string)
 }
 
-// FuncDef is a Go function as a definition; see [Func].
-type FuncDef struct {
+// funcDef is a Go function as a definition; see [Func].
+type funcDef struct {
 	name string
 	fn   func(ctx context.Context, inputs []*tensor.Batch) ([]*tensor.Batch, error)
 }
 
 // Func returns a definition called name that runs fn. A panic in fn
 // becomes an error wrapping [dynop.ErrPanic].
-func Func(name string, fn func(ctx context.Context, inputs []*tensor.Batch) ([]*tensor.Batch, error)) *FuncDef {
-	return &FuncDef{name, fn}
+func Func(name string, fn func(ctx context.Context, inputs []*tensor.Batch) ([]*tensor.Batch, error)) NodeDef {
+	return &funcDef{name, fn}
 }
 
-// Name implements Definition.
-func (f *FuncDef) Name() string { return f.name }
+func (f *funcDef) Name() string { return f.name }
 
-// Execute implements NodeDef.
-func (f *FuncDef) Execute(ctx context.Context, inputs []*tensor.Batch) ([]*tensor.Batch, error) {
+func (f *funcDef) Execute(ctx context.Context, inputs []*tensor.Batch) ([]*tensor.Batch, error) {
 	return f.fn(ctx, inputs)
 }
 
@@ -59,10 +58,6 @@ type OperatorDef struct {
 	Instance *op.Instance
 }
 
-// Operator returns a definition that runs in; the graph closes in when
-// it closes.
-func Operator(in *op.Instance) *OperatorDef { return &OperatorDef{in} }
-
 // Name implements Definition: the operator's name.
 func (d *OperatorDef) Name() string { return d.Instance.Name() }
 
@@ -71,8 +66,8 @@ func (d *OperatorDef) Execute(ctx context.Context, inputs []*tensor.Batch) ([]*t
 	return d.Instance.Exec(ctx, inputs...)
 }
 
-// Ports implements Ports from the operator's schema.
-func (d *OperatorDef) Ports() (minInputs, maxInputs int, outputs []string) {
+// ports implements ports from the operator's schema.
+func (d *OperatorDef) ports() (minInputs, maxInputs int, outputs []string) {
 	s := d.Instance.Schema()
 	for _, o := range s.Outputs {
 		outputs = append(outputs, o.Name)
@@ -93,16 +88,16 @@ func origin(def Definition) (operator, plugin string) {
 
 // outputNames returns the names of def's outputs, if it knows them.
 func outputNames(def Definition) []string {
-	if d, ok := def.(Ports); ok {
-		_, _, names := d.Ports()
+	if d, ok := def.(ports); ok {
+		_, _, names := d.ports()
 		return names
 	}
 	return nil
 }
 
-// Ports implements Ports: a subgraph takes one input per graph input and
+// ports implements ports: a subgraph takes one input per graph input and
 // has the graph's outputs.
-func (g *Graph) Ports() (minInputs, maxInputs int, outputs []string) {
+func (g *Graph) ports() (minInputs, maxInputs int, outputs []string) {
 	names, _ := g.Outputs()
 	return len(g.inputs), len(g.inputs), names
 }

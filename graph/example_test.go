@@ -37,7 +37,7 @@ func exValues(b *tensor.Batch) []int64 {
 
 // exFunc returns a node definition called name that adds its inputs
 // element by element and applies f to each sum.
-func exFunc(name string, f func(int64) int64) *graph.FuncDef {
+func exFunc(name string, f func(int64) int64) graph.NodeDef {
 	return graph.Func(name, func(ctx context.Context, inputs []*tensor.Batch) ([]*tensor.Batch, error) {
 		out := make([]int64, len(exValues(inputs[0])))
 		for _, in := range inputs {

@@ -8,30 +8,23 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/tensor"
 )
 
-// Executor runs the nodes of a [Schedule], each once, none before the
-// nodes it depends on. It returns when every node has run, or at the
-// first error, or when ctx is done (with ctx's error).
+// Executor schedules the nodes of a graph: [Parallel] or [Serial]. It
+// runs each node once, none before the nodes it depends on, and returns
+// when every node has run, at the first error, or when the context is
+// done.
 type Executor interface {
-	Execute(ctx context.Context, s *Schedule) error
+	execute(ctx context.Context, s *schedule) error
 }
 
-// Observer sees every node execution when it ends. Executors call it from
-// their workers, so it must be safe for concurrent use.
-type Observer func(Span)
-
-// Span is one node execution.
+// Span is one node execution, as [Graph.Observer] sees it.
 type Span struct {
 	Node *Node
-	// Exec identifies the graph execution the span belongs to; a
-	// subgraph's execution has its own.
-	Exec uint64
 	// Worker is the executor's worker that ran the node, from 0. Spans
 	// of a subgraph's nodes add the number of the worker that runs the
 	// subgraph's node, so a serial subgraph's spans nest in its node's.
@@ -68,17 +61,16 @@ func (e *NodeError) Error() string {
 
 func (e *NodeError) Unwrap() error { return e.Err }
 
-// Schedule is one execution of a graph as an executor sees it: nodes
-// 0..Len()-1 in a topological order (every node's dependencies have
-// smaller indices), their dependency counts and successors.
-type Schedule struct {
+// schedule is one execution of a graph as an executor sees it: nodes
+// 0..size()-1 in a topological order (every node's dependencies have
+// smaller indices), their dependencies and successors.
+type schedule struct {
 	p      *plan
 	inputs []*tensor.Batch
 	vals   [][]*tensor.Batch
 	inbuf  [][]*tensor.Batch
 	done   []bool
-	obs    Observer
-	id     uint64
+	obs    func(Span)
 	par    *parallelBuffers // Parallel's buffers, kept between executions
 	// worker0 is added to worker numbers in spans: a subgraph's spans
 	// carry the number of the worker that runs its node.
@@ -88,26 +80,14 @@ type Schedule struct {
 	err   error
 }
 
-var execIDs atomic.Uint64
-
-// Len returns the number of nodes to run; graph inputs are not among
+// size returns the number of nodes to run; graph inputs are not among
 // them.
-func (s *Schedule) Len() int { return len(s.p.nodes) }
+func (s *schedule) size() int { return len(s.p.nodes) }
 
-// Node returns node i.
-func (s *Schedule) Node(i int) *Node { return s.p.nodes[i] }
+// node returns node i.
+func (s *schedule) node(i int) *Node { return s.p.nodes[i] }
 
-// Deps returns how many nodes node i waits for.
-func (s *Schedule) Deps(i int) int { return len(s.p.preds[i]) }
-
-// Next returns the nodes that wait for node i. The caller must not
-// modify the slice.
-func (s *Schedule) Next(i int) []int32 { return s.p.next[i] }
-
-// Inputs returns the batches given to the graph's inputs.
-func (s *Schedule) Inputs() []*tensor.Batch { return s.inputs }
-
-func (s *Schedule) value(sl slot) *tensor.Batch {
+func (s *schedule) value(sl slot) *tensor.Batch {
 	if sl.node < 0 {
 		return s.inputs[-1-sl.node]
 	}
@@ -118,13 +98,13 @@ func (s *Schedule) value(sl slot) *tensor.Batch {
 	return outs[sl.out]
 }
 
-// Run executes node i: it gathers the node's inputs, runs its
+// run executes node i: it gathers the node's inputs, runs its
 // definition (a subgraph with the subgraph's executor) and keeps its
 // outputs for its successors. worker identifies the executor's worker,
 // for observers. The first error of an execution is kept and returned by
 // Execute whatever the executor returns; a panic in Go code becomes
 // an error wrapping errdefs.ErrPanic.
-func (s *Schedule) Run(ctx context.Context, worker, i int) error {
+func (s *schedule) run(ctx context.Context, worker, i int) error {
 	n := s.p.nodes[i]
 	for _, j := range s.p.preds[i] {
 		if !s.done[j] {
@@ -144,7 +124,7 @@ func (s *Schedule) Run(ctx context.Context, worker, i int) error {
 		err = fmt.Errorf("%w: %s returned %d outputs, want %d", ErrInvalid, n.def.Name(), len(outs), s.p.nouts[i])
 	}
 	if s.obs != nil {
-		s.obs(Span{Node: n, Exec: s.id, Worker: s.worker0 + worker, Start: start, Duration: time.Since(start), Err: err})
+		s.obs(Span{Node: n, Worker: s.worker0 + worker, Start: start, Duration: time.Since(start), Err: err})
 	}
 	if err != nil {
 		return s.fail(n, err)
@@ -154,15 +134,15 @@ func (s *Schedule) Run(ctx context.Context, worker, i int) error {
 	return nil
 }
 
-// SetOutputs gives node i its outputs without running it, for executors
+// setOutputs gives node i its outputs without running it, for executors
 // that compute nodes some other way (as a fused walk does); node i then
 // counts as run.
-func (s *Schedule) SetOutputs(i int, outs []*tensor.Batch) {
+func (s *schedule) setOutputs(i int, outs []*tensor.Batch) {
 	s.vals[i] = outs
 	s.done[i] = true
 }
 
-func (s *Schedule) call(ctx context.Context, n *Node, in []*tensor.Batch, worker int) (outs []*tensor.Batch, err error) {
+func (s *schedule) call(ctx context.Context, n *Node, in []*tensor.Batch, worker int) (outs []*tensor.Batch, err error) {
 	defer recoverPanic(&err)
 	if sub, ok := n.def.(*Graph); ok {
 		return sub.execute(ctx, in, s.obs, s.worker0+worker)
@@ -179,7 +159,7 @@ func recoverPanic(err *error) {
 
 // fail records err as the execution's error if it is the first, and
 // returns it as a *NodeError.
-func (s *Schedule) fail(n *Node, err error) error {
+func (s *schedule) fail(n *Node, err error) error {
 	var ne *NodeError
 	if !errors.As(err, &ne) || !strings.HasPrefix(ne.Node, n.Path()+"/") {
 		operator, plugin := origin(n.def)
@@ -190,7 +170,7 @@ func (s *Schedule) fail(n *Node, err error) error {
 }
 
 // failRun records err as the execution's error if it is the first.
-func (s *Schedule) failRun(err error) {
+func (s *schedule) failRun(err error) {
 	s.errMu.Lock()
 	if s.err == nil {
 		s.err = err
@@ -198,7 +178,7 @@ func (s *Schedule) failRun(err error) {
 	s.errMu.Unlock()
 }
 
-func (s *Schedule) firstErr() error {
+func (s *schedule) firstErr() error {
 	s.errMu.Lock()
 	defer s.errMu.Unlock()
 	return s.err
@@ -212,7 +192,7 @@ func (g *Graph) Execute(ctx context.Context, inputs ...*tensor.Batch) ([]*tensor
 	return g.execute(ctx, inputs, g.Observer, 0)
 }
 
-func (g *Graph) execute(ctx context.Context, inputs []*tensor.Batch, obs Observer, worker0 int) ([]*tensor.Batch, error) {
+func (g *Graph) execute(ctx context.Context, inputs []*tensor.Batch, obs func(Span), worker0 int) ([]*tensor.Batch, error) {
 	g.exec.Lock()
 	defer g.exec.Unlock()
 	if g.closed {
@@ -226,7 +206,7 @@ func (g *Graph) execute(ctx context.Context, inputs []*tensor.Batch, obs Observe
 		return nil, fmt.Errorf("graph %q: %w: %d inputs given, the graph has %d", g.name, ErrInvalid, len(inputs), len(g.inputs))
 	}
 	s := p.sched
-	s.inputs, s.obs, s.id, s.err, s.worker0 = inputs, obs, execIDs.Add(1), nil, worker0
+	s.inputs, s.obs, s.err, s.worker0 = inputs, obs, nil, worker0
 	defer s.reset()
 	exec := g.Executor
 	if exec == nil {
@@ -254,12 +234,12 @@ func (g *Graph) execute(ctx context.Context, inputs []*tensor.Batch, obs Observe
 
 // runExecutor runs exec on s; a panic in the executor's own code
 // becomes an error.
-func runExecutor(ctx context.Context, exec Executor, s *Schedule) (err error) {
+func runExecutor(ctx context.Context, exec Executor, s *schedule) (err error) {
 	defer recoverPanic(&err)
-	return exec.Execute(ctx, s)
+	return exec.execute(ctx, s)
 }
 
-func (s *Schedule) reset() {
+func (s *schedule) reset() {
 	clear(s.vals)
 	clear(s.done)
 	for _, in := range s.inbuf {
@@ -272,13 +252,12 @@ func (s *Schedule) reset() {
 // schedule's order.
 type Serial struct{}
 
-// Execute implements Executor.
-func (Serial) Execute(ctx context.Context, s *Schedule) error {
-	for i := range s.Len() {
+func (Serial) execute(ctx context.Context, s *schedule) error {
+	for i := range s.size() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := s.Run(ctx, 0, i); err != nil {
+		if err := s.run(ctx, 0, i); err != nil {
 			return err
 		}
 	}

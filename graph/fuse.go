@@ -21,15 +21,15 @@ var FuseDesc = schema.Pass{
 	Doc:      "Fuses chains of pointwise operators into one node that walks the data once.",
 }
 
-// FuseBlock is how many elements a fused node transforms at a time: a
+// fuseBlock is how many elements a fused node transforms at a time: a
 // block of every stage stays in the first-level cache.
-const FuseBlock = 8 << 10
+const fuseBlock = 8 << 10
 
 // FusePass returns a partition pass that groups every chain of two or
 // more pointwise operators (whose instances implement [op.Pointwise]),
 // each feeding only the next, into one node named after its members
 // ("adjust+gamma"). The group's executor walks each sample once, in
-// blocks of [FuseBlock] elements: it copies a block of the input into the
+// blocks of 8192 elements: it copies a block of the input into the
 // output and applies every stage's element function to it while it is
 // in cache. The intermediate batches are never allocated. If an input's
 // dtype has no element function in some stage, the group runs its nodes
@@ -98,29 +98,28 @@ func pointwise(n *Node) bool {
 // fused is the executor of a fused chain.
 type fused struct{}
 
-// Execute implements Executor.
-func (fused) Execute(ctx context.Context, s *Schedule) (err error) {
-	in := s.Inputs()[0]
-	n := s.Len()
+func (fused) execute(ctx context.Context, s *schedule) (err error) {
+	in := s.inputs[0]
+	n := s.size()
 	// The element functions are plugin code that runs outside the
 	// instances' guards: a panic becomes the error of the stage that
 	// panicked, or of the last stage during the walk.
 	stage := n - 1
 	defer func() {
 		if r := recover(); r != nil {
-			err = s.fail(s.Node(stage), fmt.Errorf("%w: fused walk: %v\n%s", errdefs.ErrPanic, r, debug.Stack()))
+			err = s.fail(s.node(stage), fmt.Errorf("%w: fused walk: %v\n%s", errdefs.ErrPanic, r, debug.Stack()))
 		}
 	}()
 	funcs := make([]op.PointwiseFuncs, n)
 	var desc op.OutputDesc
 	for i := range n {
 		stage = i
-		inst := s.Node(i).def.(*OperatorDef).Instance
+		inst := s.node(i).def.(*OperatorDef).Instance
 		// Every stage sees the input's metadata: a pointwise operator's
 		// output has its input's dtype, shape and layout.
 		descs, err := inst.Setup([]*tensor.Batch{in})
 		if err != nil {
-			return s.fail(s.Node(i), err)
+			return s.fail(s.node(i), err)
 		}
 		desc = descs[0]
 		funcs[i] = inst.Impl().(op.Pointwise).Pointwise()
@@ -133,30 +132,30 @@ func (fused) Execute(ctx context.Context, s *Schedule) (err error) {
 		walk = floatWalker(funcs)
 	}
 	if walk == nil {
-		return Serial{}.Execute(ctx, s)
+		return Serial{}.execute(ctx, s)
 	}
 	stage = n - 1
 	out, err := desc.Alloc()
 	if err != nil {
-		return s.fail(s.Node(n-1), err)
+		return s.fail(s.node(n-1), err)
 	}
 	for k := range in.Len() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if err := walk(out.Sample(k), in.Sample(k)); err != nil {
-			return s.fail(s.Node(n-1), err)
+			return s.fail(s.node(n-1), err)
 		}
 	}
 	for i := range n - 1 {
-		s.SetOutputs(i, nil)
+		s.setOutputs(i, nil)
 	}
-	s.SetOutputs(n-1, []*tensor.Batch{out})
+	s.setOutputs(n-1, []*tensor.Batch{out})
 	return nil
 }
 
 // floatWalker returns the walk of a float32 chain, or nil if a stage has
-// no float32 function: blocks of FuseBlock elements go through every
+// no float32 function: blocks of fuseBlock elements go through every
 // stage while they are in cache.
 func floatWalker(funcs []op.PointwiseFuncs) func(dst, src *tensor.Tensor) error {
 	stages := make([]func([]float32), len(funcs))
@@ -170,8 +169,8 @@ func floatWalker(funcs []op.PointwiseFuncs) func(dst, src *tensor.Tensor) error 
 		if err != nil {
 			return err
 		}
-		for off := 0; off < len(d); off += FuseBlock {
-			block := d[off:min(off+FuseBlock, len(d))]
+		for off := 0; off < len(d); off += fuseBlock {
+			block := d[off:min(off+fuseBlock, len(d))]
 			if s != nil {
 				copy(block, s[off:])
 			}

@@ -22,7 +22,7 @@
 // [Func], or an operator instance, [OperatorDef]), or a [*Graph]: a
 // subgraph with its own [Executor]. [Parallel] runs ready nodes on a
 // bounded set of workers by dependency counting; [Serial] runs them one
-// by one; any type with an Execute method can schedule a graph instead.
+// by one.
 //
 // Passes come from a [Passes] registry. Plugins contribute passes through
 // the host like operators; a plugin's pass starts the plugin when a build
@@ -49,11 +49,13 @@ var ErrInvalid = errors.New("invalid graph")
 // Building a graph (adding nodes and edges, running passes) is not safe
 // for concurrent use; executing one is, one execution at a time.
 type Graph struct {
-	// Executor schedules the graph's nodes; nil means [Parallel] with
-	// GOMAXPROCS workers.
+	// Executor schedules the graph's nodes: [Parallel] or [Serial]; nil
+	// means Parallel with GOMAXPROCS workers.
 	Executor Executor
-	// Observer, if set, sees every node execution, subgraphs' included.
-	Observer Observer
+	// Observer, if set, sees every node execution when it ends,
+	// subgraphs' included. Executors call it from their workers, so it
+	// must be safe for concurrent use.
+	Observer func(Span)
 
 	name    string
 	nodes   []*Node
@@ -150,35 +152,6 @@ func (p Port) String() string {
 		return p.Node.name + "." + names[p.Index]
 	}
 	return fmt.Sprintf("%s.%d", p.Node.name, p.Index)
-}
-
-// EdgeKind says what an edge carries.
-type EdgeKind uint8
-
-const (
-	// Data edges carry a batch from an output to an input.
-	Data EdgeKind = iota + 1
-	// Order edges carry nothing: the target runs after the source.
-	Order
-)
-
-func (k EdgeKind) String() string {
-	switch k {
-	case Data:
-		return "data"
-	case Order:
-		return "order"
-	}
-	return fmt.Sprintf("EdgeKind(%d)", uint8(k))
-}
-
-// Edge is one edge of a graph.
-type Edge struct {
-	Kind EdgeKind
-	From Port // for order edges, only From.Node counts
-	To   *Node
-	// Input is the target's input index, for data edges.
-	Input int
 }
 
 // AddInput adds a graph input called name: a node without a definition
@@ -292,32 +265,18 @@ func (g *Graph) Outputs() (names []string, ports []Port) {
 	return names, ports
 }
 
-// Edges returns every edge, data edges of each node in input order, then
-// its order edges, nodes in the order of Nodes.
-func (g *Graph) Edges() []Edge {
-	var edges []Edge
-	for _, n := range g.nodes {
-		for i, p := range n.ins {
-			edges = append(edges, Edge{Kind: Data, From: p, To: n, Input: i})
-		}
-		for _, b := range n.after {
-			edges = append(edges, Edge{Kind: Order, From: Port{b, 0}, To: n})
-		}
-	}
-	return edges
-}
-
 // Parent returns the node whose definition g is, or nil.
 func (g *Graph) Parent() *Node { return g.parent }
 
-// OnClose registers fn to run when the graph closes, after the
+// onClose registers fn to run when the graph closes, after the
 // definitions close, latest first: what a pass acquired for the graph
-// (a plugin reference, an operator instance).
-func (g *Graph) OnClose(fn func() error) { g.closers = append(g.closers, fn) }
+// (a plugin reference, a replaced definition).
+func (g *Graph) onClose(fn func() error) { g.closers = append(g.closers, fn) }
 
 // Close closes every definition that is an io.Closer, subgraphs
-// included, then runs the OnClose functions, latest first. It waits for
-// an execution in progress. A second Close returns errdefs.ErrClosed.
+// included, then releases what the build's passes acquired for the
+// graph, such as the plugins that provide them. It waits for an
+// execution in progress. A second Close returns errdefs.ErrClosed.
 func (g *Graph) Close() error {
 	g.exec.Lock()
 	defer g.exec.Unlock()

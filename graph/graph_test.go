@@ -320,7 +320,7 @@ func TestDeclaredPassStartsItsProviderOnlyWhenNeeded(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		return b.SetDefinition(n, graph.Operator(in))
+		return b.SetDefinition(n, &graph.OperatorDef{Instance: in})
 	})}
 	if _, err := passes.Declare(schema.Pass{Name: "tenfold", Kind: schema.Populate, Match: "test.Tenfold"}, "acme.plugin.ten", pop); err != nil {
 		t.Fatal(err)
@@ -502,7 +502,7 @@ func TestCustomExecutors(t *testing.T) {
 	}
 	defer g.Close()
 	r := &reverseReady{}
-	g.Executor = r
+	g.Executor = graph.ExecutorFunc(r.Execute)
 	outs, err := g.Execute(context.Background(), scalar(t, 5))
 	if err != nil {
 		t.Fatal(err)
@@ -510,7 +510,7 @@ func TestCustomExecutors(t *testing.T) {
 	if value(t, outs[0]) != 10 || value(t, outs[1]) != 15 || fmt.Sprint(r.ran) != "[b a]" {
 		t.Errorf("custom executor: %d %d, ran %v", value(t, outs[0]), value(t, outs[1]), r.ran)
 	}
-	g.Executor = lazyExecutor{}
+	g.Executor = graph.ExecutorFunc(lazyExecutor{}.Execute)
 	if _, err := g.Execute(context.Background(), scalar(t, 5)); !errors.Is(err, graph.ErrInvalid) ||
 		!strings.Contains(err.Error(), `returned without running node "b"`) {
 		t.Errorf("lazy executor: %v", err)

@@ -39,7 +39,7 @@ func value(t testing.TB, b *tensor.Batch) int64 {
 
 // mixer returns a node function that outputs id*1000003 plus a mix of
 // its inputs, and records the order in which nodes run.
-func mixer(t testing.TB, id int64, log *runLog) *graph.FuncDef {
+func mixer(t testing.TB, id int64, log *runLog) graph.NodeDef {
 	return graph.Func(fmt.Sprintf("mix%d", id), func(ctx context.Context, in []*tensor.Batch) ([]*tensor.Batch, error) {
 		v := id * 1000003
 		for k, b := range in {

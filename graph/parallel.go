@@ -24,16 +24,15 @@ type Parallel struct {
 	Workers int
 }
 
-// Execute implements Executor.
-func (p Parallel) Execute(ctx context.Context, s *Schedule) error {
-	n := s.Len()
+func (p Parallel) execute(ctx context.Context, s *schedule) error {
+	n := s.size()
 	w := p.Workers
 	if w <= 0 {
 		w = runtime.GOMAXPROCS(0)
 	}
 	w = min(w, n)
 	if w <= 1 {
-		return Serial{}.Execute(ctx, s)
+		return Serial{}.execute(ctx, s)
 	}
 	// The buffers are the graph's, reused from its last execution (no
 	// garbage per run); the control state is this execution's own, so a
@@ -68,7 +67,7 @@ func (p Parallel) Execute(ctx context.Context, s *Schedule) error {
 	return ctx.Err()
 }
 
-// parallelBuffers are what Parallel keeps in a Schedule between
+// parallelBuffers are what Parallel keeps in a schedule between
 // executions: dependency counts and the workers' stacks.
 type parallelBuffers struct {
 	counts []atomic.Int32
@@ -78,7 +77,7 @@ type parallelBuffers struct {
 
 // parallelRun is the state of one Parallel execution.
 type parallelRun struct {
-	s         *Schedule
+	s         *schedule
 	buf       *parallelBuffers
 	workers   int
 	remaining atomic.Int64
@@ -92,7 +91,7 @@ type parallelRun struct {
 }
 
 func (r *parallelRun) work(ctx context.Context, worker int) {
-	// Run recovers panics in node code; this one is for the executor's
+	// run recovers panics in node code; this one is for the executor's
 	// own: the execution fails instead of the process.
 	defer func() {
 		if p := recover(); p != nil {
@@ -121,7 +120,7 @@ func (r *parallelRun) work(ctx context.Context, worker int) {
 			return
 		default:
 		}
-		if err := r.s.Run(ctx, worker, int(i)); err != nil {
+		if err := r.s.run(ctx, worker, int(i)); err != nil {
 			r.finish()
 			return
 		}

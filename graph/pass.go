@@ -211,7 +211,7 @@ func Build(ctx context.Context, g *Graph, opts BuildOptions) error {
 			return err
 		}
 	}
-	return g.Check()
+	return g.check()
 }
 
 // Builder is how passes change a graph during a build.
@@ -230,8 +230,8 @@ type group struct {
 	exec  Executor
 }
 
-// Pass returns the descriptor of the pass that is running.
-func (b *Builder) Pass() schema.Pass {
+// passDesc returns the descriptor of the pass that is running.
+func (b *Builder) passDesc() schema.Pass {
 	if b.pass == nil {
 		return schema.Pass{Name: "default", Kind: schema.Populate}
 	}
@@ -242,29 +242,29 @@ func (b *Builder) Pass() schema.Pass {
 // replaced definition is closed when the graph closes.
 func (b *Builder) SetDefinition(n *Node, def Definition) error {
 	if n == nil || def == nil {
-		return fmt.Errorf("graph: pass %q: %w: SetDefinition with a nil node or definition", b.Pass().Name, schema.ErrPass)
+		return fmt.Errorf("graph: pass %q: %w: SetDefinition with a nil node or definition", b.passDesc().Name, schema.ErrPass)
 	}
 	if n.input {
-		return fmt.Errorf("graph: pass %q: %w: node %q is a graph input and takes no definition", b.Pass().Name, schema.ErrPass, n.name)
+		return fmt.Errorf("graph: pass %q: %w: node %q is a graph input and takes no definition", b.passDesc().Name, schema.ErrPass, n.name)
 	}
 	if sub, ok := def.(*Graph); ok {
 		if sub.parent != nil && sub.parent != n {
-			return fmt.Errorf("graph: pass %q: %w: graph %q is already the definition of node %q", b.Pass().Name, schema.ErrPass, sub.name, sub.parent.name)
+			return fmt.Errorf("graph: pass %q: %w: graph %q is already the definition of node %q", b.passDesc().Name, schema.ErrPass, sub.name, sub.parent.name)
 		}
 		for g := n.graph; g != nil; g = g.parentGraph() {
 			if g == sub {
-				return fmt.Errorf("graph: pass %q: %w: graph %q contains node %q: it cannot be its definition", b.Pass().Name, schema.ErrPass, sub.name, n.name)
+				return fmt.Errorf("graph: pass %q: %w: graph %q contains node %q: it cannot be its definition", b.passDesc().Name, schema.ErrPass, sub.name, n.name)
 			}
 		}
 		if sub == b.g {
-			return fmt.Errorf("graph: pass %q: %w: graph %q is the graph being built", b.Pass().Name, schema.ErrPass, sub.name)
+			return fmt.Errorf("graph: pass %q: %w: graph %q is the graph being built", b.passDesc().Name, schema.ErrPass, sub.name)
 		}
 		sub.parent = n
 	}
 	if old := n.def; old != nil && old != def {
 		// The replaced definition is closed with the graph, not now: the
 		// new one may wrap it. Closing it twice is not an error.
-		b.g.OnClose(func() error {
+		b.g.onClose(func() error {
 			if err := closeDefinition(old); err != nil && !errors.Is(err, errdefs.ErrClosed) {
 				return fmt.Errorf("graph: node %q: closing a replaced definition: %w", n.name, err)
 			}
@@ -284,7 +284,7 @@ func (b *Builder) SetDefinition(n *Node, def Definition) error {
 // [OperatorDef]; the graph closes the instance when it closes.
 func (b *Builder) SetOperator(ctx context.Context, n *Node, name string, args schema.Args) error {
 	if b.opts.Operators == nil {
-		return fmt.Errorf("graph: pass %q: %w: the build has no operator registry", b.Pass().Name, schema.ErrPass)
+		return fmt.Errorf("graph: pass %q: %w: the build has no operator registry", b.passDesc().Name, schema.ErrPass)
 	}
 	var opts []op.Option
 	if n.Device != "" {
@@ -294,15 +294,11 @@ func (b *Builder) SetOperator(ctx context.Context, n *Node, name string, args sc
 	if err != nil {
 		return err
 	}
-	if err := b.SetDefinition(n, Operator(in)); err != nil {
+	if err := b.SetDefinition(n, &OperatorDef{in}); err != nil {
 		return errors.Join(err, in.Close())
 	}
 	return nil
 }
-
-// OnClose registers fn to run when the graph closes: resources the pass
-// created for it.
-func (b *Builder) OnClose(fn func() error) { b.g.OnClose(fn) }
 
 // Group asks to replace nodes, all of one graph, by a single node called
 // name whose definition is a subgraph of them run by exec (nil:
@@ -311,10 +307,10 @@ func (b *Builder) OnClose(fn func() error) { b.g.OnClose(fn) }
 // path may leave it and come back.
 func (b *Builder) Group(name string, nodes []*Node, exec Executor) error {
 	if b.pass == nil || b.pass.Desc.Kind != schema.Partition {
-		return fmt.Errorf("graph: pass %q: %w: only partition passes group nodes", b.Pass().Name, schema.ErrPass)
+		return fmt.Errorf("graph: pass %q: %w: only partition passes group nodes", b.passDesc().Name, schema.ErrPass)
 	}
 	if len(nodes) == 0 {
-		return fmt.Errorf("graph: pass %q: %w: group %q has no nodes", b.Pass().Name, schema.ErrPass, name)
+		return fmt.Errorf("graph: pass %q: %w: group %q has no nodes", b.passDesc().Name, schema.ErrPass, name)
 	}
 	b.groups = append(b.groups, group{name, slices.Clone(nodes), exec})
 	return nil
@@ -439,7 +435,7 @@ func (b *Builder) impl(ctx context.Context, e *passEntry) (any, error) {
 		return nil, b.failed[e.Desc.Name]
 	}
 	if release != nil {
-		b.g.OnClose(release)
+		b.g.onClose(release)
 	}
 	if err := CheckPass(e.Desc, impl); err != nil {
 		return nil, passError(e, err)

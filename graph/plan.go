@@ -16,7 +16,7 @@ type plan struct {
 	next  [][]int32
 	nouts []int // outputs each node must return, -1 if unknown
 	outs  []slot
-	sched *Schedule
+	sched *schedule
 }
 
 // slot locates a value: output out of plan node node, or graph input
@@ -26,17 +26,17 @@ type slot struct {
 	out  int32
 }
 
-// Check reports whether the graph can execute: every node has a
+// check reports whether the graph can execute: every node has a
 // definition, every edge meets a port that exists and there is no
 // cycle, in the graph and in its subgraphs. Execute checks the same on
 // first use.
-func (g *Graph) Check() error {
+func (g *Graph) check() error {
 	if _, err := g.compile(); err != nil {
 		return err
 	}
 	for _, n := range g.nodes {
 		if sub, ok := n.def.(*Graph); ok {
-			if err := sub.Check(); err != nil {
+			if err := sub.check(); err != nil {
 				return fmt.Errorf("graph %q: node %q: %w", g.name, n.name, err)
 			}
 		}
@@ -86,15 +86,15 @@ func (g *Graph) compile() (*plan, error) {
 			p.next[j] = append(p.next[j], int32(i))
 		}
 		p.nouts[i] = -1
-		if d, ok := node.def.(Ports); ok {
-			_, _, names := d.Ports()
+		if d, ok := node.def.(ports); ok {
+			_, _, names := d.ports()
 			p.nouts[i] = len(names)
 		}
 	}
 	for _, o := range g.outputs {
 		p.outs = append(p.outs, at(o.port))
 	}
-	s := &Schedule{p: p, vals: make([][]*tensor.Batch, n), inbuf: make([][]*tensor.Batch, n), done: make([]bool, n)}
+	s := &schedule{p: p, vals: make([][]*tensor.Batch, n), inbuf: make([][]*tensor.Batch, n), done: make([]bool, n)}
 	for i := range order {
 		s.inbuf[i] = make([]*tensor.Batch, len(p.ins[i]))
 	}
@@ -120,8 +120,8 @@ func (g *Graph) checkPorts() error {
 				continue
 			}
 		}
-		if d, ok := n.def.(Ports); ok {
-			lo, hi, _ := d.Ports()
+		if d, ok := n.def.(ports); ok {
+			lo, hi, _ := d.ports()
 			if len(n.ins) < lo || len(n.ins) > hi {
 				errs = append(errs, fmt.Sprintf("node %q: %s takes %s, it is given %d", n.name, n.def.Name(), count(lo, hi), len(n.ins)))
 			}
@@ -161,8 +161,8 @@ func checkPort(p Port) string {
 		}
 		return ""
 	}
-	if d, ok := p.Node.def.(Ports); ok {
-		if _, _, names := d.Ports(); p.Index >= len(names) {
+	if d, ok := p.Node.def.(ports); ok {
+		if _, _, names := d.ports(); p.Index >= len(names) {
 			return fmt.Sprintf("node %q (%s) has outputs [%s], no output %d", p.Node.name, p.Node.def.Name(), strings.Join(names, " "), p.Index)
 		}
 	}

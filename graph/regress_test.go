@@ -374,7 +374,7 @@ func TestRegressionRunBeforeDepsNotCaught(t *testing.T) {
 	if err := graph.Build(context.Background(), g, graph.BuildOptions{Default: pass}); err != nil {
 		t.Fatal(err)
 	}
-	g.Executor = backwards{}
+	g.Executor = graph.ExecutorFunc(backwards{}.Execute)
 	outs, err := g.Execute(context.Background(), scalar(t, 1))
 	if err == nil {
 		t.Errorf("an executor that ignores dependencies: no error; node saw nil input %v; outputs %v", sawNil.Load(), outs)
