@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -139,22 +140,15 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // the pipeline's inputs, or PATH alone for a pipeline with one input (a
 // path may contain "=").
 func inputOverrides(spec *pipeline.Spec, ins []string) (map[string][]string, error) {
-	names := map[string]bool{}
-	for _, in := range spec.Inputs {
-		names[in.Name] = true
-	}
+	known := spec.Inputs()
 	m := map[string][]string{}
 	for _, in := range ins {
 		name, path, named := strings.Cut(in, "=")
-		if !named || !names[name] {
-			if len(spec.Inputs) != 1 {
-				var known []string
-				for _, i := range spec.Inputs {
-					known = append(known, i.Name)
-				}
-				return nil, fmt.Errorf("%w: run: --in %q: the pipeline has %d inputs (%s): give NAME=PATH", errUsage, in, len(spec.Inputs), strings.Join(known, ", "))
+		if !named || !slices.Contains(known, name) {
+			if len(known) != 1 {
+				return nil, fmt.Errorf("%w: run: --in %q: the pipeline has %d inputs (%s): give NAME=PATH", errUsage, in, len(known), strings.Join(known, ", "))
 			}
-			name, path = spec.Inputs[0].Name, in
+			name, path = known[0], in
 		}
 		if path == "" {
 			return nil, fmt.Errorf("%w: run: --in %q: empty path", errUsage, in)

@@ -1,7 +1,8 @@
-package pipeline_test
+package pipeline
 
 import (
 	"context"
+	"github.com/dynop/dynop/schema"
 	"testing"
 
 	"github.com/dynop/dynop"
@@ -11,8 +12,6 @@ import (
 	imageplugin "github.com/dynop/dynop/plugins/image"
 
 	dgraph "github.com/dynop/dynop/graph"
-	"github.com/dynop/dynop/pipeline"
-	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -33,11 +32,11 @@ func BenchmarkDemoPipeline(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer h.Close(context.Background())
-			spec, err := pipeline.Load("../examples/pipelines/demo.yaml")
+			spec, err := Load("../examples/pipelines/demo.yaml")
 			if err != nil {
 				b.Fatal(err)
 			}
-			p, err := pipeline.Compile(context.Background(), h, spec, pipeline.Options{NoFuse: c.noFuse, Workers: c.workers, OutDir: b.TempDir()})
+			p, err := Compile(context.Background(), h, spec, Options{NoFuse: c.noFuse, Workers: c.workers, OutDir: b.TempDir()})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -4,8 +4,13 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/pipeline"
 )
+
+// testRegistry returns a registry of test operators, among them
+// img.Decode and img.Resize.
+func testRegistry() *op.Registry { return pipeline.NewTestRegistry() }
 
 func ExampleParse() {
 	const file = `name: thumbnails
@@ -32,19 +37,10 @@ outputs:
 	if err := spec.Validate(testRegistry()); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("%s: batches of %d, files relative to %s\n", spec.Name, spec.BatchSize, spec.Dir)
-	for _, i := range spec.Order() {
-		n := spec.Operators[i]
-		fmt.Printf("%s = %s%v %v\n", n.Name, n.Op, n.Inputs, n.Args)
-	}
-	for _, o := range spec.Outputs {
-		fmt.Printf("%s: %s as %s into %s\n", o.Name, o.From, o.Format, o.Dir)
-	}
+	// Options.Inputs may replace the files of these inputs.
+	fmt.Println("inputs:", spec.Inputs())
 	// Output:
-	// thumbnails: batches of 4, files relative to demo
-	// decode = img.Decode[photos] map[]
-	// small = img.Resize[decode.images] map[height:96 width:128]
-	// thumbs: small.resized as png into out
+	// inputs: [photos]
 }
 
 func ExampleSpec_Validate() {

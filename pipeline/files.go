@@ -13,20 +13,20 @@ import (
 // directory.
 var imageExts = []string{".png", ".jpg", ".jpeg"}
 
-// Files expands the patterns of in, relative to s.Dir: a file, which must
+// files expands the patterns of in, relative to s.dir: a file, which must
 // exist; a directory, for its *.png, *.jpg and *.jpeg files (in any case,
 // not in subdirectories); or a glob, as [filepath.Glob] reads it, for the
 // files it matches. Each pattern must give at least one file. The result
 // holds clean paths, in pattern order, each pattern's sorted, each path
 // once. Problems are [*Error]s at the input's position, joined.
-func (s *Spec) Files(in Input) ([]string, error) {
+func (s *Spec) files(in input) ([]string, error) {
 	var files []string
 	var errs errorList
 	seen := map[string]bool{}
-	for i, pattern := range in.Files {
+	for i, pattern := range in.files {
 		matches, err := s.expand(pattern)
 		if err != nil {
-			errs.add(in.Pos, fmt.Sprintf("inputs.%s.files[%d]", in.Name, i), err, fmt.Sprintf("%q: %v", pattern, err))
+			errs.add(in.pos, fmt.Sprintf("inputs.%s.files[%d]", in.name, i), err, fmt.Sprintf("%q: %v", pattern, err))
 			continue
 		}
 		for _, m := range matches {
@@ -46,7 +46,7 @@ func (s *Spec) Files(in Input) ([]string, error) {
 func (s *Spec) expand(pattern string) ([]string, error) {
 	path := filepath.Clean(pattern)
 	if !filepath.IsAbs(path) {
-		path = filepath.Join(s.Dir, path)
+		path = filepath.Join(s.dir, path)
 	}
 	if strings.ContainsAny(pattern, "*?[") {
 		return glob(path)

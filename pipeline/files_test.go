@@ -1,4 +1,4 @@
-package pipeline_test
+package pipeline
 
 import (
 	"errors"
@@ -9,8 +9,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/dynop/dynop/pipeline"
 )
 
 // tree makes the files named, and their directories, under a temporary
@@ -36,7 +34,7 @@ func TestFiles(t *testing.T) {
 		"images/sub/f.png", "images/dir.png/g.png",
 		"one.jpg", "other/h.png", "other/a.png",
 	)
-	spec := &pipeline.Spec{Dir: dir}
+	spec := &Spec{dir: dir}
 	for _, c := range []struct {
 		name  string
 		files []string
@@ -55,7 +53,7 @@ func TestFiles(t *testing.T) {
 		{"absolute", []string{filepath.Join(dir, "other", "h.png")}, []string{"other/h.png"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := spec.Files(pipeline.Input{Name: "photos", Files: c.files})
+			got, err := spec.files(input{name: "photos", files: c.files})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,8 +70,8 @@ func TestFiles(t *testing.T) {
 
 func TestFilesErrors(t *testing.T) {
 	dir := tree(t, "images/a.png", "empty/notes.txt", "empty/sub/b.png")
-	spec := &pipeline.Spec{Dir: dir}
-	at := pipeline.Pos{File: "p.yaml", Line: 3, Col: 5}
+	spec := &Spec{dir: dir}
+	at := Pos{File: "p.yaml", Line: 3, Col: 5}
 	for _, c := range []struct {
 		name  string
 		file  string
@@ -87,7 +85,7 @@ func TestFilesErrors(t *testing.T) {
 		{"bad glob", "images/[a.png", []string{`"images/[a.png": syntax error in pattern`}, filepath.ErrBadPattern},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			files, err := spec.Files(pipeline.Input{Name: "photos", Files: []string{"images/a.png", c.file}, Pos: at})
+			files, err := spec.files(input{name: "photos", files: []string{"images/a.png", c.file}, pos: at})
 			if files != nil {
 				t.Errorf("got files %q with the error", files)
 			}
@@ -99,8 +97,8 @@ func TestFilesErrors(t *testing.T) {
 // TestFilesAll checks that Files reports every pattern that gives no
 // files.
 func TestFilesAll(t *testing.T) {
-	spec := &pipeline.Spec{Dir: t.TempDir()}
-	_, err := spec.Files(pipeline.Input{Name: "photos", Files: []string{"a.png", "b/*.png", "c.png"}})
+	spec := &Spec{dir: t.TempDir()}
+	_, err := spec.files(input{name: "photos", files: []string{"a.png", "b/*.png", "c.png"}})
 	list := problems(t, err)
 	if len(list) != 3 {
 		t.Fatalf("got %d errors, want 3: %v", len(list), err)

@@ -1,4 +1,4 @@
-package pipeline_test
+package pipeline
 
 import (
 	"errors"
@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/dynop/dynop/pipeline"
 )
 
 // FuzzParse checks pipeline files on any bytes, parsed and validated
@@ -41,7 +39,7 @@ func FuzzParse(f *testing.F) {
 	reg := testRegistry()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const file = "fuzz.yaml"
-		s, err := pipeline.Parse(file, data)
+		s, err := Parse(file, data)
 		if err != nil {
 			checkProblems(t, data, err, file)
 			if s != nil {
@@ -49,57 +47,57 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if s.Version != 1 || s.BatchSize < 1 || s.BatchSize > 4096 || s.OnError != pipeline.Stop && s.OnError != pipeline.Skip {
-			t.Errorf("Parse(%q) = version %d, batch size %d, on_error %q", data, s.Version, s.BatchSize, s.OnError)
+		if s.version != 1 || s.batchSize < 1 || s.batchSize > 4096 || s.onError != onErrorStop && s.onError != onErrorSkip {
+			t.Errorf("Parse(%q) = version %d, batch size %d, on_error %q", data, s.version, s.batchSize, s.onError)
 		}
 		names := map[string]bool{}
-		for _, in := range s.Inputs {
-			names[in.Name] = true
+		for _, in := range s.inputs {
+			names[in.name] = true
 		}
-		for _, n := range s.Operators {
-			if n.Name == "" || n.Op == "" || names[n.Name] {
-				t.Errorf("Parse(%q): operator %q (op %q) is unnamed or not unique", data, n.Name, n.Op)
+		for _, n := range s.operators {
+			if n.name == "" || n.operator == "" || names[n.name] {
+				t.Errorf("Parse(%q): operator %q (op %q) is unnamed or not unique", data, n.name, n.operator)
 			}
-			names[n.Name] = true
+			names[n.name] = true
 		}
-		if len(s.Inputs) == 0 || len(s.Operators) == 0 || len(s.Outputs) == 0 {
-			t.Errorf("Parse(%q) has %d inputs, %d operators and %d outputs", data, len(s.Inputs), len(s.Operators), len(s.Outputs))
+		if len(s.inputs) == 0 || len(s.operators) == 0 || len(s.outputs) == 0 {
+			t.Errorf("Parse(%q) has %d inputs, %d operators and %d outputs", data, len(s.inputs), len(s.operators), len(s.outputs))
 		}
 		if err := s.Validate(reg); err != nil {
 			checkProblems(t, data, err, file)
 			return
 		}
-		for _, n := range s.Operators {
-			for _, r := range n.Inputs {
-				if !names[r.Node] {
+		for _, n := range s.operators {
+			for _, r := range n.inputs {
+				if !names[r.node] {
 					t.Errorf("Validate(%q) passed with a reference to %q", data, r)
 				}
 			}
 		}
-		for _, o := range s.Outputs {
-			if !names[o.From.Node] {
-				t.Errorf("Validate(%q) passed with output %q from %q", data, o.Name, o.From)
+		for _, o := range s.outputs {
+			if !names[o.from.node] {
+				t.Errorf("Validate(%q) passed with output %q from %q", data, o.name, o.from)
 			}
 		}
 		if err := s.Validate(reg); err != nil {
 			t.Errorf("Validate(%q) passed, then failed: %v", data, err)
 		}
-		order := s.Order()
-		if len(order) != len(s.Operators) {
-			t.Fatalf("Order() = %v for %d operators", order, len(s.Operators))
+		order := s.order()
+		if len(order) != len(s.operators) {
+			t.Fatalf("order() = %v for %d operators", order, len(s.operators))
 		}
 		done := map[string]bool{}
-		for _, in := range s.Inputs {
-			done[in.Name] = true
+		for _, in := range s.inputs {
+			done[in.name] = true
 		}
 		for _, i := range order {
-			n := s.Operators[i]
-			for _, r := range n.Inputs {
-				if !done[r.Node] {
-					t.Errorf("Order() = %v runs %q before %q, which it reads", order, n.Name, r.Node)
+			n := s.operators[i]
+			for _, r := range n.inputs {
+				if !done[r.node] {
+					t.Errorf("order() = %v runs %q before %q, which it reads", order, n.name, r.node)
 				}
 			}
-			done[n.Name] = true
+			done[n.name] = true
 		}
 	})
 }
@@ -108,7 +106,7 @@ func FuzzParse(f *testing.F) {
 // ErrInvalid, each with a message and a position in file, in order.
 func checkProblems(t *testing.T, data []byte, err error, file string) {
 	t.Helper()
-	if !errors.Is(err, pipeline.ErrInvalid) {
+	if !errors.Is(err, ErrInvalid) {
 		t.Fatalf("%q: error %q does not wrap ErrInvalid", data, err)
 	}
 	list := []error{err}
@@ -117,13 +115,13 @@ func checkProblems(t *testing.T, data []byte, err error, file string) {
 	}
 	// YAML breaks lines at \n, \r\n and a lone \r (old Mac files).
 	lines := strings.Count(strings.ReplaceAll(strings.ReplaceAll(string(data), "\r\n", "\n"), "\r", "\n"), "\n") + 1
-	var pos []pipeline.Pos
+	var pos []Pos
 	for _, e := range list {
-		var pe *pipeline.Error
+		var pe *Error
 		if !errors.As(e, &pe) {
 			t.Fatalf("%q: problem %q (%T) is not a *pipeline.Error", data, e, e)
 		}
-		if strings.TrimSpace(pe.Msg) == "" || !errors.Is(pe, pipeline.ErrInvalid) {
+		if strings.TrimSpace(pe.Msg) == "" || !errors.Is(pe, ErrInvalid) {
 			t.Errorf("%q: problem %q has no message or does not wrap ErrInvalid", data, pe)
 		}
 		if pe.Pos.File != file || pe.Pos.Line < 1 || pe.Pos.Line > lines+1 || pe.Pos.Col < 1 {
@@ -131,7 +129,7 @@ func checkProblems(t *testing.T, data []byte, err error, file string) {
 		}
 		pos = append(pos, pe.Pos)
 	}
-	if !slices.IsSortedFunc(pos, func(a, b pipeline.Pos) int {
+	if !slices.IsSortedFunc(pos, func(a, b Pos) int {
 		if a.Line != b.Line {
 			return a.Line - b.Line
 		}

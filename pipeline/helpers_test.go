@@ -1,15 +1,14 @@
-package pipeline_test
+package pipeline
 
 import (
 	"context"
 	"errors"
+	"github.com/dynop/dynop/schema"
 	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/dynop/dynop/op"
-	"github.com/dynop/dynop/pipeline"
-	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -104,25 +103,25 @@ func testRegistry() *op.Registry {
 
 // problems returns the *pipeline.Errors that err joins, checking that
 // each wraps pipeline.ErrInvalid.
-func problems(t *testing.T, err error) []*pipeline.Error {
+func problems(t *testing.T, err error) []*Error {
 	t.Helper()
 	if err == nil {
 		t.Fatal("no error")
 	}
-	if !errors.Is(err, pipeline.ErrInvalid) {
+	if !errors.Is(err, ErrInvalid) {
 		t.Errorf("error does not wrap ErrInvalid: %v", err)
 	}
 	joined, ok := err.(interface{ Unwrap() []error })
 	if !ok {
 		t.Fatalf("error is not joined: %T %v", err, err)
 	}
-	var list []*pipeline.Error
+	var list []*Error
 	for _, e := range joined.Unwrap() {
-		var pe *pipeline.Error
+		var pe *Error
 		if !errors.As(e, &pe) {
 			t.Fatalf("not a *pipeline.Error: %T %v", e, e)
 		}
-		if !errors.Is(pe, pipeline.ErrInvalid) {
+		if !errors.Is(pe, ErrInvalid) {
 			t.Errorf("does not wrap ErrInvalid: %v", pe)
 		}
 		list = append(list, pe)

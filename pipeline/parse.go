@@ -114,7 +114,7 @@ func (p *parser) syntax(err error) {
 
 // spec reads the top-level mapping.
 func (p *parser) spec(root *yaml.Node) *Spec {
-	s := &Spec{File: p.file, Dir: filepath.Dir(p.file), Version: 1, BatchSize: defaultBatchSize, OnError: Stop}
+	s := &Spec{file: p.file, dir: filepath.Dir(p.file), version: 1, batchSize: defaultBatchSize, onError: onErrorStop}
 	if root.Kind != yaml.MappingNode {
 		p.errorf(root, "", "the top level must be a mapping (inputs, operators, outputs...), not %s", describe(root))
 		return s
@@ -126,41 +126,41 @@ func (p *parser) spec(root *yaml.Node) *Spec {
 		}
 	}
 	if n := f["name"]; n != nil {
-		s.Name, _ = p.str(n, "name")
+		s.name, _ = p.str(n, "name")
 	}
 	if n := f["batch_size"]; n != nil {
-		s.BatchSize = p.intRange(n, "batch_size", 1, maxBatchSize)
+		s.batchSize = p.intRange(n, "batch_size", 1, maxBatchSize)
 	}
 	if n := f["on_error"]; n != nil {
-		s.OnError = OnError(p.oneOf(n, "on_error", string(Stop), string(Skip)))
+		s.onError = onError(p.oneOf(n, "on_error", string(onErrorStop), string(onErrorSkip)))
 	}
 	if n := f["inputs"]; n != nil {
-		s.Inputs = p.inputs(n)
+		s.inputs = p.inputs(n)
 	}
 	if n := f["operators"]; n != nil {
-		s.Operators = p.operators(n)
+		s.operators = p.operators(n)
 	}
 	if n := f["outputs"]; n != nil {
-		s.Outputs = p.outputs(n)
+		s.outputs = p.outputs(n)
 	}
 	p.unique(s)
 	return s
 }
 
 // inputs reads the inputs mapping.
-func (p *parser) inputs(n *yaml.Node) []Input {
+func (p *parser) inputs(n *yaml.Node) []input {
 	pairs, ok := p.entries(n, "inputs")
 	if ok && len(pairs) == 0 {
 		p.errorf(n, "inputs", "want at least one input")
 	}
-	var ins []Input
+	var ins []input
 	for _, e := range pairs {
 		path := "inputs." + e.key.Value
-		in := Input{Pos: p.pos(e.key)}
-		in.Name = p.name(e.key, path)
+		in := input{pos: p.pos(e.key)}
+		in.name = p.name(e.key, path)
 		f := p.fields(e.val, path, inputFields, "files")
 		if v := f["files"]; v != nil {
-			in.Files = p.files(v, path+".files")
+			in.files = p.files(v, path+".files")
 		}
 		ins = append(ins, in)
 	}
@@ -183,14 +183,14 @@ func (p *parser) files(n *yaml.Node, field string) []string {
 }
 
 // operators reads the operators list.
-func (p *parser) operators(n *yaml.Node) []Node {
+func (p *parser) operators(n *yaml.Node) []node {
 	if !p.is(n, yaml.SequenceNode, "operators") {
 		return nil
 	}
 	if len(n.Content) == 0 {
 		p.errorf(n, "operators", "want at least one operator")
 	}
-	nodes := make([]Node, len(n.Content))
+	nodes := make([]node, len(n.Content))
 	for i, c := range n.Content {
 		nodes[i] = p.node(c, fmt.Sprintf("operators[%d]", i))
 	}
@@ -198,34 +198,34 @@ func (p *parser) operators(n *yaml.Node) []Node {
 }
 
 // node reads one operator's mapping.
-func (p *parser) node(n *yaml.Node, path string) Node {
-	nd := Node{Device: schema.CPU, Pos: p.pos(n), valuePos: map[string]Pos{}}
+func (p *parser) node(n *yaml.Node, path string) node {
+	nd := node{device: schema.CPU, pos: p.pos(n), valuePos: map[string]Pos{}}
 	f := p.fields(n, path, nodeFields, "name", "op")
 	for k, v := range f {
 		nd.valuePos[k] = p.pos(v)
 	}
 	if v := f["name"]; v != nil {
-		nd.Name = p.name(v, path+".name")
+		nd.name = p.name(v, path+".name")
 	}
 	if v := f["op"]; v != nil {
-		nd.Op, _ = p.str(v, path+".op")
+		nd.operator, _ = p.str(v, path+".op")
 	}
 	if v := f["inputs"]; v != nil {
-		nd.Inputs = p.refs(v, path+".inputs")
+		nd.inputs = p.refs(v, path+".inputs")
 	}
 	if v := f["args"]; v != nil {
 		p.args(v, path+".args", &nd)
 	}
 	if v := f["device"]; v != nil {
 		d, _ := p.str(v, path+".device")
-		nd.Device = schema.Device(d)
+		nd.device = schema.Device(d)
 	}
 	return nd
 }
 
 // refs returns an operator's inputs: a list of references, or one.
-func (p *parser) refs(n *yaml.Node, field string) []Ref {
-	var refs []Ref
+func (p *parser) refs(n *yaml.Node, field string) []ref {
+	var refs []ref
 	for i, c := range p.list(n, field) {
 		if r, ok := p.ref(c, fmt.Sprintf("%s[%d]", field, i)); ok {
 			refs = append(refs, r)
@@ -235,33 +235,33 @@ func (p *parser) refs(n *yaml.Node, field string) []Ref {
 }
 
 // ref reads a reference: "node" or "node.output".
-func (p *parser) ref(n *yaml.Node, field string) (Ref, bool) {
+func (p *parser) ref(n *yaml.Node, field string) (ref, bool) {
 	s, ok := p.str(n, field)
 	if !ok {
-		return Ref{}, false
+		return ref{}, false
 	}
 	node, out, dotted := strings.Cut(s, ".")
 	if !namePattern.MatchString(node) || dotted && out == "" {
 		p.errorf(n, field, `invalid reference %q: want "node" or "node.output"`, s)
-		return Ref{}, false
+		return ref{}, false
 	}
-	return Ref{Node: node, Output: out, Pos: p.pos(n)}, true
+	return ref{node: node, output: out, pos: p.pos(n)}, true
 }
 
 // args fills in nd's arguments and their positions.
-func (p *parser) args(n *yaml.Node, field string, nd *Node) {
+func (p *parser) args(n *yaml.Node, field string, nd *node) {
 	pairs, ok := p.entries(n, field)
 	if !ok {
 		return
 	}
-	nd.Args = make(schema.Args, len(pairs))
-	nd.ArgPos = make(map[string]Pos, len(pairs))
+	nd.args = make(schema.Args, len(pairs))
+	nd.argPos = make(map[string]Pos, len(pairs))
 	for _, e := range pairs {
 		name := e.key.Value
-		nd.ArgPos[name] = p.pos(e.key)
+		nd.argPos[name] = p.pos(e.key)
 		nd.valuePos["args."+name] = p.pos(e.val)
 		if v, ok := p.value(e.val, field+"."+name); ok {
-			nd.Args[name] = v
+			nd.args[name] = v
 		}
 	}
 }
@@ -307,29 +307,29 @@ func (p *parser) scalar(n *yaml.Node, field string) (any, bool) {
 }
 
 // outputs reads the outputs mapping.
-func (p *parser) outputs(n *yaml.Node) []Output {
+func (p *parser) outputs(n *yaml.Node) []output {
 	pairs, ok := p.entries(n, "outputs")
 	if ok && len(pairs) == 0 {
 		p.errorf(n, "outputs", "want at least one output")
 	}
-	var outs []Output
+	var outs []output
 	for _, e := range pairs {
 		path := "outputs." + e.key.Value
-		o := Output{Format: "png", Pos: p.pos(e.key)}
-		o.Name = p.name(e.key, path)
+		o := output{format: "png", pos: p.pos(e.key)}
+		o.name = p.name(e.key, path)
 		f := p.fields(e.val, path, outputFields, "from")
 		if v := f["from"]; v != nil {
-			o.From, _ = p.ref(v, path+".from")
+			o.from, _ = p.ref(v, path+".from")
 		}
 		if v := f["dir"]; v != nil {
-			o.Dir, _ = p.str(v, path+".dir")
+			o.dir, _ = p.str(v, path+".dir")
 		}
 		if v := f["format"]; v != nil {
-			o.Format = p.oneOf(v, path+".format", "png", "jpeg")
+			o.format = p.oneOf(v, path+".format", "png", "jpeg")
 		}
 		if v := f["quality"]; v != nil {
-			o.Quality = p.intRange(v, path+".quality", 1, 100)
-			if o.Format == "png" {
+			o.quality = p.intRange(v, path+".quality", 1, 100)
+			if o.format == "png" {
 				p.errorf(v, path+".quality", "quality is for jpeg only; the format is png")
 			}
 		}
@@ -340,22 +340,22 @@ func (p *parser) outputs(n *yaml.Node) []Output {
 
 // unique reports operator names used twice, or used by an input.
 func (p *parser) unique(s *Spec) {
-	inputs := make(map[string]Pos, len(s.Inputs))
-	for _, in := range s.Inputs {
-		inputs[in.Name] = in.Pos
+	inputs := make(map[string]Pos, len(s.inputs))
+	for _, in := range s.inputs {
+		inputs[in.name] = in.pos
 	}
-	nodes := make(map[string]Pos, len(s.Operators))
-	for i, n := range s.Operators {
-		if n.Name == "" { // missing or invalid: reported
+	nodes := make(map[string]Pos, len(s.operators))
+	for i, n := range s.operators {
+		if n.name == "" { // missing or invalid: reported
 			continue
 		}
 		pos, field := n.at("name"), fmt.Sprintf("operators[%d].name", i)
-		if at, ok := inputs[n.Name]; ok {
-			p.errs.addf(pos, field, "name %q is taken by the input at %s", n.Name, at)
-		} else if at, ok := nodes[n.Name]; ok {
-			p.errs.addf(pos, field, "duplicate name %q (first used at %s)", n.Name, at)
+		if at, ok := inputs[n.name]; ok {
+			p.errs.addf(pos, field, "name %q is taken by the input at %s", n.name, at)
+		} else if at, ok := nodes[n.name]; ok {
+			p.errs.addf(pos, field, "duplicate name %q (first used at %s)", n.name, at)
 		} else {
-			nodes[n.Name] = pos
+			nodes[n.name] = pos
 		}
 	}
 }

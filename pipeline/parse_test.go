@@ -1,16 +1,14 @@
-package pipeline_test
+package pipeline
 
 import (
 	"errors"
+	"github.com/dynop/dynop/schema"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
-
-	"github.com/dynop/dynop/pipeline"
-	"github.com/dynop/dynop/schema"
 )
 
 // valid is a small valid file; parseErrors change it.
@@ -163,7 +161,7 @@ var parseErrors = []errorCase{
 func TestParseErrors(t *testing.T) {
 	for _, c := range parseErrors {
 		t.Run(c.name, func(t *testing.T) {
-			s, err := pipeline.Parse("p.yaml", []byte(c.yaml))
+			s, err := Parse("p.yaml", []byte(c.yaml))
 			if s != nil {
 				t.Errorf("Parse returned a spec with the error")
 			}
@@ -184,7 +182,7 @@ outputs:
   out: {from: a, format: gif}
 on_error: never
 `
-	_, err := pipeline.Parse("p.yaml", []byte(file))
+	_, err := Parse("p.yaml", []byte(file))
 	want := []string{
 		"p.yaml:1:13: batch_size: want 1 to 4096, got 0",
 		"p.yaml:3:19: inputs.photos.files: want at least one file, directory or glob",
@@ -206,21 +204,21 @@ on_error: never
 
 // TestParseDefaults checks the values of fields left out.
 func TestParseDefaults(t *testing.T) {
-	s, err := pipeline.Parse("dir/p.yaml", []byte(valid))
+	s, err := Parse("dir/p.yaml", []byte(valid))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.File != "dir/p.yaml" || s.Dir != "dir" || s.Version != 1 || s.Name != "" || s.BatchSize != 8 || s.OnError != pipeline.Stop {
-		t.Errorf("got File %q, Dir %q, Version %d, Name %q, BatchSize %d, OnError %q", s.File, s.Dir, s.Version, s.Name, s.BatchSize, s.OnError)
+	if s.file != "dir/p.yaml" || s.dir != "dir" || s.version != 1 || s.name != "" || s.batchSize != 8 || s.onError != onErrorStop {
+		t.Errorf("got file %q, dir %q, version %d, name %q, batch size %d, on error %q", s.file, s.dir, s.version, s.name, s.batchSize, s.onError)
 	}
-	if n := s.Operators[0]; n.Device != schema.CPU || n.Args != nil {
-		t.Errorf("operator: got device %q, args %v", n.Device, n.Args)
+	if n := s.operators[0]; n.device != schema.CPU || n.args != nil {
+		t.Errorf("operator: got device %q, args %v", n.device, n.args)
 	}
-	if o := s.Outputs[0]; o.Format != "png" || o.Quality != 0 || o.Dir != "" {
-		t.Errorf("output: got format %q, quality %d, dir %q", o.Format, o.Quality, o.Dir)
+	if o := s.outputs[0]; o.format != "png" || o.quality != 0 || o.dir != "" {
+		t.Errorf("output: got format %q, quality %d, dir %q", o.format, o.quality, o.dir)
 	}
-	if in := s.Inputs[0]; !reflect.DeepEqual(in.Files, []string{"*.png"}) {
-		t.Errorf("one file pattern: got %q", in.Files)
+	if in := s.inputs[0]; !reflect.DeepEqual(in.files, []string{"*.png"}) {
+		t.Errorf("one file pattern: got %q", in.files)
 	}
 }
 
@@ -243,23 +241,23 @@ operators:
       list: [1, 2.5, x, false]
 outputs: {out: {from: a}}
 `
-	s, err := pipeline.Parse("p.yaml", []byte(file))
+	s, err := Parse("p.yaml", []byte(file))
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := s.Operators[0]
+	n := s.operators[0]
 	want := schema.Args{
 		"i": int64(3), "big": int64(16), "f": 2.5, "inf": math.Inf(1), "b": true, "s": "text", "q": "3", "n": nil,
 		"date": "2024-01-02", "list": []any{int64(1), 2.5, "x", false},
 	}
-	if !reflect.DeepEqual(n.Args, want) {
-		t.Errorf("got args %#v\nwant %#v", n.Args, want)
+	if !reflect.DeepEqual(n.args, want) {
+		t.Errorf("got args %#v\nwant %#v", n.args, want)
 	}
-	if got, want := n.ArgPos["list"], (pipeline.Pos{File: "p.yaml", Line: 15, Col: 7}); got != want {
+	if got, want := n.argPos["list"], (Pos{File: "p.yaml", Line: 15, Col: 7}); got != want {
 		t.Errorf("position of list: got %v, want %v", got, want)
 	}
-	if len(n.ArgPos) != len(want) {
-		t.Errorf("got %d argument positions, want %d", len(n.ArgPos), len(want))
+	if len(n.argPos) != len(want) {
+		t.Errorf("got %d argument positions, want %d", len(n.argPos), len(want))
 	}
 }
 
@@ -269,14 +267,14 @@ func TestLoad(t *testing.T) {
 	if err := os.WriteFile(path, []byte(valid), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	s, err := pipeline.Load(path)
+	s, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.File != path || s.Dir != dir {
-		t.Errorf("got File %q, Dir %q; want %q, %q", s.File, s.Dir, path, dir)
+	if s.file != path || s.dir != dir {
+		t.Errorf("got file %q, dir %q; want %q, %q", s.file, s.dir, path, dir)
 	}
-	if _, err := pipeline.Load(filepath.Join(dir, "missing.yaml")); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := Load(filepath.Join(dir, "missing.yaml")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: got %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package pipeline_test
+package pipeline
 
 import (
 	"bytes"
@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/dynop/dynop/pipeline"
 )
 
 // Regression: output names are made unique with "-N", but "-N" can be the
@@ -26,7 +24,7 @@ func TestRegressionOutputNameCollision(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sum, _, err := compileRun(t, h, file, pipeline.Options{})
+	sum, _, err := compileRun(t, h, file, Options{})
 	out := filepath.Join(filepath.Dir(file), "out")
 	t.Logf("err: %v", err)
 	if sum != nil {
@@ -44,7 +42,7 @@ func TestRegressionOutputDirIsInputDir(t *testing.T) {
 	file := setup(t, 2, 8, "stop", "", "gamma")
 	in := filepath.Join(filepath.Dir(file), "in")
 	before, _ := os.ReadFile(filepath.Join(in, "img0.png"))
-	_, _, err := compileRun(t, h, file, pipeline.Options{OutDir: in})
+	_, _, err := compileRun(t, h, file, Options{OutDir: in})
 	after, _ := os.ReadFile(filepath.Join(in, "img0.png"))
 	if err == nil && !bytes.Equal(before, after) {
 		t.Errorf("the run silently replaced its input in/img0.png (%d bytes) by its output (%d bytes)", len(before), len(after))
@@ -60,7 +58,7 @@ func TestRegressionCommitFailureLeavesPartialOutput(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(out, "img1.png", "x"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := compileRun(t, h, file, pipeline.Options{})
+	_, _, err := compileRun(t, h, file, Options{})
 	t.Logf("err: %v", err)
 	if err != nil {
 		if got := dirFiles(t, out); len(got) != 1 {
@@ -73,8 +71,8 @@ func TestRegressionCommitFailureLeavesPartialOutput(t *testing.T) {
 func TestRegressionSecondRunSummary(t *testing.T) {
 	h := runHost(t)
 	file := setup(t, 2, 8, "stop", "", "gamma")
-	spec, _ := pipeline.Load(file)
-	p, err := pipeline.Compile(context.Background(), h, spec, pipeline.Options{Trace: true})
+	spec, _ := Load(file)
+	p, err := Compile(context.Background(), h, spec, Options{Trace: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +95,7 @@ func TestRegressionAllSkipped(t *testing.T) {
 	file := setup(t, 1, 8, "skip", "", "gamma")
 	in := filepath.Join(filepath.Dir(file), "in")
 	os.WriteFile(filepath.Join(in, "img0.png"), []byte("not an image"), 0o644)
-	sum, _, err := compileRun(t, h, file, pipeline.Options{})
+	sum, _, err := compileRun(t, h, file, Options{})
 	t.Logf("err %v, images %d, skipped %d, outputs %d", err, sum.Images, len(sum.Skipped), len(sum.Outputs))
 }
 
@@ -111,7 +109,7 @@ func TestRegressionSameDirSpelledTwice(t *testing.T) {
 		"outputs:\n  color: {from: decode, dir: " + dir + "/out/}\n  mono: {from: gray, dir: " + dir + "/out}\n"
 	f2 := filepath.Join(dir, "two.yaml")
 	os.WriteFile(f2, []byte(yaml), 0o644)
-	sum, _, err := compileRun(t, h, f2, pipeline.Options{})
+	sum, _, err := compileRun(t, h, f2, Options{})
 	t.Logf("err %v; outputs %v; dir %v", err, sum.Outputs, dirFiles(t, filepath.Join(dir, "out")))
 	if err == nil && len(dirFiles(t, filepath.Join(dir, "out"))) != 4 {
 		t.Errorf("2 inputs x 2 outputs gave %d files, no error", len(dirFiles(t, filepath.Join(dir, "out"))))

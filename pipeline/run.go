@@ -121,15 +121,12 @@ func Compile(ctx context.Context, h Host, spec *Spec, opts Options) (*Pipeline, 
 // Graph returns the pipeline's graph, after passes.
 func (p *Pipeline) Graph() *graph.Graph { return p.graph }
 
-// Files returns the input files of each input, in order.
-func (p *Pipeline) Files() [][]string { return p.files }
-
 // Close closes the graph, which lets the plugins it used stop.
 func (p *Pipeline) Close() error { return p.graph.Close() }
 
 func (p *Pipeline) findInputs() error {
-	for _, in := range p.spec.Inputs {
-		if over, ok := p.opts.Inputs[in.Name]; ok {
+	for _, in := range p.spec.inputs {
+		if over, ok := p.opts.Inputs[in.name]; ok {
 			abs := make([]string, len(over))
 			for i, f := range over {
 				a, err := filepath.Abs(f)
@@ -138,23 +135,23 @@ func (p *Pipeline) findInputs() error {
 				}
 				abs[i] = a
 			}
-			in.Files = abs
+			in.files = abs
 		}
-		files, err := p.spec.Files(in)
+		files, err := p.spec.files(in)
 		if err != nil {
 			return err
 		}
 		p.files = append(p.files, files)
 	}
 	for name := range p.opts.Inputs {
-		if !slices.ContainsFunc(p.spec.Inputs, func(in Input) bool { return in.Name == name }) {
-			return fmt.Errorf("pipeline %s: %w: Options.Inputs names input %q; the pipeline's inputs are %s", p.spec.File, ErrInvalid, name, inputNames(p.spec))
+		if !slices.ContainsFunc(p.spec.inputs, func(in input) bool { return in.name == name }) {
+			return fmt.Errorf("pipeline %s: %w: Options.Inputs names input %q; the pipeline's inputs are %s", p.spec.file, ErrInvalid, name, strings.Join(p.spec.Inputs(), ", "))
 		}
 	}
 	for k := 1; k < len(p.files); k++ {
 		if len(p.files[k]) != len(p.files[0]) {
 			return fmt.Errorf("pipeline %s: %w: input %q has %d files, input %q %d: inputs are zipped, so they must have as many",
-				p.spec.File, ErrInvalid, p.spec.Inputs[0].Name, len(p.files[0]), p.spec.Inputs[k].Name, len(p.files[k]))
+				p.spec.file, ErrInvalid, p.spec.inputs[0].name, len(p.files[0]), p.spec.inputs[k].name, len(p.files[k]))
 		}
 	}
 	// Output files are named after the first input's files, made unique
@@ -175,40 +172,32 @@ func (p *Pipeline) findInputs() error {
 	return nil
 }
 
-func inputNames(s *Spec) string {
-	var names []string
-	for _, in := range s.Inputs {
-		names = append(names, in.Name)
-	}
-	return strings.Join(names, ", ")
-}
-
 // planOutputs decides each output's directory and checks it can be
 // written, by creating it and a file in it.
 func (p *Pipeline) planOutputs() error {
 	perDir := map[string]int{}
-	for _, o := range p.spec.Outputs {
-		dir := o.Dir
+	for _, o := range p.spec.outputs {
+		dir := o.dir
 		if p.opts.OutDir != "" {
 			dir = p.opts.OutDir
 		} else if dir != "" && !filepath.IsAbs(dir) {
-			dir = filepath.Join(p.spec.Dir, dir)
+			dir = filepath.Join(p.spec.dir, dir)
 		}
 		if dir == "" {
-			return fmt.Errorf("%s: outputs.%s: %w: no dir: give one in the pipeline or with --out", o.Pos, o.Name, ErrOutput)
+			return fmt.Errorf("%s: outputs.%s: %w: no dir: give one in the pipeline or with --out", o.pos, o.name, ErrOutput)
 		}
 		dir, err := filepath.Abs(dir) // one directory, one key, however spelled
 		if err != nil {
 			return err
 		}
 		if err := writable(dir); err != nil {
-			return fmt.Errorf("%s: outputs.%s: %w: %w", o.Pos, o.Name, ErrOutput, err)
+			return fmt.Errorf("%s: outputs.%s: %w: %w", o.pos, o.name, ErrOutput, err)
 		}
 		ext := ".png"
-		if o.Format == "jpeg" {
+		if o.format == "jpeg" {
 			ext = ".jpg"
 		}
-		p.outputs = append(p.outputs, outputPlan{name: o.Name, dir: dir, ext: ext})
+		p.outputs = append(p.outputs, outputPlan{name: o.name, dir: dir, ext: ext})
 		perDir[dir]++
 	}
 	for i := range p.outputs {
@@ -233,7 +222,7 @@ func (p *Pipeline) checkOverwrites() error {
 		for _, base := range p.bases {
 			if final := filepath.Join(o.dir, base+o.suffix+o.ext); inputs[final] {
 				return fmt.Errorf("%s: outputs.%s: %w: it would replace the input file %s; write into another directory",
-					p.spec.Outputs[k].Pos, o.name, ErrOutput, final)
+					p.spec.outputs[k].pos, o.name, ErrOutput, final)
 			}
 		}
 	}
@@ -255,63 +244,63 @@ func writable(dir string) error {
 // buildGraph makes the graph: an input node per input, a node per
 // operator, an image.Encode node per output, then runs the passes.
 func (p *Pipeline) buildGraph(ctx context.Context, h Host) (*graph.Graph, error) {
-	name := cmp.Or(p.spec.Name, strings.TrimSuffix(filepath.Base(p.spec.File), filepath.Ext(p.spec.File)))
+	name := cmp.Or(p.spec.name, strings.TrimSuffix(filepath.Base(p.spec.file), filepath.Ext(p.spec.file)))
 	g := graph.New(name)
 	ports := map[string]graph.Port{}
-	for _, in := range p.spec.Inputs {
-		n, err := g.AddInput(in.Name)
+	for _, in := range p.spec.inputs {
+		n, err := g.AddInput(in.name)
 		if err != nil {
 			return nil, err
 		}
-		ports[in.Name] = n.Out(0)
+		ports[in.name] = n.Out(0)
 	}
-	port := func(r Ref) (graph.Port, error) {
-		if r.Output == "" {
-			return ports[r.Node], nil
+	port := func(r ref) (graph.Port, error) {
+		if r.output == "" {
+			return ports[r.node], nil
 		}
-		pt, ok := ports[r.Node+"."+r.Output]
+		pt, ok := ports[r.node+"."+r.output]
 		if !ok {
-			return graph.Port{}, fmt.Errorf("%s: %w: %s is not known", r.Pos, ErrInvalid, r) // Validate makes this impossible
+			return graph.Port{}, fmt.Errorf("%s: %w: %s is not known", r.pos, ErrInvalid, r) // Validate makes this impossible
 		}
 		return pt, nil
 	}
-	for _, i := range p.spec.Order() {
-		s := p.spec.Operators[i]
+	for _, i := range p.spec.order() {
+		s := p.spec.operators[i]
 		var ins []graph.Port
-		for _, r := range s.Inputs {
+		for _, r := range s.inputs {
 			pt, err := port(r)
 			if err != nil {
 				return nil, err
 			}
 			ins = append(ins, pt)
 		}
-		n, err := g.AddNode(s.Name, s.Op, s.Args, ins...)
+		n, err := g.AddNode(s.name, s.operator, s.args, ins...)
 		if err != nil {
 			return nil, err
 		}
-		n.Device = s.Device
-		e, err := h.Operators().Lookup(s.Op)
+		n.Device = s.device
+		e, err := h.Operators().Lookup(s.operator)
 		if err != nil {
 			return nil, err
 		}
 		for k, o := range e.Schema.Outputs {
-			ports[s.Name+"."+o.Name] = n.Out(k)
+			ports[s.name+"."+o.Name] = n.Out(k)
 		}
 	}
-	for _, o := range p.spec.Outputs {
-		from, err := port(o.From)
+	for _, o := range p.spec.outputs {
+		from, err := port(o.from)
 		if err != nil {
 			return nil, err
 		}
-		args := schema.Args{"format": cmp.Or(o.Format, "png")}
-		if o.Quality > 0 {
-			args["quality"] = o.Quality
+		args := schema.Args{"format": cmp.Or(o.format, "png")}
+		if o.quality > 0 {
+			args["quality"] = o.quality
 		}
-		enc, err := g.AddNode("encode("+o.Name+")", EncodeOperator, args, from)
+		enc, err := g.AddNode("encode("+o.name+")", encodeOperator, args, from)
 		if err != nil {
 			return nil, err
 		}
-		if err := g.AddOutput(o.Name, enc.Out(0)); err != nil {
+		if err := g.AddOutput(o.name, enc.Out(0)); err != nil {
 			return nil, err
 		}
 	}
@@ -320,15 +309,15 @@ func (p *Pipeline) buildGraph(ctx context.Context, h Host) (*graph.Graph, error)
 		opts.Skip = []string{graph.FuseDesc.Name}
 	}
 	if err := graph.Build(ctx, g, opts); err != nil {
-		return nil, errors.Join(fmt.Errorf("pipeline %s: %w", p.spec.File, err), g.Close())
+		return nil, errors.Join(fmt.Errorf("pipeline %s: %w", p.spec.file, err), g.Close())
 	}
 	g.Executor = graph.Parallel{Workers: p.opts.Workers}
 	g.Observer = p.observe
 	return g, nil
 }
 
-// EncodeOperator is the operator that encodes a pipeline's outputs.
-const EncodeOperator = "image.Encode"
+// encodeOperator is the operator that encodes a pipeline's outputs.
+const encodeOperator = "image.Encode"
 
 func (p *Pipeline) observe(s graph.Span) {
 	p.mu.Lock()
@@ -359,7 +348,7 @@ func (p *Pipeline) Run(ctx context.Context) (sum *Summary, err error) {
 	clear(p.stats)
 	p.spans, p.batches = nil, nil
 	p.mu.Unlock()
-	sum = &Summary{Pipeline: p.graph.Name(), File: p.spec.File, Workers: cmp.Or(p.opts.Workers, runtime.GOMAXPROCS(0)), BatchSize: p.spec.BatchSize, Fused: !p.opts.NoFuse}
+	sum = &Summary{Pipeline: p.graph.Name(), File: p.spec.file, Workers: cmp.Or(p.opts.Workers, runtime.GOMAXPROCS(0)), BatchSize: p.spec.batchSize, Fused: !p.opts.NoFuse}
 	stage, err := newStaging(p.outputs)
 	if err != nil {
 		return sum, err
@@ -370,10 +359,10 @@ func (p *Pipeline) Run(ctx context.Context) (sum *Summary, err error) {
 		}
 	}()
 	n := len(p.files[0])
-	batches := (n + p.spec.BatchSize - 1) / p.spec.BatchSize
-	for b := 0; b < n; b += p.spec.BatchSize {
-		idx := make([]int, 0, p.spec.BatchSize)
-		for i := b; i < min(b+p.spec.BatchSize, n); i++ {
+	batches := (n + p.spec.batchSize - 1) / p.spec.batchSize
+	for b := 0; b < n; b += p.spec.batchSize {
+		idx := make([]int, 0, p.spec.batchSize)
+		for i := b; i < min(b+p.spec.batchSize, n); i++ {
 			idx = append(idx, i)
 		}
 		start := time.Now()
@@ -444,7 +433,7 @@ func (p *Pipeline) fileFailed(i int, err error, sum *Summary) error {
 	for _, fs := range p.files {
 		files = append(files, fs[i])
 	}
-	if p.spec.OnError != Skip {
+	if p.spec.onError != onErrorSkip {
 		return fmt.Errorf("input %s: %w (on_error: skip would skip it)", strings.Join(files, ", "), err)
 	}
 	p.log.Warn("skipping input", "file", strings.Join(files, ", "), "err", err)

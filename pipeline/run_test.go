@@ -1,4 +1,4 @@
-package pipeline_test
+package pipeline
 
 import (
 	"bytes"
@@ -18,7 +18,6 @@ import (
 
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/op"
-	"github.com/dynop/dynop/pipeline"
 	"github.com/dynop/dynop/plugin"
 	imageplugin "github.com/dynop/dynop/plugins/image"
 	"github.com/dynop/dynop/schema"
@@ -97,13 +96,13 @@ func setup(t *testing.T, n, batch int, onError, extraOps, from string) string {
 	return file
 }
 
-func compileRun(t *testing.T, h pipeline.Host, file string, opts pipeline.Options) (*pipeline.Summary, *pipeline.Pipeline, error) {
+func compileRun(t *testing.T, h Host, file string, opts Options) (*Summary, *Pipeline, error) {
 	t.Helper()
-	spec, err := pipeline.Load(file)
+	spec, err := Load(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := pipeline.Compile(context.Background(), h, spec, opts)
+	p, err := Compile(context.Background(), h, spec, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -130,12 +129,12 @@ func TestRunWritesOutputsFusedOrNot(t *testing.T) {
 	h := runHost(t)
 	file := setup(t, 5, 2, "stop", "", "gamma")
 	out := filepath.Join(filepath.Dir(file), "out")
-	var progress []pipeline.Progress
-	sum, p, err := compileRun(t, h, file, pipeline.Options{Trace: true, Progress: func(pr pipeline.Progress) { progress = append(progress, pr) }})
+	var progress []Progress
+	sum, p, err := compileRun(t, h, file, Options{Trace: true, Progress: func(pr Progress) { progress = append(progress, pr) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Images != 5 || sum.Batches != 3 || len(sum.Outputs) != 5 || len(progress) != 3 || progress[2] != (pipeline.Progress{Batch: 3, Batches: 3, Images: 5}) {
+	if sum.Images != 5 || sum.Batches != 3 || len(sum.Outputs) != 5 || len(progress) != 3 || progress[2] != (Progress{Batch: 3, Batches: 3, Images: 5}) {
 		t.Fatalf("summary %+v, progress %+v", sum, progress)
 	}
 	if got := dirFiles(t, out); !slices.Equal(got, []string{"img0.png", "img1.png", "img2.png", "img3.png", "img4.png"}) {
@@ -178,7 +177,7 @@ func TestRunWritesOutputsFusedOrNot(t *testing.T) {
 		t.Errorf("trace spans %v", spans)
 	}
 
-	if _, _, err := compileRun(t, h, file, pipeline.Options{NoFuse: true, Workers: 1}); err != nil {
+	if _, _, err := compileRun(t, h, file, Options{NoFuse: true, Workers: 1}); err != nil {
 		t.Fatal(err)
 	}
 	plain := readAll(t, out)
@@ -233,7 +232,7 @@ func TestBadInputsSkipOrStop(t *testing.T) {
 	h := runHost(t)
 	file := setup(t, 4, 3, "skip", "", "gamma")
 	badInputs(t, file)
-	sum, _, err := compileRun(t, h, file, pipeline.Options{})
+	sum, _, err := compileRun(t, h, file, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +251,7 @@ func TestBadInputsSkipOrStop(t *testing.T) {
 
 	file = setup(t, 4, 3, "stop", "", "gamma")
 	badInputs(t, file)
-	_, _, err = compileRun(t, h, file, pipeline.Options{})
+	_, _, err = compileRun(t, h, file, Options{})
 	if err == nil || !strings.Contains(err.Error(), "img1b-notes.png") || !strings.Contains(err.Error(), "on_error: skip would skip it") {
 		t.Fatalf("stop on a bad input: %v", err)
 	}
@@ -268,8 +267,8 @@ func TestOutputDirCannotBeWritten(t *testing.T) {
 	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := compileRun(t, h, file, pipeline.Options{OutDir: filepath.Join(blocker, "out")})
-	if !errors.Is(err, pipeline.ErrOutput) || !strings.Contains(err.Error(), "outputs.thumbs") || !strings.Contains(err.Error(), "not a directory") {
+	_, _, err := compileRun(t, h, file, Options{OutDir: filepath.Join(blocker, "out")})
+	if !errors.Is(err, ErrOutput) || !strings.Contains(err.Error(), "outputs.thumbs") || !strings.Contains(err.Error(), "not a directory") {
 		t.Fatalf("unwritable output dir: %v", err)
 	}
 }
@@ -315,7 +314,7 @@ func TestFailureOrCancellationMidRunLeavesNoOutput(t *testing.T) {
 	t.Run("node fails", func(t *testing.T) {
 		h := runHost(t, tripwire(2, func() error { return errors.New("disk on fire") }))
 		file := setup(t, 6, 2, "stop", trip, "trip")
-		_, _, err := compileRun(t, h, file, pipeline.Options{})
+		_, _, err := compileRun(t, h, file, Options{})
 		if err == nil || !strings.Contains(err.Error(), `node "trip" (operator test.Tripwire)`) || !strings.Contains(err.Error(), "disk on fire") {
 			t.Fatalf("failing node: %v", err)
 		}
@@ -327,11 +326,11 @@ func TestFailureOrCancellationMidRunLeavesNoOutput(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		h := runHost(t, tripwire(2, func() error { cancel(); return nil }))
 		file := setup(t, 6, 2, "skip", trip, "trip")
-		spec, err := pipeline.Load(file)
+		spec, err := Load(file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := pipeline.Compile(ctx, h, spec, pipeline.Options{})
+		p, err := Compile(ctx, h, spec, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -351,22 +350,22 @@ func TestInputOverrideAndValidation(t *testing.T) {
 	other := t.TempDir()
 	writePNGs(t, other, 2, 9, 9)
 	out := t.TempDir()
-	sum, _, err := compileRun(t, h, file, pipeline.Options{Inputs: map[string][]string{"photos": {other}}, OutDir: out})
+	sum, _, err := compileRun(t, h, file, Options{Inputs: map[string][]string{"photos": {other}}, OutDir: out})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sum.Images != 2 || len(dirFiles(t, out)) != 2 {
 		t.Errorf("override: %+v", sum)
 	}
-	_, _, err = compileRun(t, h, file, pipeline.Options{Inputs: map[string][]string{"fotos": {other}}})
-	if !errors.Is(err, pipeline.ErrInvalid) || !strings.Contains(err.Error(), `input "fotos"; the pipeline's inputs are photos`) {
+	_, _, err = compileRun(t, h, file, Options{Inputs: map[string][]string{"fotos": {other}}})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `input "fotos"; the pipeline's inputs are photos`) {
 		t.Errorf("override of an unknown input: %v", err)
 	}
 	// Validation runs against the host's schemas and cites the line.
 	bad := filepath.Join(filepath.Dir(file), "bad.yaml")
 	os.WriteFile(bad, []byte("inputs: {photos: {files: [in/]}}\noperators:\n  - {name: d, op: image.Decode, inputs: [photos], args: {chanels: 3}}\noutputs: {o: {from: d}}\n"), 0o644)
-	_, _, err = compileRun(t, h, bad, pipeline.Options{})
-	if !errors.Is(err, pipeline.ErrInvalid) || !strings.Contains(err.Error(), "bad.yaml:3:") || !strings.Contains(err.Error(), `did you mean "channels"`) {
+	_, _, err = compileRun(t, h, bad, Options{})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "bad.yaml:3:") || !strings.Contains(err.Error(), `did you mean "channels"`) {
 		t.Errorf("invalid pipeline: %v", err)
 	}
 }

@@ -47,48 +47,60 @@ func (e *Error) Error() string {
 // Unwrap returns e.Err.
 func (e *Error) Unwrap() error { return e.Err }
 
-// OnError says what a pipeline does when an input file cannot be
+// onError says what a pipeline does when an input file cannot be
 // processed.
-type OnError string
+type onError string
 
 // The values of on_error.
 const (
-	Stop OnError = "stop" // stop the pipeline with the error
-	Skip OnError = "skip" // report the file and go on without it
+	onErrorStop onError = "stop" // stop the pipeline with the error
+	onErrorSkip onError = "skip" // report the file and go on without it
 )
 
-// Spec is a parsed pipeline file.
+// Spec is a parsed pipeline file: [Parse] or [Load] reads one, [Compile]
+// builds it. The file is its public form; see the package
+// documentation.
 type Spec struct {
-	File      string   // the path it was read from
-	Dir       string   // the directory relative paths resolve against
-	Version   int      // of the format: 1
-	Name      string   // optional
-	BatchSize int      // how many input files to process at once
-	OnError   OnError  // what to do with an input file that fails
-	Inputs    []Input  // in file order
-	Operators []Node   // in file order
-	Outputs   []Output // in file order
+	file      string   // the path it was read from
+	dir       string   // the directory relative paths resolve against
+	version   int      // of the format: 1
+	name      string   // optional
+	batchSize int      // how many input files to process at once
+	onError   onError  // what to do with an input file that fails
+	inputs    []input  // in file order
+	operators []node   // in file order
+	outputs   []output // in file order
 }
 
-// Input is a named set of input files.
-type Input struct {
-	Name string // unique among inputs and operators
-	// Files are the paths, directories and globs as written, relative to
-	// the spec's Dir; [Spec.Files] expands them.
-	Files []string
-	Pos   Pos // of the name
+// Inputs returns the names of the spec's inputs, in file order: the
+// names [Options.Inputs] takes.
+func (s *Spec) Inputs() []string {
+	names := make([]string, len(s.inputs))
+	for i, in := range s.inputs {
+		names[i] = in.name
+	}
+	return names
 }
 
-// Node is an operator of the pipeline.
-type Node struct {
-	Name   string        // unique among inputs and operators
-	Op     string        // the operator's name in the registry
-	Inputs []Ref         // one per input of the operator, in order
-	Args   schema.Args   // as ints (int64), floats, bools, strings, nil and []any of them
-	Device schema.Device // schema.CPU unless given
-	Pos    Pos           // of the operator's entry
-	// ArgPos is the position of each argument's key.
-	ArgPos map[string]Pos
+// input is a named set of input files.
+type input struct {
+	name string // unique among inputs and operators
+	// files are the paths, directories and globs as written, relative to
+	// the spec's dir; [Spec.files] expands them.
+	files []string
+	pos   Pos // of the name
+}
+
+// node is an operator of the pipeline.
+type node struct {
+	name     string        // unique among inputs and operators
+	operator string        // the operator's name in the registry
+	inputs   []ref         // one per input of the operator, in order
+	args     schema.Args   // as ints (int64), floats, bools, strings, nil and []any of them
+	device   schema.Device // schema.CPU unless given
+	pos      Pos           // of the operator's entry
+	// argPos is the position of each argument's key.
+	argPos map[string]Pos
 
 	// valuePos holds the positions of the values given: by field
 	// ("op", "device"...) and, for an argument, by "args." and its name.
@@ -97,42 +109,42 @@ type Node struct {
 
 // at returns the position of field's value, or of the node where the
 // field is not given.
-func (n *Node) at(field string) Pos {
+func (n *node) at(field string) Pos {
 	if pos, ok := n.valuePos[field]; ok {
 		return pos
 	}
-	return n.Pos
+	return n.pos
 }
 
-// Ref refers to an output of an operator, or to an input.
-type Ref struct {
-	Node string // an operator's or an input's name
-	// Output is the name of the operator's output: as written, and after
+// ref refers to an output of an operator, or to an input.
+type ref struct {
+	node string // an operator's or an input's name
+	// output is the name of the operator's output: as written, and after
 	// [Spec.Validate] always, from the operator's schema. It is empty for
 	// inputs.
-	Output string
-	Pos    Pos // of the reference
+	output string
+	pos    Pos // of the reference
 }
 
 // String returns the reference as written in a file: "node" or
 // "node.output".
-func (r Ref) String() string {
-	if r.Output == "" {
-		return r.Node
+func (r ref) String() string {
+	if r.output == "" {
+		return r.node
 	}
-	return r.Node + "." + r.Output
+	return r.node + "." + r.output
 }
 
-// Output is a named result of the pipeline, written as image files.
-type Output struct {
-	Name string // unique among outputs
-	From Ref    // what to write
-	// Dir is the directory to write into, relative to the spec's Dir;
+// output is a named result of the pipeline, written as image files.
+type output struct {
+	name string // unique among outputs
+	from ref    // what to write
+	// dir is the directory to write into, relative to the spec's dir;
 	// empty if not given.
-	Dir     string
-	Format  string // "png" (the default) or "jpeg"
-	Quality int    // jpeg quality from 1 to 100, or 0 for the encoder's default
-	Pos     Pos    // of the name
+	dir     string
+	format  string // "png" (the default) or "jpeg"
+	quality int    // jpeg quality from 1 to 100, or 0 for the encoder's default
+	pos     Pos    // of the name
 }
 
 // errorList collects the problems found in a file.

@@ -25,18 +25,18 @@ import (
 // position and joined with [errors.Join].
 func (s *Spec) Validate(reg *op.Registry) error {
 	v := &validator{spec: s, reg: reg, inputs: map[string]bool{}, schemas: map[string]*schema.Op{}}
-	for _, in := range s.Inputs {
-		v.inputs[in.Name] = true
+	for _, in := range s.inputs {
+		v.inputs[in.name] = true
 	}
-	for i := range s.Operators {
+	for i := range s.operators {
 		v.operator(i)
 	}
-	for i := range s.Operators {
+	for i := range s.operators {
 		v.nodeInputs(i)
 	}
-	for i := range s.Outputs {
-		o := &s.Outputs[i]
-		v.resolve(&o.From, "outputs."+o.Name+".from")
+	for i := range s.outputs {
+		o := &s.outputs[i]
+		v.resolve(&o.from, "outputs."+o.name+".from")
 	}
 	v.cycles()
 	return v.errs.err()
@@ -56,16 +56,16 @@ type validator struct {
 // operator looks up the schema of operator i and checks its device and
 // arguments.
 func (v *validator) operator(i int) {
-	n := &v.spec.Operators[i]
+	n := &v.spec.operators[i]
 	path := fmt.Sprintf("operators[%d]", i)
-	e, err := v.reg.Lookup(n.Op)
+	e, err := v.reg.Lookup(n.operator)
 	if err != nil {
-		v.schemas[n.Name] = nil
+		v.schemas[n.name] = nil
 		v.errs.add(n.at("op"), path+".op", err, opMessage(err))
 		return
 	}
-	v.schemas[n.Name] = &e.Schema
-	_, err = v.reg.Check(n.Op, n.Args, op.OnDevice(n.Device))
+	v.schemas[n.name] = &e.Schema
+	_, err = v.reg.Check(n.operator, n.args, op.OnDevice(n.device))
 	if err == nil {
 		return
 	}
@@ -75,7 +75,7 @@ func (v *validator) operator(i int) {
 		v.errs.add(n.at("device"), path+".device", err, opMessage(err))
 	case !found: // about no one argument: reported whole, at the operator
 		for _, e := range split(err) {
-			v.errs.add(n.Pos, path, e, opMessage(e))
+			v.errs.add(n.pos, path, e, opMessage(e))
 		}
 	}
 }
@@ -106,10 +106,10 @@ var discard = slog.New(slog.DiscardHandler)
 // copy in which no argument is required: the messages stay op's own, and
 // each concerns the argument checked. Only schemas are read, as by
 // Registry.Check.
-func (v *validator) args(n *Node, s *schema.Op, path string) bool {
+func (v *validator) args(n *node, s *schema.Op, path string) bool {
 	given := map[string][]string{} // the names each argument is given by
 	var unknown []string
-	for _, name := range slices.SortedFunc(maps.Keys(n.Args), byPos(n.ArgPos)) {
+	for _, name := range slices.SortedFunc(maps.Keys(n.args), byPos(n.argPos)) {
 		if a, ok := s.Arg(name); ok {
 			given[a.Name] = append(given[a.Name], name)
 		} else {
@@ -122,7 +122,7 @@ func (v *validator) args(n *Node, s *schema.Op, path string) bool {
 		one.Args = args
 		picked := make(schema.Args, len(names))
 		for _, name := range names {
-			picked[name] = n.Args[name]
+			picked[name] = n.args[name]
 		}
 		_, err := one.Check(picked, discard)
 		for _, e := range split(err) {
@@ -137,14 +137,14 @@ func (v *validator) args(n *Node, s *schema.Op, path string) bool {
 	for i, a := range s.Args {
 		names := given[a.Name]
 		if len(names) == 0 { // a required argument missing, if anything
-			check(s.Args[i:i+1], nil, n.Pos, path+"."+a.Name)
+			check(s.Args[i:i+1], nil, n.pos, path+"."+a.Name)
 			continue
 		}
 		last := names[len(names)-1]
 		check(optional[i:i+1], names, n.at("args."+last), path+"."+last)
 	}
 	for _, name := range unknown {
-		check(optional, []string{name}, n.ArgPos[name], path+"."+name)
+		check(optional, []string{name}, n.argPos[name], path+"."+name)
 	}
 	return found
 }
@@ -163,13 +163,13 @@ func opMessage(err error) string { return strings.TrimPrefix(err.Error(), "op: "
 
 // nodeInputs checks the number of operator i's inputs and resolves them.
 func (v *validator) nodeInputs(i int) {
-	n := &v.spec.Operators[i]
+	n := &v.spec.operators[i]
 	path := fmt.Sprintf("operators[%d].inputs", i)
-	if s := v.schemas[n.Name]; s != nil && (len(n.Inputs) < s.MinInputs() || len(n.Inputs) > len(s.Inputs)) {
-		v.errs.addf(n.at("inputs"), path, "%s %s, got %d", s.Name, takes(s), len(n.Inputs))
+	if s := v.schemas[n.name]; s != nil && (len(n.inputs) < s.MinInputs() || len(n.inputs) > len(s.Inputs)) {
+		v.errs.addf(n.at("inputs"), path, "%s %s, got %d", s.Name, takes(s), len(n.inputs))
 	}
-	for j := range n.Inputs {
-		v.resolve(&n.Inputs[j], fmt.Sprintf("%s[%d]", path, j))
+	for j := range n.inputs {
+		v.resolve(&n.inputs[j], fmt.Sprintf("%s[%d]", path, j))
 	}
 }
 
@@ -198,19 +198,19 @@ func plural(n int) string {
 
 // resolve checks that r refers to an input or to an output of an
 // operator, and fills in the output's name.
-func (v *validator) resolve(r *Ref, field string) {
-	if v.inputs[r.Node] {
-		if r.Output != "" {
-			v.errs.addf(r.Pos, field, "input %q has no output %q; refer to it as %q", r.Node, r.Output, r.Node)
+func (v *validator) resolve(r *ref, field string) {
+	if v.inputs[r.node] {
+		if r.output != "" {
+			v.errs.addf(r.pos, field, "input %q has no output %q; refer to it as %q", r.node, r.output, r.node)
 		}
 		return
 	}
-	s, ok := v.schemas[r.Node]
+	s, ok := v.schemas[r.node]
 	switch {
 	case !ok:
 		names := slices.Concat(slices.Collect(maps.Keys(v.inputs)), slices.Collect(maps.Keys(v.schemas)))
 		slices.Sort(names) // the same suggestion every time
-		v.errs.addf(r.Pos, field, "no operator or input is called %q%s", r.Node, didYouMean(r.Node, names))
+		v.errs.addf(r.pos, field, "no operator or input is called %q%s", r.node, didYouMean(r.node, names))
 	case s != nil: // nil: an unknown operator, reported
 		v.output(r, s, field)
 	}
@@ -218,7 +218,7 @@ func (v *validator) resolve(r *Ref, field string) {
 
 // output checks that r names an output of s, filling it in if r names
 // none and s has one.
-func (v *validator) output(r *Ref, s *schema.Op, field string) {
+func (v *validator) output(r *ref, s *schema.Op, field string) {
 	outs := make([]string, len(s.Outputs))
 	for i, o := range s.Outputs {
 		outs[i] = o.Name
@@ -226,13 +226,13 @@ func (v *validator) output(r *Ref, s *schema.Op, field string) {
 	list := strings.Join(outs, ", ")
 	switch {
 	case len(outs) == 0:
-		v.errs.addf(r.Pos, field, "%q (%s) has no outputs", r.Node, s.Name)
-	case r.Output == "" && len(outs) == 1:
-		r.Output = outs[0]
-	case r.Output == "":
-		v.errs.addf(r.Pos, field, "%q (%s) has %d outputs (%s): name one, as in %q", r.Node, s.Name, len(outs), list, r.Node+"."+outs[0])
-	case !slices.Contains(outs, r.Output):
-		v.errs.addf(r.Pos, field, "%q (%s) has no output %q; its outputs: %s", r.Node, s.Name, r.Output, list)
+		v.errs.addf(r.pos, field, "%q (%s) has no outputs", r.node, s.Name)
+	case r.output == "" && len(outs) == 1:
+		r.output = outs[0]
+	case r.output == "":
+		v.errs.addf(r.pos, field, "%q (%s) has %d outputs (%s): name one, as in %q", r.node, s.Name, len(outs), list, r.node+"."+outs[0])
+	case !slices.Contains(outs, r.output):
+		v.errs.addf(r.pos, field, "%q (%s) has no output %q; its outputs: %s", r.node, s.Name, r.output, list)
 	}
 }
 
@@ -278,18 +278,18 @@ func (v *validator) cycle(path []int) {
 	c = append(c[first:], c[:first]...)
 	names := make([]string, len(c)+1)
 	for k, i := range c {
-		names[k] = v.spec.Operators[i].Name
+		names[k] = v.spec.operators[i].name
 	}
 	names[len(c)] = names[0]
-	v.errs.addf(v.spec.Operators[c[0]].Pos, fmt.Sprintf("operators[%d]", c[0]), "cycle: %s", strings.Join(names, " -> "))
+	v.errs.addf(v.spec.operators[c[0]].pos, fmt.Sprintf("operators[%d]", c[0]), "cycle: %s", strings.Join(names, " -> "))
 }
 
-// Order returns the indices of s.Operators in an order in which every
+// order returns the indices of s.operators in an order in which every
 // operator comes after the operators its inputs refer to; of the
 // operators that may come next, the first in the file does. It is
 // meaningful after [Spec.Validate] succeeded: operators on a cycle, and
 // after one, are left out.
-func (s *Spec) Order() []int {
+func (s *Spec) order() []int {
 	preds := s.preds()
 	waiting := make([]int, len(preds)) // operators each waits for
 	next := make([][]int, len(preds))  // operators waiting for each
@@ -322,14 +322,14 @@ func (s *Spec) Order() []int {
 // preds returns, for each operator, the operators its inputs refer to,
 // each once.
 func (s *Spec) preds() [][]int {
-	index := make(map[string]int, len(s.Operators))
-	for i, n := range s.Operators {
-		index[n.Name] = i
+	index := make(map[string]int, len(s.operators))
+	for i, n := range s.operators {
+		index[n.name] = i
 	}
-	preds := make([][]int, len(s.Operators))
-	for i, n := range s.Operators {
-		for _, r := range n.Inputs {
-			if j, ok := index[r.Node]; ok && !slices.Contains(preds[i], j) {
+	preds := make([][]int, len(s.operators))
+	for i, n := range s.operators {
+		for _, r := range n.inputs {
+			if j, ok := index[r.node]; ok && !slices.Contains(preds[i], j) {
 				preds[i] = append(preds[i], j)
 			}
 		}

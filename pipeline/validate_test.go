@@ -1,25 +1,24 @@
-package pipeline_test
+package pipeline
 
 import (
+	"github.com/dynop/dynop/schema"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/dynop/dynop/internal/errdefs"
-	"github.com/dynop/dynop/pipeline"
-	"github.com/dynop/dynop/schema"
 )
 
-// graph returns a file with the given operators, an input "photos" and
+// graphOf returns a file with the given operators, an input "photos" and
 // an output "out" of "first". Operators begin on line 4.
-func graph(operators string) string {
+func graphOf(operators string) string {
 	return "inputs:\n  photos: {files: x}\noperators:\n" + operators + "outputs:\n  out: {from: first}\n"
 }
 
-// pair is two operators: first, an img.Decode, and second, an img.Resize
+// argsPair is two operators: first, an img.Decode, and second, an img.Resize
 // that takes the arguments args.
-func pair(args string) string {
-	return graph(`  - name: first
+func argsPair(args string) string {
+	return graphOf(`  - name: first
     op: img.Decode
     inputs: [photos]
   - name: second
@@ -30,76 +29,76 @@ func pair(args string) string {
 
 var validateErrors = []errorCase{
 	// Operators and their arguments.
-	{name: "unknown operator", yaml: graph("  - name: first\n    op: img.Decod\n    inputs: [photos]\n"),
+	{name: "unknown operator", yaml: graphOf("  - name: first\n    op: img.Decod\n    inputs: [photos]\n"),
 		want: `p.yaml:5:9: operators[0].op: operator not found: "img.Decod"; did you mean "img.Decode"?`, is: errdefs.ErrNotFound},
-	{name: "unknown argument", yaml: pair("{wdth: 8, width: 8, height: 8}"),
+	{name: "unknown argument", yaml: argsPair("{wdth: 8, width: 8, height: 8}"),
 		want:  `p.yaml:10:12: operators[1].args.wdth: `,
 		words: []string{`operator "img.Resize"`, `argument "wdth"`, `unknown argument; did you mean "width"?`}, is: schema.ErrArgument},
-	{name: "argument type", yaml: pair("{width: big, height: 8}"),
+	{name: "argument type", yaml: argsPair("{width: big, height: 8}"),
 		want:  `p.yaml:10:19: operators[1].args.width: `,
 		words: []string{`argument "width"`, "want an int, got string big"}, is: schema.ErrArgument},
-	{name: "missing required argument", yaml: pair("{width: 8}"),
+	{name: "missing required argument", yaml: argsPair("{width: 8}"),
 		want:  `p.yaml:7:5: operators[1].args.height: `,
 		words: []string{`argument "height"`, "required (int) but not given"}, is: schema.ErrArgument},
-	{name: "argument out of range", yaml: pair("{width: 0, height: 8}"),
+	{name: "argument out of range", yaml: argsPair("{width: 0, height: 8}"),
 		want:  `p.yaml:10:19: operators[1].args.width: `,
 		words: []string{"0 is below the minimum 1"}, is: schema.ErrArgument},
-	{name: "argument not allowed", yaml: pair("{width: 8, height: 8, interp: cubic}"),
+	{name: "argument not allowed", yaml: argsPair("{width: 8, height: 8, interp: cubic}"),
 		want:  `p.yaml:10:41: operators[1].args.interp: `,
 		words: []string{"cubic is not one of [linear nearest]"}, is: schema.ErrArgument},
-	{name: "argument given twice", yaml: pair("{width: 8, height: 8, scale: 2, factor: 3}"),
+	{name: "argument given twice", yaml: argsPair("{width: 8, height: 8, scale: 2, factor: 3}"),
 		want:  `p.yaml:10:51: operators[1].args.factor: `,
 		words: []string{`argument "scale"`, "given twice"}, is: schema.ErrArgument},
-	{name: "list element", yaml: strings.Replace(graph("  - name: first\n    op: img.Split\n    inputs: [photos]\n    args: {axes: [1, x]}\n"),
+	{name: "list element", yaml: strings.Replace(graphOf("  - name: first\n    op: img.Split\n    inputs: [photos]\n    args: {axes: [1, x]}\n"),
 		"{from: first}", "{from: first.left}", 1),
 		want:  `p.yaml:7:18: operators[0].args.axes: `,
 		words: []string{"element 1: want an int, got string x"}, is: schema.ErrArgument},
-	{name: "no backend for the device", yaml: graph("  - name: first\n    op: img.Decode\n    inputs: [photos]\n    device: gpu\n"),
+	{name: "no backend for the device", yaml: graphOf("  - name: first\n    op: img.Decode\n    inputs: [photos]\n    device: gpu\n"),
 		want:  `p.yaml:7:13: operators[0].device: `,
 		words: []string{`operator "img.Decode" on device gpu`, "no gpu backend (devices: cpu)"}, is: errdefs.ErrUnsupported},
-	{name: "no backend for the default device", yaml: graph("  - name: first\n    op: img.Blur\n    inputs: [photos]\n"),
+	{name: "no backend for the default device", yaml: graphOf("  - name: first\n    op: img.Blur\n    inputs: [photos]\n"),
 		want:  `p.yaml:4:5: operators[0].device: `,
 		words: []string{"no cpu backend (devices: gpu)"}, is: errdefs.ErrUnsupported},
-	{name: "no such device here", yaml: graph("  - name: first\n    op: img.Blur\n    inputs: [photos]\n    device: gpu\n"),
+	{name: "no such device here", yaml: graphOf("  - name: first\n    op: img.Blur\n    inputs: [photos]\n    device: gpu\n"),
 		want:  `p.yaml:7:13: operators[0].device: `,
 		words: []string{"this machine has no gpu device"}, is: errdefs.ErrUnsupported},
 
 	// Inputs of operators.
-	{name: "too many inputs", yaml: graph("  - name: first\n    op: img.Decode\n    inputs: [photos, photos]\n"),
+	{name: "too many inputs", yaml: graphOf("  - name: first\n    op: img.Decode\n    inputs: [photos, photos]\n"),
 		want: `p.yaml:6:13: operators[0].inputs: img.Decode takes 1 input (encoded), got 2`},
-	{name: "too few inputs", yaml: graph("  - name: first\n    op: img.Blend\n"),
+	{name: "too few inputs", yaml: graphOf("  - name: first\n    op: img.Blend\n"),
 		want: `p.yaml:4:5: operators[0].inputs: img.Blend takes 1 to 2 inputs (a, b; b optional), got 0`},
-	{name: "more than the optional inputs", yaml: graph("  - name: first\n    op: img.Blend\n    inputs: [photos, photos, photos]\n"),
+	{name: "more than the optional inputs", yaml: graphOf("  - name: first\n    op: img.Blend\n    inputs: [photos, photos, photos]\n"),
 		want: `p.yaml:6:13: operators[0].inputs: img.Blend takes 1 to 2 inputs (a, b; b optional), got 3`},
-	{name: "too few of two inputs", yaml: graph("  - name: first\n    op: img.Mask\n    inputs: photos\n"),
+	{name: "too few of two inputs", yaml: graphOf("  - name: first\n    op: img.Mask\n    inputs: photos\n"),
 		want: `p.yaml:6:13: operators[0].inputs: img.Mask takes 2 inputs (images, mask), got 1`},
-	{name: "inputs to an operator that takes none", yaml: graph("  - name: first\n    op: img.Read\n    inputs: [photos]\n    args: {paths: [a.png]}\n"),
+	{name: "inputs to an operator that takes none", yaml: graphOf("  - name: first\n    op: img.Read\n    inputs: [photos]\n    args: {paths: [a.png]}\n"),
 		want: `p.yaml:6:13: operators[0].inputs: img.Read takes no inputs, got 1`},
 
 	// References.
-	{name: "unknown node", yaml: graph("  - name: first\n    op: img.Decode\n    inputs: [phots]\n"),
+	{name: "unknown node", yaml: graphOf("  - name: first\n    op: img.Decode\n    inputs: [phots]\n"),
 		want: `p.yaml:6:14: operators[0].inputs[0]: no operator or input is called "phots" (did you mean "photos"?)`},
-	{name: "unknown node, no suggestion", yaml: graph("  - name: first\n    op: img.Decode\n    inputs: [camera]\n"),
+	{name: "unknown node, no suggestion", yaml: graphOf("  - name: first\n    op: img.Decode\n    inputs: [camera]\n"),
 		want: `p.yaml:6:14: operators[0].inputs[0]: no operator or input is called "camera"`},
-	{name: "unknown output", yaml: strings.Replace(pair("{width: 8, height: 8}"), "inputs: [first]", "inputs: [first.imgs]", 1),
+	{name: "unknown output", yaml: strings.Replace(argsPair("{width: 8, height: 8}"), "inputs: [first]", "inputs: [first.imgs]", 1),
 		want: `p.yaml:9:14: operators[1].inputs[0]: "first" (img.Decode) has no output "imgs"; its outputs: images`},
-	{name: "output of an input", yaml: graph("  - name: first\n    op: img.Decode\n    inputs: [photos.data]\n"),
+	{name: "output of an input", yaml: graphOf("  - name: first\n    op: img.Decode\n    inputs: [photos.data]\n"),
 		want: `p.yaml:6:14: operators[0].inputs[0]: input "photos" has no output "data"; refer to it as "photos"`},
-	{name: "which output", yaml: graph("  - name: halves\n    op: img.Split\n    inputs: [photos]\n  - name: first\n    op: img.Decode\n    inputs: [halves]\n"),
+	{name: "which output", yaml: graphOf("  - name: halves\n    op: img.Split\n    inputs: [photos]\n  - name: first\n    op: img.Decode\n    inputs: [halves]\n"),
 		want: `p.yaml:9:14: operators[1].inputs[0]: "halves" (img.Split) has 2 outputs (left, right): name one, as in "halves.left"`},
-	{name: "operator without outputs", yaml: graph("  - name: sink\n    op: img.Sink\n    inputs: [photos]\n  - name: first\n    op: img.Decode\n    inputs: [sink]\n"),
+	{name: "operator without outputs", yaml: graphOf("  - name: sink\n    op: img.Sink\n    inputs: [photos]\n  - name: first\n    op: img.Decode\n    inputs: [sink]\n"),
 		want: `p.yaml:9:14: operators[1].inputs[0]: "sink" (img.Sink) has no outputs`},
-	{name: "dangling output", yaml: strings.Replace(graph("  - name: first\n    op: img.Decode\n    inputs: [photos]\n"), "{from: first}", "{from: frist}", 1),
+	{name: "dangling output", yaml: strings.Replace(graphOf("  - name: first\n    op: img.Decode\n    inputs: [photos]\n"), "{from: first}", "{from: frist}", 1),
 		want: `p.yaml:8:15: outputs.out.from: no operator or input is called "frist"`},
-	{name: "output of a node without outputs", yaml: graph("  - name: first\n    op: img.Sink\n    inputs: [photos]\n"),
+	{name: "output of a node without outputs", yaml: graphOf("  - name: first\n    op: img.Sink\n    inputs: [photos]\n"),
 		want: `p.yaml:8:15: outputs.out.from: "first" (img.Sink) has no outputs`},
 
 	// Cycles.
-	{name: "cycle", yaml: graph("  - name: first\n    op: img.Blend\n    inputs: [photos, c]\n  - name: b\n    op: img.Decode\n    inputs: [first]\n  - name: c\n    op: img.Decode\n    inputs: [b]\n"),
+	{name: "cycle", yaml: graphOf("  - name: first\n    op: img.Blend\n    inputs: [photos, c]\n  - name: b\n    op: img.Decode\n    inputs: [first]\n  - name: c\n    op: img.Decode\n    inputs: [b]\n"),
 		want: `p.yaml:4:5: operators[0]: cycle: first -> b -> c -> first`},
-	{name: "cycle entered late", yaml: graph("  - name: first\n    op: img.Decode\n    inputs: [c]\n  - name: b\n    op: img.Decode\n    inputs: [photos]\n  - name: c\n    op: img.Blend\n    inputs: [b, d]\n  - name: d\n    op: img.Decode\n    inputs: [c]\n"),
+	{name: "cycle entered late", yaml: graphOf("  - name: first\n    op: img.Decode\n    inputs: [c]\n  - name: b\n    op: img.Decode\n    inputs: [photos]\n  - name: c\n    op: img.Blend\n    inputs: [b, d]\n  - name: d\n    op: img.Decode\n    inputs: [c]\n"),
 		want: `p.yaml:10:5: operators[2]: cycle: c -> d -> c`},
-	{name: "self", yaml: graph("  - name: first\n    op: img.Blend\n    inputs: [photos, first]\n"),
+	{name: "self", yaml: graphOf("  - name: first\n    op: img.Blend\n    inputs: [photos, first]\n"),
 		want: `p.yaml:4:5: operators[0]: cycle: first -> first`},
 }
 
@@ -107,7 +106,7 @@ func TestValidateErrors(t *testing.T) {
 	reg := testRegistry()
 	for _, c := range validateErrors {
 		t.Run(c.name, func(t *testing.T) {
-			s, err := pipeline.Parse("p.yaml", []byte(c.yaml))
+			s, err := Parse("p.yaml", []byte(c.yaml))
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
@@ -129,7 +128,7 @@ operators:
 outputs:
   out: {from: x}
 `
-	s, err := pipeline.Parse("p.yaml", []byte(file))
+	s, err := Parse("p.yaml", []byte(file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +187,7 @@ outputs:
 `
 
 func TestValidate(t *testing.T) {
-	s, err := pipeline.Parse("dir/full.yaml", []byte(full))
+	s, err := Parse("dir/full.yaml", []byte(full))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,24 +196,27 @@ func TestValidate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if s.Name != "demo" || s.BatchSize != 4 || s.OnError != pipeline.Skip || s.Version != 1 {
-		t.Errorf("got name %q, batch size %d, on error %q, version %d", s.Name, s.BatchSize, s.OnError, s.Version)
+	if s.name != "demo" || s.batchSize != 4 || s.onError != onErrorSkip || s.version != 1 {
+		t.Errorf("got name %q, batch size %d, on error %q, version %d", s.name, s.batchSize, s.onError, s.version)
 	}
-	pos := func(line, col int) pipeline.Pos { return pipeline.Pos{File: "dir/full.yaml", Line: line, Col: col} }
-	wantInputs := []pipeline.Input{
-		{Name: "photos", Files: []string{"images/*.png", "more/"}, Pos: pos(6, 3)},
-		{Name: "masks", Files: []string{"masks/"}, Pos: pos(8, 3)},
+	if got := s.Inputs(); !reflect.DeepEqual(got, []string{"photos", "masks"}) {
+		t.Errorf("Inputs() = %q", got)
 	}
-	if !reflect.DeepEqual(s.Inputs, wantInputs) {
-		t.Errorf("got inputs %+v\nwant %+v", s.Inputs, wantInputs)
+	pos := func(line, col int) Pos { return Pos{File: "dir/full.yaml", Line: line, Col: col} }
+	wantInputs := []input{
+		{name: "photos", files: []string{"images/*.png", "more/"}, pos: pos(6, 3)},
+		{name: "masks", files: []string{"masks/"}, pos: pos(8, 3)},
+	}
+	if !reflect.DeepEqual(s.inputs, wantInputs) {
+		t.Errorf("got inputs %+v\nwant %+v", s.inputs, wantInputs)
 	}
 	var refs []string
-	for _, n := range s.Operators {
+	for _, n := range s.operators {
 		var in []string
-		for _, r := range n.Inputs {
-			in = append(in, r.Node+"|"+r.Output+"@"+r.Pos.String())
+		for _, r := range n.inputs {
+			in = append(in, r.node+"|"+r.output+"@"+r.pos.String())
 		}
-		refs = append(refs, n.Name+" "+n.Op+" "+string(n.Device)+" <- "+strings.Join(in, ", "))
+		refs = append(refs, n.name+" "+n.operator+" "+string(n.device)+" <- "+strings.Join(in, ", "))
 	}
 	wantRefs := []string{
 		"small img.Resize cpu <- decode|images@dir/full.yaml:12:14",
@@ -226,22 +228,22 @@ func TestValidate(t *testing.T) {
 	if !reflect.DeepEqual(refs, wantRefs) {
 		t.Errorf("got operators\n%q\nwant\n%q", refs, wantRefs)
 	}
-	if got, want := s.Operators[0].Args, (schema.Args{"width": int64(128), "height": int64(96), "factor": 0.5}); !reflect.DeepEqual(got, want) {
+	if got, want := s.operators[0].args, (schema.Args{"width": int64(128), "height": int64(96), "factor": 0.5}); !reflect.DeepEqual(got, want) {
 		t.Errorf("got args %v, want %v", got, want)
 	}
-	if got, want := s.Operators[0].Pos, pos(10, 5); got != want {
+	if got, want := s.operators[0].pos, pos(10, 5); got != want {
 		t.Errorf("got position %v, want %v", got, want)
 	}
-	wantOutputs := []pipeline.Output{
-		{Name: "thumbs", From: pipeline.Ref{Node: "small", Output: "resized", Pos: pos(32, 18)}, Dir: "out", Format: "jpeg", Quality: 90, Pos: pos(32, 3)},
-		{Name: "right", From: pipeline.Ref{Node: "halves", Output: "right", Pos: pos(33, 17)}, Format: "png", Pos: pos(33, 3)},
-		{Name: "raw", From: pipeline.Ref{Node: "photos", Pos: pos(34, 15)}, Dir: "out", Format: "png", Pos: pos(34, 3)},
+	wantOutputs := []output{
+		{name: "thumbs", from: ref{node: "small", output: "resized", pos: pos(32, 18)}, dir: "out", format: "jpeg", quality: 90, pos: pos(32, 3)},
+		{name: "right", from: ref{node: "halves", output: "right", pos: pos(33, 17)}, format: "png", pos: pos(33, 3)},
+		{name: "raw", from: ref{node: "photos", pos: pos(34, 15)}, dir: "out", format: "png", pos: pos(34, 3)},
 	}
-	if !reflect.DeepEqual(s.Outputs, wantOutputs) {
-		t.Errorf("got outputs\n%#v\nwant\n%#v", s.Outputs, wantOutputs)
+	if !reflect.DeepEqual(s.outputs, wantOutputs) {
+		t.Errorf("got outputs\n%#v\nwant\n%#v", s.outputs, wantOutputs)
 	}
-	if got, want := s.Order(), []int{1, 0, 2, 3, 4}; !reflect.DeepEqual(got, want) {
-		t.Errorf("Order() = %v, want %v", got, want)
+	if got, want := s.order(), []int{1, 0, 2, 3, 4}; !reflect.DeepEqual(got, want) {
+		t.Errorf("order() = %v, want %v", got, want)
 	}
 }
 
@@ -259,15 +261,15 @@ func TestOrder(t *testing.T) {
 		{"diamond", "  - {name: first, op: img.Blend, inputs: [b, c]}\n  - {name: b, op: img.Decode, inputs: [d]}\n  - {name: c, op: img.Decode, inputs: [d]}\n  - {name: d, op: img.Decode, inputs: [photos]}\n", []int{3, 1, 2, 0}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s, err := pipeline.Parse("p.yaml", []byte(graph(c.ops)))
+			s, err := Parse("p.yaml", []byte(graphOf(c.ops)))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := s.Validate(testRegistry()); err != nil {
 				t.Fatal(err)
 			}
-			if got := s.Order(); !reflect.DeepEqual(got, c.want) {
-				t.Errorf("Order() = %v, want %v", got, c.want)
+			if got := s.order(); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("order() = %v, want %v", got, c.want)
 			}
 		})
 	}
@@ -275,11 +277,11 @@ func TestOrder(t *testing.T) {
 
 func TestRefString(t *testing.T) {
 	for _, c := range []struct {
-		ref  pipeline.Ref
+		ref  ref
 		want string
 	}{
-		{pipeline.Ref{Node: "photos"}, "photos"},
-		{pipeline.Ref{Node: "halves", Output: "left"}, "halves.left"},
+		{ref{node: "photos"}, "photos"},
+		{ref{node: "halves", output: "left"}, "halves.left"},
 	} {
 		if got := c.ref.String(); got != c.want {
 			t.Errorf("%#v.String() = %q, want %q", c.ref, got, c.want)
