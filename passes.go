@@ -3,6 +3,9 @@ package dynop
 import (
 	"context"
 	"fmt"
+	"github.com/dynop/dynop/internal/friend"
+	"github.com/dynop/dynop/internal/lazy"
+	"github.com/dynop/dynop/schema"
 
 	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/iface"
@@ -41,12 +44,16 @@ func (h *Host) declarePasses() {
 			continue
 		}
 		for _, d := range rec.info.Passes {
-			if _, err := h.passes.Declare(d, rec.id, passProvider{h, rec.id}); err != nil {
+			if _, err := declarePass(h.passes, d, rec.id, passProvider{h, rec.id}); err != nil {
 				h.log.Warn("pass declared twice; ignoring this plugin's", "plugin", rec.id, "pass", d.Name, "err", err)
 			}
 		}
 	}
 }
+
+// declarePass declares a pass that a plugin provides on demand (see
+// package graph).
+var declarePass = friend.Get[func(*graph.Passes, schema.Pass, string, lazy.Provider[any]) (func(), error)]()
 
 // passProvider starts plugin id to provide its passes.
 type passProvider struct {
@@ -54,8 +61,8 @@ type passProvider struct {
 	id string
 }
 
-// ProvidePass implements graph.PassProvider.
-func (p passProvider) ProvidePass(ctx context.Context, name string) (any, func() error, error) {
+// Provide implements lazy.Provider.
+func (p passProvider) Provide(ctx context.Context, name string) (any, func() error, error) {
 	return fromTable[passTable](ctx, p.h, p.id, passesInterface, "pass", name)
 }
 

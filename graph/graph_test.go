@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dynop/dynop/internal/friend"
+	"github.com/dynop/dynop/internal/lazy"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -297,6 +299,12 @@ func identity() graph.PopulatePass {
 	})
 }
 
+// declarePass declares a pass as a host does, through the hook package
+// graph hands hosts in package friend.
+func declarePass(r *graph.Passes, desc schema.Pass, plugin string, p lazy.Provider[any]) (func(), error) {
+	return friend.Get[func(*graph.Passes, schema.Pass, string, lazy.Provider[any]) (func(), error)]()(r, desc, plugin, p)
+}
+
 // provider stands for a plugin: it counts starts and releases.
 type provider struct {
 	pass              any
@@ -304,7 +312,7 @@ type provider struct {
 	failWith          error
 }
 
-func (p *provider) ProvidePass(ctx context.Context, name string) (any, func() error, error) {
+func (p *provider) Provide(ctx context.Context, name string) (any, func() error, error) {
 	if p.failWith != nil {
 		return nil, nil, p.failWith
 	}
@@ -322,7 +330,7 @@ func TestDeclaredPassStartsItsProviderOnlyWhenNeeded(t *testing.T) {
 		}
 		return b.SetDefinition(n, &graph.OperatorDef{Instance: in})
 	})}
-	if _, err := passes.Declare(schema.Pass{Name: "tenfold", Kind: schema.Populate, Match: "test.Tenfold"}, "acme.plugin.ten", pop); err != nil {
+	if _, err := declarePass(passes, schema.Pass{Name: "tenfold", Kind: schema.Populate, Match: "test.Tenfold"}, "acme.plugin.ten", pop); err != nil {
 		t.Fatal(err)
 	}
 	// A graph without test.Tenfold nodes does not start the provider.

@@ -5,9 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dynop/dynop/internal/friend"
+	"github.com/dynop/dynop/internal/lazy"
 	"log/slog"
 	"slices"
-	"sync"
 
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
@@ -50,13 +51,6 @@ type GlobalFunc func(ctx context.Context, b *Builder, g *Graph) error
 // Global implements GlobalPass.
 func (f GlobalFunc) Global(ctx context.Context, b *Builder, g *Graph) error { return f(ctx, b, g) }
 
-// PassProvider produces a declared pass when a build needs it, as a
-// host starts the plugin that provides it; release drops what keeps the
-// pass's code loaded. The pass must implement the interface of its kind.
-type PassProvider interface {
-	ProvidePass(ctx context.Context, name string) (pass any, release func() error, err error)
-}
-
 // PassEntry is what a registry knows about one pass.
 type PassEntry struct {
 	Desc schema.Pass `json:"desc"`
@@ -64,20 +58,21 @@ type PassEntry struct {
 	Plugin string `json:"plugin,omitempty"`
 }
 
-type passEntry struct {
-	PassEntry
-	pass     any
-	provider PassProvider
-}
+// passEntry is one pass in a registry: registered with its code, or
+// declared with a provider (a host starting the plugin that has it).
+type passEntry = lazy.Entry[schema.Pass, any]
 
 // Passes is a registry of passes. It is safe for concurrent use.
 type Passes struct {
-	mu      sync.RWMutex
-	entries map[string]*passEntry
+	r *lazy.Registry[schema.Pass, any]
 }
 
 // NewPasses returns an empty registry.
-func NewPasses() *Passes { return &Passes{entries: make(map[string]*passEntry)} }
+func NewPasses() *Passes {
+	return &Passes{lazy.New(func(name string, old *passEntry) error {
+		return fmt.Errorf("graph: pass %q: %w: registered twice (first by %s)", name, schema.ErrPass, cmp.Or(old.Plugin, "the host"))
+	})}
+}
 
 // Register adds pass under desc; pass must implement the interface of
 // desc.Kind. It returns a function that removes it.
@@ -85,36 +80,26 @@ func (r *Passes) Register(desc schema.Pass, pass any) (remove func(), err error)
 	if err := CheckPass(desc, pass); err != nil {
 		return nil, err
 	}
-	return r.add(&passEntry{PassEntry: PassEntry{Desc: desc}, pass: pass})
+	return r.r.Add(desc.Name, &passEntry{Desc: desc, Value: pass})
 }
 
-// Declare adds a pass that provider produces when a build needs it,
-// provided by plugin.
-func (r *Passes) Declare(desc schema.Pass, plugin string, provider PassProvider) (remove func(), err error) {
-	if provider == nil {
+// declare adds a pass that p produces when a build needs it, provided
+// by plugin, and returns a function that removes it. Only a host
+// declares passes: it gets this method through package friend (see
+// init), as
+//
+//	friend.Get[func(*graph.Passes, schema.Pass, string, lazy.Provider[any]) (func(), error)]()
+func (r *Passes) declare(desc schema.Pass, plugin string, p lazy.Provider[any]) (remove func(), err error) {
+	if p == nil {
 		return nil, fmt.Errorf("graph: pass %q: %w: nil provider", desc.Name, schema.ErrPass)
 	}
-	return r.add(&passEntry{PassEntry: PassEntry{Desc: desc, Plugin: plugin}, provider: provider})
-}
-
-func (r *Passes) add(e *passEntry) (func(), error) {
-	if err := e.Desc.Validate(); err != nil {
+	if err := desc.Validate(); err != nil {
 		return nil, err
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if old, dup := r.entries[e.Desc.Name]; dup {
-		return nil, fmt.Errorf("graph: pass %q: %w: registered twice (first by %s)", e.Desc.Name, schema.ErrPass, cmp.Or(old.Plugin, "the host"))
-	}
-	r.entries[e.Desc.Name] = e
-	return func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if r.entries[e.Desc.Name] == e {
-			delete(r.entries, e.Desc.Name)
-		}
-	}, nil
+	return r.r.Add(desc.Name, &passEntry{Desc: desc, Plugin: plugin, Provider: p})
 }
+
+func init() { friend.Set((*Passes).declare) }
 
 // CheckPass checks desc and that pass implements the interface of its
 // kind.
@@ -140,20 +125,15 @@ func CheckPass(desc schema.Pass, pass any) error {
 // List returns every pass: populate passes, then partition and global
 // passes, each in the order a build runs them.
 func (r *Passes) List() []PassEntry {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
 	var out []PassEntry
 	for _, e := range r.sorted() {
-		out = append(out, e.PassEntry)
+		out = append(out, PassEntry{Desc: e.Desc, Plugin: e.Plugin})
 	}
 	return out
 }
 
 func (r *Passes) sorted() []*passEntry {
-	es := make([]*passEntry, 0, len(r.entries))
-	for _, e := range r.entries {
-		es = append(es, e)
-	}
+	es := r.r.Entries()
 	kindRank := map[schema.PassKind]int{schema.Populate: 0, schema.Partition: 1, schema.Global: 2}
 	slices.SortFunc(es, func(a, b *passEntry) int {
 		return cmp.Or(
@@ -196,9 +176,7 @@ func Build(ctx context.Context, g *Graph, opts BuildOptions) error {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	b := &Builder{g: g, opts: opts, impls: make(map[string]any)}
-	opts.Passes.mu.RLock()
 	entries := opts.Passes.sorted()
-	opts.Passes.mu.RUnlock()
 	entries = slices.DeleteFunc(entries, func(e *passEntry) bool { return slices.Contains(opts.Skip, e.Desc.Name) })
 	if err := b.populate(ctx, entries); err != nil {
 		return err
@@ -380,7 +358,7 @@ func (b *Builder) runOn(ctx context.Context, e *passEntry, n *Node) error {
 
 func (b *Builder) runWhole(ctx context.Context, e *passEntry) error {
 	impl, err := b.impl(ctx, e)
-	if err != nil && e.provider != nil {
+	if err != nil && e.Declared() {
 		// Every build runs every partition and global pass, so a plugin
 		// that cannot start must not fail the builds that do not need it.
 		b.opts.Logger.Warn("skipping a pass whose plugin cannot provide it", "pass", e.Desc.Name, "plugin", e.Plugin, "err", err)
@@ -417,8 +395,8 @@ func passError(e *passEntry, err error) error {
 // impl returns the implementation of e, asking its provider once per
 // build and keeping what the provider returned until the graph closes.
 func (b *Builder) impl(ctx context.Context, e *passEntry) (any, error) {
-	if e.provider == nil {
-		return e.pass, nil
+	if !e.Declared() {
+		return e.Value, nil
 	}
 	if impl, ok := b.impls[e.Desc.Name]; ok {
 		return impl, nil
@@ -426,7 +404,7 @@ func (b *Builder) impl(ctx context.Context, e *passEntry) (any, error) {
 	if err, ok := b.failed[e.Desc.Name]; ok { // one start attempt per build
 		return nil, err
 	}
-	impl, release, err := e.provider.ProvidePass(ctx, e.Desc.Name)
+	impl, release, err := e.Get(ctx, e.Desc.Name)
 	if err != nil {
 		if b.failed == nil {
 			b.failed = map[string]error{}

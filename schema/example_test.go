@@ -5,24 +5,17 @@ import (
 	"fmt"
 
 	"github.com/dynop/dynop/schema"
-	"github.com/dynop/dynop/tensor"
 )
 
 // Arguments are checked against the schema before any operator code
 // runs: a misspelt name gets a "did you mean", and every problem is
 // reported at once.
 func ExampleOp_Check() {
-	scale := schema.Op{
-		Name:    "example.Scale",
-		Doc:     "Multiplies every element by factor and adds offset.",
-		Inputs:  []schema.Input{{Name: "x", DTypes: []tensor.DType{tensor.Float32}}},
-		Outputs: []schema.Output{{Name: "y"}},
-		Args: []schema.Arg{
-			{Name: "factor", Type: schema.Float, Required: true, Min: schema.Bounds(-100), Max: schema.Bounds(100)},
-			{Name: "offset", Type: schema.Float, Default: 0.0},
-			{Name: "mode", Type: schema.String, Default: "fast", Allowed: []any{"fast", "exact"}},
-		},
-		Devices: []schema.Device{schema.CPU},
+	scale := schema.Op{Name: "example.Scale", Inputs: []schema.Input{{Name: "x"}}, Outputs: []schema.Output{{Name: "y"}}}
+	scale.Args = []schema.Arg{
+		{Name: "factor", Type: schema.Float, Required: true, Max: schema.Bounds(100)},
+		{Name: "offset", Type: schema.Float, Default: 0.0},
+		{Name: "mode", Type: schema.String, Default: "fast", Allowed: []any{"fast", "exact"}},
 	}
 	_, err := scale.Check(schema.Args{"factr": 2, "mode": "slow"}, nil)
 	fmt.Println(errors.Is(err, schema.ErrArgument))
