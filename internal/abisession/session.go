@@ -9,7 +9,9 @@
 package abisession
 
 import (
+	"encoding/json"
 	"fmt"
+	"github.com/dynop/dynop/discover"
 	"sync"
 	"sync/atomic"
 
@@ -208,4 +210,17 @@ func OutputDescs(s *schema.Op, samples int, at func(sample, output int) SetupOut
 		}
 	}
 	return descs, nil
+}
+
+// LoaderData decodes into v the loader's own data that the manifest of
+// f keeps (none: v is left as it is); loader ("native", "wasm") begins
+// the error, which wraps discover.ErrManifest.
+func LoaderData(loader string, f *discover.File, v any) error {
+	if len(f.Loader) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(f.Loader, v); err != nil {
+		return fmt.Errorf("%s: %s: %w: the manifest's loader data: %v", loader, f.Path, discover.ErrManifest, err)
+	}
+	return nil
 }

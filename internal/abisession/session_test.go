@@ -2,6 +2,7 @@ package abisession
 
 import (
 	"errors"
+	"github.com/dynop/dynop/discover"
 	"github.com/dynop/dynop/internal/friend"
 	"runtime"
 	"strconv"
@@ -125,4 +126,19 @@ func TestCheckOperator(t *testing.T) {
 
 func contains(err error, text string) bool {
 	return err != nil && text != "" && strings.Contains(err.Error(), text)
+}
+
+func TestLoaderData(t *testing.T) {
+	var d struct{ Flags uint32 }
+	d.Flags = 7
+	if err := LoaderData("native", &discover.File{Path: "/p/x.so"}, &d); err != nil || d.Flags != 7 {
+		t.Errorf("no loader data: %v, flags %d (want untouched 7)", err, d.Flags)
+	}
+	if err := LoaderData("native", &discover.File{Path: "/p/x.so", Loader: []byte(`{"flags":3}`)}, &d); err != nil || d.Flags != 3 {
+		t.Errorf("loader data: %v, flags %d, want 3", err, d.Flags)
+	}
+	err := LoaderData("wasm", &discover.File{Path: "/p/x.wasm", Loader: []byte(`{"flags":"x"}`)}, &d)
+	if !errors.Is(err, discover.ErrManifest) || !strings.HasPrefix(err.Error(), "wasm: /p/x.wasm: ") || !strings.Contains(err.Error(), "the manifest's loader data") {
+		t.Errorf("bad loader data: %v", err)
+	}
 }

@@ -86,6 +86,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dynop/dynop/internal/abisession"
 	"os"
 	"path/filepath"
 	"runtime/cgo"
@@ -136,10 +137,8 @@ func inspect(ctx context.Context, path string, _ *dynop.Options) (schema.Plugin,
 // newPlugin makes the plugin enumerated as f, without loading it.
 func newPlugin(f *discover.File, _ *dynop.Options) (plugin.Plugin, error) {
 	var d loaderData
-	if len(f.Loader) > 0 {
-		if err := json.Unmarshal(f.Loader, &d); err != nil {
-			return nil, fmt.Errorf("native: %s: %w: the manifest's loader data: %v", f.Path, discover.ErrManifest, err)
-		}
+	if err := abisession.LoaderData("native", f, &d); err != nil {
+		return nil, err
 	}
 	return &Plugin{path: f.Path, info: f.Info, flags: d.Flags, file: f}, nil
 }

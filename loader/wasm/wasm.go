@@ -231,10 +231,8 @@ func decodeInfo(name string, m abihost.Memory, info, caps uint64) (schema.Plugin
 // newPlugin makes the plugin enumerated as f, without loading it.
 func newPlugin(f *discover.File, opts *dynop.Options) (plugin.Plugin, error) {
 	var d loaderData
-	if len(f.Loader) > 0 {
-		if err := json.Unmarshal(f.Loader, &d); err != nil {
-			return nil, fmt.Errorf("wasm: %s: %w: the manifest's loader data: %v", f.Path, discover.ErrManifest, err)
-		}
+	if err := abisession.LoaderData("wasm", f, &d); err != nil {
+		return nil, err
 	}
 	cfg, err := configOf(opts)
 	if err != nil {
