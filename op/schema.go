@@ -9,15 +9,14 @@
 // operators without linking it.
 //
 // A [Registry] maps names to operators. An operator may be registered with
-// its backends ([Registry.Register]), or only declared with its schema and a
-// [Provider] that produces the backends on demand ([Registry.Declare]); the
-// host declares the operators of plugins that are not started yet, so that
-// asking for an operator by name starts the plugin that provides it.
+// its backends ([Registry.Register]); a host also declares the operators of
+// plugins that are not started yet, by their schemas alone, so that asking
+// for an operator by name starts the plugin that provides it (the first
+// [Registry.New] does, and the instance keeps the plugin started).
 //
 // [Registry.New] validates arguments against the schema and returns an
 // [Instance]: Setup computes output shapes for a batch of inputs, Run fills
-// outputs, Close releases the instance and, through the provider, the
-// plugin behind it.
+// outputs, Close releases the instance and with it the plugin behind it.
 package op
 
 import (
