@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/dynop/dynop/abi"
-	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/schema"
@@ -475,17 +474,20 @@ func (r *reader) passes(ci view) []schema.Pass {
 }
 
 // Variant is one implementation in a list of variants (dynop_variant):
-// its name, the CPU features it needs and its function's address.
+// its name, the CPU features it needs (dynop.h's DYNOP_CPU_* bits, which
+// are package dispatch's) and its function's address.
 type Variant struct {
 	Name  string
-	Needs dispatch.Features
+	Needs uint64
 	Fn    uint64
 }
 
 // DecodeVariants reads the array of n dynop_variant structs at addr
-// (what names it in errors) and checks it as a list of variants: valid
-// unique names, known features, functions that are not NULL. Errors wrap
-// dynop's ErrABI.
+// (what names it in errors): names and functions that are not NULL.
+// Errors wrap dynop's ErrABI. Whether the list is one a host can choose
+// from (valid unique names, known features) is the host's check
+// (abisession.CheckVariants), so that a guest that only writes these
+// structs does not link package dispatch.
 func DecodeVariants(m Memory, what string, addr uint64, n uint32) ([]Variant, error) {
 	r := newReader(m)
 	return r.variants(what, addr, n)
@@ -497,30 +499,16 @@ func (r *reader) variants(what string, addr uint64, n uint32) ([]Variant, error)
 		return nil, r.err
 	}
 	out := make([]Variant, len(vs))
-	desc := make([]dispatch.Variant, len(vs))
 	for i, v := range vs {
 		if v.ptr(variantName) == 0 || v.ptr(variantFn) == 0 {
 			return nil, fmt.Errorf("%w: %s[%d]: name or fn is NULL", errdefs.ErrABI, what, i)
 		}
-		desc[i] = dispatch.Variant{Name: r.str(fmt.Sprintf("%s[%d]: name", what, i), v.ptr(variantName)), Needs: dispatch.Features(v.u64(variantFeatures))}
+		out[i] = Variant{Name: r.str(fmt.Sprintf("%s[%d]: name", what, i), v.ptr(variantName)), Needs: v.u64(variantFeatures), Fn: v.ptr(variantFn)}
 		if r.err != nil {
 			return nil, r.err
 		}
-		out[i] = Variant{Name: desc[i].Name, Needs: desc[i].Needs, Fn: v.ptr(variantFn)}
-	}
-	if err := dispatch.Check(desc); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", errdefs.ErrABI, what, err)
 	}
 	return out, nil
-}
-
-// Descs returns the variants' descriptions, for dispatch.Choose.
-func Descs(vs []Variant) []dispatch.Variant {
-	out := make([]dispatch.Variant, len(vs))
-	for i, v := range vs {
-		out[i] = dispatch.Variant{Name: v.Name, Needs: v.Needs}
-	}
-	return out
 }
 
 // Operator is an operator backend a plugin registers (dynop_operator),

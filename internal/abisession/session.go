@@ -12,6 +12,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/dynop/dynop/discover"
+	"github.com/dynop/dynop/dispatch"
+	"github.com/dynop/dynop/internal/abihost"
 	"sync"
 	"sync/atomic"
 
@@ -221,6 +223,34 @@ func LoaderData(loader string, f *discover.File, v any) error {
 	}
 	if err := json.Unmarshal(f.Loader, v); err != nil {
 		return fmt.Errorf("%s: %s: %w: the manifest's loader data: %v", loader, f.Path, discover.ErrManifest, err)
+	}
+	return nil
+}
+
+// CheckVariants checks a list of variants a plugin gave (an operator's,
+// or one for select_variant; what names it) as package dispatch checks
+// one: valid unique names, CPU features this dynop knows. It returns the
+// variants' descriptions for dispatch.Choose; errors wrap ErrABI.
+func CheckVariants(what string, vs []abihost.Variant) ([]dispatch.Variant, error) {
+	desc := make([]dispatch.Variant, len(vs))
+	for i, v := range vs {
+		desc[i] = dispatch.Variant{Name: v.Name, Needs: dispatch.Features(v.Needs)}
+	}
+	if err := dispatch.Check(desc); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", errdefs.ErrABI, what, err)
+	}
+	return desc, nil
+}
+
+// CheckOperatorVariants checks the variants of an operator a plugin
+// registers, if it has any (see CheckVariants), naming the operator in
+// errors as abihost.DecodeOperator does.
+func CheckOperatorVariants(o abihost.Operator) error {
+	if o.Variants == nil {
+		return nil
+	}
+	if _, err := CheckVariants("variants", o.Variants); err != nil {
+		return fmt.Errorf("register_operator %q (%s): %w", o.Name, o.Device, err)
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package abisession
 import (
 	"errors"
 	"github.com/dynop/dynop/discover"
+	"github.com/dynop/dynop/dispatch"
+	"github.com/dynop/dynop/internal/abihost"
 	"github.com/dynop/dynop/internal/friend"
 	"runtime"
 	"strconv"
@@ -140,5 +142,32 @@ func TestLoaderData(t *testing.T) {
 	err := LoaderData("wasm", &discover.File{Path: "/p/x.wasm", Loader: []byte(`{"flags":"x"}`)}, &d)
 	if !errors.Is(err, discover.ErrManifest) || !strings.HasPrefix(err.Error(), "wasm: /p/x.wasm: ") || !strings.Contains(err.Error(), "the manifest's loader data") {
 		t.Errorf("bad loader data: %v", err)
+	}
+}
+
+func TestCheckVariants(t *testing.T) {
+	good := []abihost.Variant{{Name: "avx2", Needs: uint64(dispatch.Of(dispatch.AVX2))}, {Name: "scalar"}}
+	desc, err := CheckVariants("variants", good)
+	if err != nil || len(desc) != 2 || desc[0].Needs != dispatch.Of(dispatch.AVX2) || desc[1].Name != "scalar" {
+		t.Fatalf("CheckVariants(good) = %v, %v", desc, err)
+	}
+	for _, c := range []struct {
+		vs   []abihost.Variant
+		want string
+	}{
+		{[]abihost.Variant{{Name: "a"}, {Name: "a"}}, `select_variant f: malformed list of variants: variant name "a" used twice`},
+		{[]abihost.Variant{{Name: "x", Needs: 1 << 63}}, `needs unknown feature bits 0x8000000000000000`},
+	} {
+		_, err := CheckVariants("select_variant f", c.vs)
+		if !errors.Is(err, errdefs.ErrABI) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("CheckVariants(%v) = %v, want ErrABI saying %q", c.vs, err, c.want)
+		}
+	}
+	if err := CheckOperatorVariants(abihost.Operator{Name: "t.Op", Device: "cpu"}); err != nil {
+		t.Errorf("an operator without variants: %v", err)
+	}
+	err = CheckOperatorVariants(abihost.Operator{Name: "t.Op", Device: "cpu", Variants: []abihost.Variant{{Name: "b"}, {Name: "b"}}})
+	if !errors.Is(err, errdefs.ErrABI) || !strings.HasPrefix(err.Error(), `register_operator "t.Op" (cpu): plugin breaks the dynop ABI: variants: `) {
+		t.Errorf("CheckOperatorVariants = %v", err)
 	}
 }

@@ -255,11 +255,14 @@ func dynopGoSelectVariant(h C.uintptr_t, name *C.char, variants *C.dynop_variant
 	s := sessionOf(h)
 	fn := goString(name)
 	vs, err := abihost.DecodeVariants(cMemory{}, "select_variant "+fn, addrOf(unsafe.Pointer(variants)), uint32(count))
+	var desc []dispatch.Variant
+	if err == nil {
+		desc, err = abisession.CheckVariants("select_variant "+fn, vs)
+	}
 	if err != nil {
 		rc = s.fail(fmt.Errorf("native: plugin %q: %w", s.p.info.ID, err), buf, n)
 		return -1
 	}
-	desc := abihost.Descs(vs)
 	ch, err := dispatch.Choose(desc, s.host.CPU(), nil)
 	if err != nil {
 		rc = s.fail(fmt.Errorf("native: plugin %q: select_variant %s: %w: %w", s.p.info.ID, fn, dynop.ErrUnsupported, err), buf, n)

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/dynop/dynop/abi"
+	"github.com/dynop/dynop/dispatch"
 	"runtime"
 	"slices"
 	"sync/atomic"
@@ -39,6 +40,9 @@ func dynopGoRegisterOperator(h C.uintptr_t, cop *C.dynop_operator, buf *C.char, 
 
 func (s *session) registerOperator(cop *C.dynop_operator) error {
 	o, err := abihost.DecodeOperator(cMemory{}, addrOf(unsafe.Pointer(cop)))
+	if err == nil {
+		err = abisession.CheckOperatorVariants(o)
+	}
 	if err != nil {
 		return fmt.Errorf("native: plugin %q: %w", s.p.info.ID, err)
 	}
@@ -76,7 +80,7 @@ func (s *session) registerOperator(cop *C.dynop_operator) error {
 	}
 	for _, v := range o.Variants {
 		f := (&nativeOp{sess: s, cop: cop, run: cPointer(v.Fn), schema: sch}).create
-		reg.Variants[device] = append(reg.Variants[device], op.Variant{Name: v.Name, Needs: v.Needs, Factory: f})
+		reg.Variants[device] = append(reg.Variants[device], op.Variant{Name: v.Name, Needs: dispatch.Features(v.Needs), Factory: f})
 	}
 	reg.Backends[device] = reg.Variants[device][len(o.Variants)-1].Factory
 	return nil

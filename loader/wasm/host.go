@@ -115,6 +115,9 @@ type registered struct {
 
 func hostRegisterOperator(in *instance, stack []uint64) {
 	o, err := abihost.DecodeOperator(linear{in.mem}, uint64(uint32(stack[0])))
+	if err == nil {
+		err = abisession.CheckOperatorVariants(o)
+	}
 	if err != nil {
 		in.done(stack, err)
 		return
@@ -128,7 +131,7 @@ func hostRegisterOperator(in *instance, stack []uint64) {
 		// mean nothing in wasm.
 		ref := o.Variants[len(o.Variants)-1]
 		if ref.Needs != 0 {
-			err = fmt.Errorf("%w: register_operator %q: no variant can run: the last, %q, needs CPU features %s, and WebAssembly plugins have none", errdefs.ErrUnsupported, o.Name, ref.Name, ref.Needs)
+			err = fmt.Errorf("%w: register_operator %q: no variant can run: the last, %q, needs CPU features %s, and WebAssembly plugins have none", errdefs.ErrUnsupported, o.Name, ref.Name, dispatch.Features(ref.Needs))
 		}
 		r.variant = ref.Name
 	}
@@ -144,9 +147,13 @@ func hostRegisterOperator(in *instance, stack []uint64) {
 func hostSelectVariant(in *instance, stack []uint64) {
 	name := in.str("select_variant name", stack[0], stack[1])
 	vs, err := abihost.DecodeVariants(linear{in.mem}, "select_variant "+name, uint64(uint32(stack[2])), uint32(stack[3]))
+	var desc []dispatch.Variant
+	if err == nil {
+		desc, err = abisession.CheckVariants("select_variant "+name, vs)
+	}
 	if err == nil {
 		var ch dispatch.Choice
-		if ch, err = dispatch.Choose(abihost.Descs(vs), dispatch.CPU{}, nil); err != nil {
+		if ch, err = dispatch.Choose(desc, dispatch.CPU{}, nil); err != nil {
 			err = fmt.Errorf("%w: select_variant %s: %w (WebAssembly plugins have no CPU features)", errdefs.ErrUnsupported, name, err)
 		} else {
 			in.lastErr = nil
