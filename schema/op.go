@@ -226,8 +226,8 @@ func (s *Op) HasDevice(d Device) bool { return slices.Contains(s.Devices, d) }
 
 const nameRule = `want lower-case namespaces and a CamelCase name separated by dots, such as "image.Decode"`
 
-// ValidateOpName reports whether name is a valid operator name.
-func ValidateOpName(name string) error {
+// validateOpName reports whether name is a valid operator name.
+func validateOpName(name string) error {
 	parts := strings.Split(name, ".")
 	ok := len(parts) >= 2
 	for i, p := range parts {
@@ -272,7 +272,7 @@ func (s *Op) Validate() error {
 	add := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%w: operator %q: "+format, append([]any{ErrOp, s.Name}, args...)...))
 	}
-	if err := ValidateOpName(s.Name); err != nil {
+	if err := validateOpName(s.Name); err != nil {
 		errs = append(errs, err)
 	}
 	if s.OptionalInputs < 0 || s.OptionalInputs > len(s.Inputs) {

@@ -15,8 +15,8 @@ import (
 	"github.com/dynop/dynop/internal/regfile"
 )
 
-// EntrySymbol is the one symbol a native plugin exports.
-const EntrySymbol = "dynop_plugin_get_function"
+// entrySymbol is the one symbol a native plugin exports.
+const entrySymbol = "dynop_plugin_get_function"
 
 // machines maps GOARCH to the ELF machine of its code.
 var machines = map[string]elf.Machine{
@@ -32,7 +32,7 @@ var machines = map[string]elf.Machine{
 }
 
 // checkFile makes sure path is a shared library this process can load and
-// that it exports [EntrySymbol], reading the file with debug/elf: no code
+// that it exports [entrySymbol], reading the file with debug/elf: no code
 // of the plugin runs and the dynamic linker never sees a bad file, so each
 // problem gets an error of its own instead of dlerror's wording. Errors
 // wrap [dynop.ErrFormat] or the file system's error.
@@ -96,9 +96,9 @@ func checkFile(path string) error {
 		return bad("unreadable dynamic symbol table: %v", err)
 	}
 	if !slices.ContainsFunc(syms, func(s elf.Symbol) bool {
-		return s.Name == EntrySymbol && s.Section != elf.SHN_UNDEF && elf.ST_TYPE(s.Info) == elf.STT_FUNC
+		return s.Name == entrySymbol && s.Section != elf.SHN_UNDEF && elf.ST_TYPE(s.Info) == elf.STT_FUNC
 	}) {
-		return bad("no exported function %s: not a dynop plugin (build it with DYNOP_EXPORT on %s, see dynop.h)", EntrySymbol, EntrySymbol)
+		return bad("no exported function %s: not a dynop plugin (build it with DYNOP_EXPORT on %s, see dynop.h)", entrySymbol, entrySymbol)
 	}
 	return nil
 }

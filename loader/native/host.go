@@ -197,7 +197,7 @@ func dynopGoAcquire(h C.uintptr_t, id *C.char, uid *C.dynop_uid, min *C.dynop_ve
 	// The table goes to C code that trusts it: check what the host's
 	// bookkeeping cannot, the table itself.
 	t := ex.NativeTable()
-	if err := t.Check(iface.Desc{UID: want, Name: fmt.Sprintf("of plugin %q", pluginID), Version: minVersion}, HeaderSize); err != nil {
+	if err := t.Check(iface.Desc{UID: want, Name: fmt.Sprintf("of plugin %q", pluginID), Version: minVersion}, abi.HeaderSize); err != nil {
 		return s.fail(errors.Join(err, r.Release()), buf, n)
 	}
 	*out = t.Pointer()

@@ -23,8 +23,8 @@ func TestHeaderMatchesGo(t *testing.T) {
 	if api != schema.APIVersion {
 		t.Errorf("dynop.h says API %s, package plugin says %s", api, schema.APIVersion)
 	}
-	if size != HeaderSize {
-		t.Errorf("sizeof(dynop_header) = %d, HeaderSize = %d", size, HeaderSize)
+	if size != abi.HeaderSize {
+		t.Errorf("sizeof(dynop_header) = %d, abi.HeaderSize = %d", size, abi.HeaderSize)
 	}
 }
 

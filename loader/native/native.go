@@ -416,7 +416,7 @@ var (
 	epGetInfo    = newEntryPoint("get_info")
 	epRegister   = newEntryPoint("register")
 	epDeregister = newEntryPoint("deregister")
-	cEntry       = C.CString(EntrySymbol)
+	cEntry       = C.CString(entrySymbol)
 )
 
 // openLibrary dlopens the file at path: RTLD_GLOBAL or RTLD_LOCAL, and
@@ -467,7 +467,7 @@ func dlopen(lib *library, name string, global, now bool) (*library, error) {
 	}
 	entry := C.dynop_loader_dlsym(lib.handle, cEntry, &buf[0], C.size_t(len(buf)))
 	if entry == nil {
-		err := fmt.Errorf("native: %s: %w: no entry point %s: %s", lib.path, dynop.ErrFormat, EntrySymbol, C.GoString(&buf[0]))
+		err := fmt.Errorf("native: %s: %w: no entry point %s: %s", lib.path, dynop.ErrFormat, entrySymbol, C.GoString(&buf[0]))
 		return nil, errors.Join(err, lib.close())
 	}
 	lib.getFunc = entry
@@ -547,7 +547,7 @@ var (
 func (lib *library) function(ep entryPoint) (C.dynop_function, error) {
 	f := C.dynop_loader_get_function(lib.who, lib.getFunc, ep.cname)
 	if f == nil {
-		return nil, fmt.Errorf("native: %s: %w: %s(%q) returned NULL: the plugin has no %s entry point", lib.path, ErrABI, EntrySymbol, ep.name, ep.name)
+		return nil, fmt.Errorf("native: %s: %w: %s(%q) returned NULL: the plugin has no %s entry point", lib.path, ErrABI, entrySymbol, ep.name, ep.name)
 	}
 	return f, nil
 }

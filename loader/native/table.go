@@ -15,13 +15,6 @@ import (
 	"github.com/dynop/dynop/internal/errdefs"
 )
 
-// HeaderSize is sizeof(dynop_header): every struct that crosses the C ABI
-// starts with one.
-const HeaderSize = abi.HeaderSize
-
-// Header is the decoded dynop_header at the start of an ABI struct.
-type Header = abi.Header
-
 // Table is a native interface: a pointer to a C struct of function
 // pointers that starts with a dynop_header. Native plugins add their
 // interfaces as Tables; Go code reaches the functions through a typed
@@ -44,8 +37,8 @@ func (t Table) Pointer() unsafe.Pointer { return t.p }
 func (t Table) IsNil() bool { return t.p == nil }
 
 // Header decodes the struct's header. t must not be nil.
-func (t Table) Header() Header {
-	return abi.ParseHeader(unsafe.Slice((*byte)(t.p), HeaderSize))
+func (t Table) Header() abi.Header {
+	return abi.ParseHeader(unsafe.Slice((*byte)(t.p), abi.HeaderSize))
 }
 
 // NativeTable returns t itself; it makes every Table [Exported].
@@ -79,11 +72,11 @@ func (t Table) Check(want iface.Desc, minSize uintptr) error {
 // [Table.Check], so that no call ever jumps to address zero.
 func (t Table) CheckFunctions(want iface.Desc, names ...string) error {
 	ptr := unsafe.Sizeof(uintptr(0))
-	if need := HeaderSize + uintptr(len(names))*ptr; uintptr(t.Header().Size) < need {
+	if need := abi.HeaderSize + uintptr(len(names))*ptr; uintptr(t.Header().Size) < need {
 		return fmt.Errorf("native: interface %s: %w: the table's header says %d bytes, %d functions need %d",
 			want, ErrABI, t.Header().Size, len(names), need)
 	}
-	fns := unsafe.Slice((*unsafe.Pointer)(unsafe.Add(t.p, HeaderSize)), len(names))
+	fns := unsafe.Slice((*unsafe.Pointer)(unsafe.Add(t.p, abi.HeaderSize)), len(names))
 	for i, f := range fns {
 		if f == nil {
 			return fmt.Errorf("native: interface %s: %w: function %s is NULL", want, ErrABI, names[i])
