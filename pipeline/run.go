@@ -28,9 +28,9 @@ var (
 	ErrNothing = errors.New("nothing to output")
 )
 
-// Host is what a pipeline needs of a host: its operators and its graph
-// passes. *dynop.Host is one.
-type Host interface {
+// Registries is what a pipeline needs of a host: its operators and its
+// graph passes. *dynop.Host is one.
+type Registries interface {
 	Operators() *op.Registry
 	Passes() *graph.Passes
 }
@@ -99,7 +99,7 @@ type batchSpan struct {
 // plugin code runs, finds the input files, checks that the output
 // directories can be written, and builds the graph with the host's
 // passes (which starts the plugins it needs).
-func Compile(ctx context.Context, h Host, spec *Spec, opts Options) (*Pipeline, error) {
+func Compile(ctx context.Context, h Registries, spec *Spec, opts Options) (*Pipeline, error) {
 	if err := spec.Validate(h.Operators()); err != nil {
 		return nil, err
 	}
@@ -243,7 +243,7 @@ func writable(dir string) error {
 
 // buildGraph makes the graph: an input node per input, a node per
 // operator, an image.Encode node per output, then runs the passes.
-func (p *Pipeline) buildGraph(ctx context.Context, h Host) (*graph.Graph, error) {
+func (p *Pipeline) buildGraph(ctx context.Context, h Registries) (*graph.Graph, error) {
 	name := cmp.Or(p.spec.name, strings.TrimSuffix(filepath.Base(p.spec.file), filepath.Ext(p.spec.file)))
 	g := graph.New(name)
 	ports := map[string]graph.Port{}

@@ -96,7 +96,7 @@ func setup(t *testing.T, n, batch int, onError, extraOps, from string) string {
 	return file
 }
 
-func compileRun(t *testing.T, h Host, file string, opts Options) (*Summary, *Pipeline, error) {
+func compileRun(t *testing.T, h Registries, file string, opts Options) (*Summary, *Pipeline, error) {
 	t.Helper()
 	spec, err := Load(file)
 	if err != nil {
