@@ -131,6 +131,11 @@ func (h *Host) declareOperators() {
 // (see package op).
 var declareOperator = friend.Get[func(*op.Registry, schema.Op, string, lazy.Provider[op.Operator]) (func(), error)]()
 
+// checkBackends checks an operator a plugin registers as op.Registry's
+// Register would: a valid schema, a backend for each of its devices and
+// no other, well-formed variants.
+var checkBackends = friend.Get[func(op.Operator) error]()
+
 // operatorProvider starts plugin id to provide its operators.
 type operatorProvider struct {
 	h  *Host
@@ -162,7 +167,7 @@ func (hd *handle) RegisterOperator(o op.Operator) error {
 	if diff := schemaDiff(declared, &o.Schema); diff != "" {
 		return fail(ErrInvalid, "schema differs from the one its Info declares: %s", diff)
 	}
-	if err := op.CheckBackends(o); err != nil {
+	if err := checkBackends(o); err != nil {
 		return fmt.Errorf("dynop: plugin %q: RegisterOperator: %w", rec.id, err)
 	}
 	h.mu.Lock()

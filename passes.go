@@ -55,6 +55,10 @@ func (h *Host) declarePasses() {
 // package graph).
 var declarePass = friend.Get[func(*graph.Passes, schema.Pass, string, lazy.Provider[any]) (func(), error)]()
 
+// checkPass checks a pass a plugin registers as graph.Passes' Register
+// would: a valid descriptor, and code that implements its kind.
+var checkPass = friend.Get[func(schema.Pass, any) error]()
+
 // passProvider starts plugin id to provide its passes.
 type passProvider struct {
 	h  *Host
@@ -80,7 +84,7 @@ func (hd *handle) RegisterPass(name string, pass any) error {
 		}
 		return fail(ErrInvalid, "its Info does not declare the pass (declares %s)", orNone(names))
 	}
-	if err := graph.CheckPass(desc, pass); err != nil {
+	if err := checkPass(desc, pass); err != nil {
 		return fmt.Errorf("dynop: plugin %q: RegisterPass: %w", rec.id, err)
 	}
 	h.mu.Lock()

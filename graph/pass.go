@@ -77,7 +77,7 @@ func NewPasses() *Passes {
 // Register adds pass under desc; pass must implement the interface of
 // desc.Kind. It returns a function that removes it.
 func (r *Passes) Register(desc schema.Pass, pass any) (remove func(), err error) {
-	if err := CheckPass(desc, pass); err != nil {
+	if err := checkPass(desc, pass); err != nil {
 		return nil, err
 	}
 	return r.r.Add(desc.Name, &passEntry{Desc: desc, Value: pass})
@@ -99,11 +99,14 @@ func (r *Passes) declare(desc schema.Pass, plugin string, p lazy.Provider[any]) 
 	return r.r.Add(desc.Name, &passEntry{Desc: desc, Plugin: plugin, Provider: p})
 }
 
-func init() { friend.Set((*Passes).declare) }
+func init() {
+	friend.Set((*Passes).declare)
+	friend.Set(checkPass) // a host checks what a plugin registers as Register would
+}
 
-// CheckPass checks desc and that pass implements the interface of its
+// checkPass checks desc and that pass implements the interface of its
 // kind.
-func CheckPass(desc schema.Pass, pass any) error {
+func checkPass(desc schema.Pass, pass any) error {
 	var ok bool
 	switch desc.Kind {
 	case schema.Populate:
@@ -415,7 +418,7 @@ func (b *Builder) impl(ctx context.Context, e *passEntry) (any, error) {
 	if release != nil {
 		b.g.onClose(release)
 	}
-	if err := CheckPass(e.Desc, impl); err != nil {
+	if err := checkPass(e.Desc, impl); err != nil {
 		return nil, passError(e, err)
 	}
 	b.impls[e.Desc.Name] = impl

@@ -305,16 +305,6 @@ func (in *Instance) checkRun(outputs, inputs []*tensor.Batch) error {
 	return nil
 }
 
-// Samples returns how many samples a call over inputs computes: the
-// batches' length, or 1 for an operator without inputs, which makes one
-// sample. Loaders of plugins that are called per sample use it.
-func Samples(inputs []*tensor.Batch) int {
-	if len(inputs) == 0 {
-		return 1
-	}
-	return inputs[0].Len()
-}
-
 // Exec sets the instance up for inputs, allocates the outputs and runs it.
 func (in *Instance) Exec(ctx context.Context, inputs ...*tensor.Batch) ([]*tensor.Batch, error) {
 	descs, err := in.Setup(inputs)

@@ -122,7 +122,7 @@ func (r *Registry) Register(o Operator) error {
 	if len(o.Schema.Devices) == 0 {
 		o.Schema.Devices = slices.Sorted(maps.Keys(o.Backends))
 	}
-	if err := CheckBackends(o); err != nil {
+	if err := checkBackends(o); err != nil {
 		return err
 	}
 	s, err := normalized(o.Schema)
@@ -133,12 +133,12 @@ func (r *Registry) Register(o Operator) error {
 	return err
 }
 
-// CheckBackends verifies that o's schema is valid and that o has a
+// checkBackends verifies that o's schema is valid and that o has a
 // non-nil backend (or a list of variants) for every device its schema
 // lists and for no other: a schema without a backend, or a backend without
 // a schema, is an error wrapping [schema.ErrOp]. So is a malformed list of
 // variants.
-func CheckBackends(o Operator) error {
+func checkBackends(o Operator) error {
 	if err := o.Schema.Validate(); err != nil {
 		return err
 	}
@@ -184,7 +184,10 @@ func (r *Registry) declare(s schema.Op, plugin string, p lazy.Provider[Operator]
 	return r.ops.Add(s.Name, &entry{Desc: &desc{schema: s}, Plugin: plugin, Provider: p})
 }
 
-func init() { friend.Set((*Registry).declare) }
+func init() {
+	friend.Set((*Registry).declare)
+	friend.Set(checkBackends) // a host checks what a plugin registers as Register would
+}
 
 // operator returns e's operator: the one registered, or the one its
 // provider gives (starting its plugin), with a release function that lets

@@ -254,3 +254,13 @@ func CheckOperatorVariants(o abihost.Operator) error {
 	}
 	return nil
 }
+
+// Samples returns how many samples a call over inputs computes: the
+// batches' length, or 1 for an operator without inputs, which makes one
+// sample. The loaders call a plugin's run per sample.
+func Samples(inputs []*tensor.Batch) int {
+	if len(inputs) == 0 {
+		return 1
+	}
+	return inputs[0].Len()
+}

@@ -6,6 +6,7 @@ import (
 	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/internal/abihost"
 	"github.com/dynop/dynop/internal/friend"
+	"github.com/dynop/dynop/tensor"
 	"runtime"
 	"strconv"
 	"strings"
@@ -169,5 +170,20 @@ func TestCheckVariants(t *testing.T) {
 	err = CheckOperatorVariants(abihost.Operator{Name: "t.Op", Device: "cpu", Variants: []abihost.Variant{{Name: "b"}, {Name: "b"}}})
 	if !errors.Is(err, errdefs.ErrABI) || !strings.HasPrefix(err.Error(), `register_operator "t.Op" (cpu): plugin breaks the dynop ABI: variants: `) {
 		t.Errorf("CheckOperatorVariants = %v", err)
+	}
+}
+
+func TestSamples(t *testing.T) {
+	x, err1 := tensor.FromSlice([]float32{1}, 1)
+	y, err2 := tensor.FromSlice([]float32{2, 3}, 2)
+	b, err3 := tensor.NewBatch(x, y)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		t.Fatal(err)
+	}
+	if n := Samples(nil); n != 1 {
+		t.Errorf("Samples(no inputs) = %d, want 1: an operator without inputs makes one sample", n)
+	}
+	if n := Samples([]*tensor.Batch{b, b}); n != 2 {
+		t.Errorf("Samples(two batches of 2) = %d, want 2", n)
 	}
 }

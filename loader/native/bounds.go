@@ -9,10 +9,10 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"github.com/dynop/dynop/internal/abisession"
 	"os"
 	"unsafe"
 
-	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -99,7 +99,7 @@ func (g *guarded) violation() string {
 // runChecked is Run in the bounds-checking mode: the plugin's run writes
 // to guarded copies of the outputs, which are checked, then copied back.
 func (im *nativeImpl) runChecked(outputs, inputs []*tensor.Batch) (err error) {
-	samples, nin, nout := op.Samples(inputs), len(inputs), len(outputs)
+	samples, nin, nout := abisession.Samples(inputs), len(inputs), len(outputs)
 	// The layout below points at C copies made for this call only.
 	im.laidIn, im.laidOut = im.laidIn[:0], im.laidOut[:0]
 	ts, _, err := im.layAll(samples, inputs, outputs, nout)

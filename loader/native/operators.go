@@ -441,7 +441,7 @@ func (im *nativeImpl) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
 		return nil, err
 	}
 	defer im.leave()
-	samples, nin, nout := op.Samples(inputs), len(inputs), len(im.op.schema.Outputs)
+	samples, nin, nout := abisession.Samples(inputs), len(inputs), len(im.op.schema.Outputs)
 	im.laidIn, im.laidOut = im.laidIn[:0], im.laidOut[:0]
 	ts, dims, err := im.layAll(samples, inputs, nil, nout)
 	if err != nil {
@@ -474,7 +474,7 @@ func (im *nativeImpl) Run(ctx context.Context, outputs, inputs []*tensor.Batch) 
 	if im.checked {
 		return im.runChecked(outputs, inputs)
 	}
-	samples, nin, nout := op.Samples(inputs), len(inputs), len(outputs)
+	samples, nin, nout := abisession.Samples(inputs), len(inputs), len(outputs)
 	ts := unsafe.Slice((*C.dynop_tensor)(im.mem), samples*(nin+nout))
 	if !slices.Equal(inputs, im.laidIn) || !slices.Equal(outputs, im.laidOut) || len(im.laidIn)+len(im.laidOut) == 0 {
 		var err error

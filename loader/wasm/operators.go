@@ -304,7 +304,7 @@ func (im *wasmImpl) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
 }
 
 func (im *wasmImpl) setup(ctx context.Context, inputs []*tensor.Batch) ([]op.OutputDesc, error) {
-	samples, nin, nout := op.Samples(inputs), len(inputs), len(im.op.schema.Outputs)
+	samples, nin, nout := abisession.Samples(inputs), len(inputs), len(im.op.schema.Outputs)
 	lay, err := im.layout(ctx, samples, inputs, nil, nout)
 	if err != nil {
 		return nil, err
@@ -338,7 +338,7 @@ func (im *wasmImpl) Run(ctx context.Context, outputs, inputs []*tensor.Batch) er
 		return err
 	}
 	defer im.op.s.leave()
-	samples := op.Samples(inputs)
+	samples := abisession.Samples(inputs)
 	lay, err := im.layout(ctx, samples, inputs, outputs, len(outputs))
 	if err != nil {
 		return err
