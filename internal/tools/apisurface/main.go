@@ -8,7 +8,7 @@
 //	7bf6a7e  1130 / 781  when issue 22 was filed (it counted 782)
 //	cbf6353  1136 / 787  before the work on issue 22
 //	88d24f4  1163 / 814  one ABI runtime landed; schema aliases added
-//	         990 / 677  aliases, re-exports and sibling-only names gone
+//	         987 / 674  aliases, re-exports and sibling-only names gone
 //
 // The rest is mostly vocabulary a user writes: 40 CPU feature constants,
 // tensor dtypes and codes, schema argument types, sentinel errors, the
