@@ -73,7 +73,8 @@ Commands:
   run [flags] PIPELINE.yaml   run a pipeline file over its inputs and write its outputs:
                               --in PATH | --in NAME=PATH   replace an input's files
                               --out DIR                    write every output into DIR
-                              --workers N                  goroutines that run nodes
+                              --workers N                  workers sharing each batch (default: one per core)
+                              --prefetch D                 batches in flight at once (default 2)
                               --trace FILE                 write a Chrome trace (ui.perfetto.dev)
                               --json                       print the summary as JSON
                               --no-fuse                    keep pointwise operators apart

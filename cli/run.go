@@ -85,7 +85,8 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var ins listFlag
 	fs.Var(&ins, "in", "replace an input's files: PATH (a file, directory or glob) when the pipeline has one input, or NAME=PATH (repeatable)")
 	out := fs.String("out", "", "write every output into this directory")
-	workers := fs.Int("workers", 0, "goroutines that run nodes (default GOMAXPROCS)")
+	workers := fs.Int("workers", 0, "workers that share each batch's samples, each with its own operator instances (default GOMAXPROCS)")
+	prefetch := fs.Int("prefetch", 0, "batches in flight at once: the next ones are read and started while one finishes (default 2)")
 	trace := fs.String("trace", "", "write a Chrome trace-event JSON file (open it in ui.perfetto.dev) with a span per node execution")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	files, err := parseInterleaved("run", fs, args)
@@ -98,11 +99,14 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *workers < 0 {
 		return fmt.Errorf("%w: run: --workers %d: must be 0 (GOMAXPROCS) or more", errUsage, *workers)
 	}
+	if *prefetch < 0 {
+		return fmt.Errorf("%w: run: --prefetch %d: must be 0 (2) or more", errUsage, *prefetch)
+	}
 	spec, err := pipeline.Load(files[0])
 	if err != nil {
 		return err
 	}
-	opts := pipeline.Options{OutDir: *out, Workers: *workers, Trace: *trace != "", Progress: progress(stderr)}
+	opts := pipeline.Options{OutDir: *out, Workers: *workers, Prefetch: *prefetch, Trace: *trace != "", Progress: progress(stderr)}
 	if len(ins) > 0 {
 		if opts.Inputs, err = inputOverrides(spec, ins); err != nil {
 			return err

@@ -108,6 +108,7 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"run"}, 2, "run takes one pipeline file, got 0 arguments"},
 		{[]string{"run", demo, demo}, 2, "got 2 arguments"},
 		{[]string{"run", demo, "--workers", "-1"}, 2, "--workers -1: must be 0 (GOMAXPROCS) or more"},
+		{[]string{"run", demo, "--prefetch", "-2"}, 2, "--prefetch -2: must be 0 (2) or more"},
 		{[]string{"run", demo, "--in", "nope=x.png"}, 1, `nope=x.png": stat`}, // not an input's name: a path
 		{[]string{"run", demo, "--in", "photos="}, 2, `--in "photos=": empty path`},
 		{[]string{"run", filepath.Join(dir, "missing.yaml")}, 1, "missing.yaml: no such file"},

@@ -149,8 +149,8 @@ func (p *Pipeline) summarize(sum *Summary) *Summary {
 		total += st.time
 	}
 	sum.Nodes = sum.Nodes[:0]
-	for n, st := range p.stats {
-		ns := NodeStat{Node: n.Name(), Definition: definitionOf(n), Plugin: pluginOf(n), Calls: st.calls, Seconds: st.time.Seconds()}
+	for name, st := range p.stats {
+		ns := NodeStat{Node: name, Definition: definitionOf(st.node), Plugin: pluginOf(st.node), Calls: st.calls, Seconds: st.time.Seconds()}
 		if total > 0 {
 			ns.Share = float64(st.time) / float64(total)
 		}

@@ -72,7 +72,7 @@ func TestRegressionSecondRunSummary(t *testing.T) {
 	h := runHost(t)
 	file := setup(t, 2, 8, "stop", "", "gamma")
 	spec, _ := Load(file)
-	p, err := Compile(context.Background(), h, spec, Options{Trace: true})
+	p, err := Compile(context.Background(), h, spec, Options{Trace: true, Workers: 1}) // a call per batch
 	if err != nil {
 		t.Fatal(err)
 	}

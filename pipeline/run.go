@@ -42,8 +42,19 @@ type Options struct {
 	Inputs map[string][]string
 	// OutDir replaces the directory of every output.
 	OutDir string
-	// Workers bounds the goroutines that run nodes; 0 means GOMAXPROCS.
+	// Workers is how many workers run the pipeline; 0 means GOMAXPROCS.
+	// Each worker has its own copy of the graph, with its own operator
+	// instances (an operator instance is never called from two
+	// goroutines at once), and a batch's samples are split among the
+	// workers: the outputs are those of a one-worker run, sample for
+	// sample.
 	Workers int
+	// Prefetch bounds the batches in flight: while the workers compute
+	// batch k, the files of the next ones are read and their samples
+	// handed to workers that are free, up to Prefetch batches at once.
+	// Memory is bounded by the batches in flight, never by the number of
+	// inputs. 0 means 2.
+	Prefetch int
 	// NoFuse turns off the fusion pass (graph.FuseDesc).
 	NoFuse bool
 	// Progress, if set, is called after each batch.
@@ -66,14 +77,15 @@ type Progress struct {
 type Pipeline struct {
 	spec    *Spec
 	opts    Options
-	graph   *graph.Graph
-	files   [][]string // per input, the files in order
-	bases   []string   // per sample, the output file name without extension
+	graph   *graph.Graph   // graphs[0]
+	graphs  []*graph.Graph // one per worker
+	files   [][]string     // per input, the files in order
+	bases   []string       // per sample, the output file name without extension
 	outputs []outputPlan
 	log     *slog.Logger
 
 	mu      sync.Mutex
-	stats   map[*graph.Node]*nodeStat
+	stats   map[string]*nodeStat // by top-level node name
 	spans   []graph.Span
 	batches []batchSpan
 	start   time.Time
@@ -85,6 +97,7 @@ type outputPlan struct {
 }
 
 type nodeStat struct {
+	node  *graph.Node // the node in graphs[0]
 	calls int
 	time  time.Duration
 }
@@ -103,26 +116,40 @@ func Compile(ctx context.Context, h Registries, spec *Spec, opts Options) (*Pipe
 	if err := spec.Validate(h.Operators()); err != nil {
 		return nil, err
 	}
-	p := &Pipeline{spec: spec, opts: opts, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)), stats: map[*graph.Node]*nodeStat{}}
+	if opts.Workers < 0 || opts.Prefetch < 0 {
+		return nil, fmt.Errorf("pipeline %s: %w: Options.Workers %d and Prefetch %d: each must be 0 (the default) or more", spec.file, ErrInvalid, opts.Workers, opts.Prefetch)
+	}
+	opts.Workers = cmp.Or(opts.Workers, runtime.GOMAXPROCS(0))
+	opts.Prefetch = cmp.Or(opts.Prefetch, 2)
+	p := &Pipeline{spec: spec, opts: opts, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)), stats: map[string]*nodeStat{}}
 	if err := p.findInputs(); err != nil {
 		return nil, err
 	}
 	if err := p.planOutputs(); err != nil {
 		return nil, err
 	}
-	g, err := p.buildGraph(ctx, h)
-	if err != nil {
-		return nil, err
+	for w := range opts.Workers {
+		g, err := p.buildGraph(ctx, h, w)
+		if err != nil {
+			return nil, errors.Join(err, p.Close())
+		}
+		p.graphs = append(p.graphs, g)
 	}
-	p.graph = g
+	p.graph = p.graphs[0]
 	return p, nil
 }
 
 // Graph returns the pipeline's graph, after passes.
 func (p *Pipeline) Graph() *graph.Graph { return p.graph }
 
-// Close closes the graph, which lets the plugins it used stop.
-func (p *Pipeline) Close() error { return p.graph.Close() }
+// Close closes the graphs, which lets the plugins they used stop.
+func (p *Pipeline) Close() error {
+	var errs []error
+	for _, g := range p.graphs {
+		errs = append(errs, g.Close())
+	}
+	return errors.Join(errs...)
+}
 
 func (p *Pipeline) findInputs() error {
 	for _, in := range p.spec.inputs {
@@ -241,9 +268,9 @@ func writable(dir string) error {
 	return os.Remove(f.Name())
 }
 
-// buildGraph makes the graph: an input node per input, a node per
-// operator, an image.Encode node per output, then runs the passes.
-func (p *Pipeline) buildGraph(ctx context.Context, h Registries) (*graph.Graph, error) {
+// buildGraph makes worker w's graph: an input node per input, a node
+// per operator, an image.Encode node per output, then runs the passes.
+func (p *Pipeline) buildGraph(ctx context.Context, h Registries, w int) (*graph.Graph, error) {
 	name := cmp.Or(p.spec.name, strings.TrimSuffix(filepath.Base(p.spec.file), filepath.Ext(p.spec.file)))
 	g := graph.New(name)
 	ports := map[string]graph.Port{}
@@ -311,8 +338,13 @@ func (p *Pipeline) buildGraph(ctx context.Context, h Registries) (*graph.Graph, 
 	if err := graph.Build(ctx, g, opts); err != nil {
 		return nil, errors.Join(fmt.Errorf("pipeline %s: %w", p.spec.file, err), g.Close())
 	}
-	g.Executor = graph.Parallel{Workers: p.opts.Workers}
-	g.Observer = p.observe
+	// The workers are the parallelism: each runs its graph's nodes one
+	// after another, on its share of a batch's samples.
+	g.Executor = graph.Serial{}
+	g.Observer = func(s graph.Span) {
+		s.Worker += w
+		p.observe(s)
+	}
 	return g, nil
 }
 
@@ -323,10 +355,10 @@ func (p *Pipeline) observe(s graph.Span) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if s.Node.Graph().Parent() == nil {
-		st := p.stats[s.Node]
+		st := p.stats[s.Node.Name()]
 		if st == nil {
-			st = &nodeStat{}
-			p.stats[s.Node] = st
+			st = &nodeStat{node: p.graph.Node(s.Node.Name())}
+			p.stats[s.Node.Name()] = st
 		}
 		st.calls++
 		st.time += s.Duration
@@ -342,13 +374,19 @@ func (p *Pipeline) observe(s graph.Span) {
 // succeeds: a run that fails or is cancelled leaves no output files. An
 // input that cannot be read or decoded stops the run, naming the file,
 // or with on_error: skip is skipped and reported in the summary.
+//
+// The workers (Options.Workers) share each batch's samples, and up to
+// Options.Prefetch batches are in flight; batches are still finished
+// (written, counted, reported to Progress) in order, and which inputs
+// are skipped or which one stops the run does not depend on the number
+// of workers.
 func (p *Pipeline) Run(ctx context.Context) (sum *Summary, err error) {
 	p.mu.Lock()
 	p.start = time.Now()
 	clear(p.stats)
 	p.spans, p.batches = nil, nil
 	p.mu.Unlock()
-	sum = &Summary{Pipeline: p.graph.Name(), File: p.spec.file, Workers: cmp.Or(p.opts.Workers, runtime.GOMAXPROCS(0)), BatchSize: p.spec.batchSize, Fused: !p.opts.NoFuse}
+	sum = &Summary{Pipeline: p.graph.Name(), File: p.spec.file, Workers: p.opts.Workers, BatchSize: p.spec.batchSize, Fused: !p.opts.NoFuse}
 	stage, err := newStaging(p.outputs)
 	if err != nil {
 		return sum, err
@@ -359,22 +397,27 @@ func (p *Pipeline) Run(ctx context.Context) (sum *Summary, err error) {
 		}
 	}()
 	n := len(p.files[0])
-	batches := (n + p.spec.batchSize - 1) / p.spec.batchSize
-	for b := 0; b < n; b += p.spec.batchSize {
-		idx := make([]int, 0, p.spec.batchSize)
-		for i := b; i < min(b+p.spec.batchSize, n); i++ {
-			idx = append(idx, i)
+	nbatches := (n + p.spec.batchSize - 1) / p.spec.batchSize
+	e := p.startEngine(ctx, nbatches)
+	defer e.stop()
+	for b := range nbatches {
+		var bt *batch
+		select {
+		case bt = <-e.done[b%len(e.done)]:
+		case <-ctx.Done():
+			return p.summarize(sum), ctx.Err()
 		}
-		start := time.Now()
-		if err := p.runBatch(ctx, idx, stage, sum); err != nil {
+		err := p.finish(bt, stage, sum)
+		e.release()
+		if err != nil {
 			return p.summarize(sum), err
 		}
 		p.mu.Lock()
-		p.batches = append(p.batches, batchSpan{start, time.Since(start), len(idx)})
+		p.batches = append(p.batches, batchSpan{bt.start, time.Since(bt.start), len(bt.idx)})
 		p.mu.Unlock()
 		sum.Batches++
 		if p.opts.Progress != nil {
-			p.opts.Progress(Progress{Batch: sum.Batches, Batches: batches, Images: sum.Images, Skipped: len(sum.Skipped)})
+			p.opts.Progress(Progress{Batch: sum.Batches, Batches: nbatches, Images: sum.Images, Skipped: len(sum.Skipped)})
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -388,32 +431,170 @@ func (p *Pipeline) Run(ctx context.Context) (sum *Summary, err error) {
 	return p.summarize(sum), err
 }
 
-// runBatch runs the samples idx. A batch that fails is run again sample
-// by sample, to name the file at fault.
-func (p *Pipeline) runBatch(ctx context.Context, idx []int, stage *staging, sum *Summary) error {
-	inputs, idx, err := p.read(idx, sum)
-	if err != nil || len(idx) == 0 {
-		return err
+// A batch is one batch of a run on its way through the engine.
+type batch struct {
+	idx    []int // its samples, by input index
+	start  time.Time
+	kept   []int              // the samples read, in order
+	outs   [][]*tensor.Tensor // per kept sample, its outputs; nil if it failed
+	chunks sync.WaitGroup
+
+	mu     sync.Mutex    // the chunks of one batch may fail at once
+	failed []sampleError // the samples that could not be read or run
+}
+
+// A sampleError is why sample i failed.
+type sampleError struct {
+	i   int
+	err error
+}
+
+// A chunk is a worker's share of a batch: the samples kept[lo:hi].
+type chunk struct {
+	b      *batch
+	lo, hi int
+	inputs []*tensor.Batch
+}
+
+// An engine runs batches on the pipeline's workers: a reader reads the
+// files of batch after batch and cuts each into one chunk per worker;
+// the workers run chunks on their graphs; a batch whose chunks are done
+// is handed to Run on done, which finishes batches in order.
+type engine struct {
+	cancel context.CancelFunc
+	slots  chan struct{} // a token per batch in flight
+	done   []chan *batch // batch k on done[k % Prefetch]
+	wg     sync.WaitGroup
+}
+
+// startEngine starts reading and running the run's nbatches batches.
+func (p *Pipeline) startEngine(ctx context.Context, nbatches int) *engine {
+	ctx, cancel := context.WithCancel(ctx)
+	e := &engine{cancel: cancel, slots: make(chan struct{}, p.opts.Prefetch)}
+	for range p.opts.Prefetch {
+		e.done = append(e.done, make(chan *batch, 1))
 	}
-	outs, err := p.graph.Execute(ctx, inputs...)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if len(idx) > 1 {
-			for _, i := range idx {
-				if err := p.runBatch(ctx, []int{i}, stage, sum); err != nil {
-					return err
+	work := make(chan chunk)
+	for _, g := range p.graphs {
+		e.wg.Go(func() {
+			for c := range work {
+				p.runChunk(ctx, g, c)
+				c.b.chunks.Done()
+			}
+		})
+	}
+	e.wg.Go(func() {
+		defer close(work)
+		n := len(p.files[0])
+		for k := range nbatches {
+			select {
+			case e.slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			lo := k * p.spec.batchSize
+			b := &batch{start: time.Now()}
+			for i := lo; i < min(lo+p.spec.batchSize, n); i++ {
+				b.idx = append(b.idx, i)
+			}
+			inputs := p.read(b)
+			// One chunk per worker, as even as can be; a batch with fewer
+			// samples than workers uses fewer.
+			cut := min(len(p.graphs), len(b.kept))
+			b.outs = make([][]*tensor.Tensor, len(b.kept))
+			b.chunks.Add(cut)
+			for c := range cut {
+				lo, hi := c*len(b.kept)/cut, (c+1)*len(b.kept)/cut
+				select {
+				case work <- chunk{b: b, lo: lo, hi: hi, inputs: slice(inputs, lo, hi)}:
+				case <-ctx.Done():
+					b.chunks.Add(c - cut) // the chunks never sent
+					return
 				}
 			}
-			return nil
+			e.wg.Go(func() {
+				b.chunks.Wait()
+				select {
+				case e.done[k%len(e.done)] <- b:
+				case <-ctx.Done():
+				}
+			})
 		}
-		return p.fileFailed(idx[0], err, sum)
+	})
+	return e
+}
+
+// release frees the slot of a batch Run has finished.
+func (e *engine) release() { <-e.slots }
+
+// stop cancels what is left of the run and waits for every goroutine.
+func (e *engine) stop() {
+	e.cancel()
+	e.wg.Wait()
+}
+
+// slice returns samples lo to hi of each of batches.
+func slice(batches []*tensor.Batch, lo, hi int) []*tensor.Batch {
+	out := make([]*tensor.Batch, len(batches))
+	for k, b := range batches {
+		// The samples are valid, as the whole batch's were.
+		out[k], _ = tensor.NewBatch(b.Samples()[lo:hi]...)
 	}
-	for k, out := range outs {
-		o := p.outputs[k]
-		for j, i := range idx {
-			data, err := out.Sample(j).Bytes()
+	return out
+}
+
+// runChunk runs a chunk on a worker's graph g. A chunk that fails is run
+// again sample by sample, to name the input at fault: its failure goes
+// into the batch's failed list, the other samples' outputs into outs.
+func (p *Pipeline) runChunk(ctx context.Context, g *graph.Graph, c chunk) {
+	outs, err := g.Execute(ctx, c.inputs...)
+	if err == nil {
+		for j := c.lo; j < c.hi; j++ {
+			c.b.outs[j] = sampleOf(outs, j-c.lo)
+		}
+		return
+	}
+	if c.hi-c.lo == 1 || ctx.Err() != nil {
+		c.b.setFailed(c.b.kept[c.lo], err)
+		return
+	}
+	for j := c.lo; j < c.hi; j++ {
+		p.runChunk(ctx, g, chunk{b: c.b, lo: j, hi: j + 1, inputs: slice(c.inputs, j-c.lo, j-c.lo+1)})
+	}
+}
+
+// sampleOf returns sample j of each of outs.
+func sampleOf(outs []*tensor.Batch, j int) []*tensor.Tensor {
+	s := make([]*tensor.Tensor, len(outs))
+	for k, o := range outs {
+		s[k] = o.Sample(j)
+	}
+	return s
+}
+
+// setFailed records that sample i failed with err.
+func (b *batch) setFailed(i int, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.failed = append(b.failed, sampleError{i, err})
+}
+
+// finish writes the outputs of a batch whose chunks are done, and stops
+// the run or skips inputs as on_error says for the samples that failed,
+// in input order.
+func (p *Pipeline) finish(b *batch, stage *staging, sum *Summary) error {
+	slices.SortStableFunc(b.failed, func(x, y sampleError) int { return cmp.Compare(x.i, y.i) })
+	for _, f := range b.failed {
+		if err := p.fileFailed(f.i, f.err, sum); err != nil {
+			return err
+		}
+	}
+	for j, i := range b.kept {
+		if b.outs[j] == nil {
+			continue // failed
+		}
+		for k, o := range p.outputs {
+			data, err := b.outs[j][k].Bytes()
 			if err != nil {
 				return err
 			}
@@ -421,8 +602,8 @@ func (p *Pipeline) runBatch(ctx context.Context, idx []int, stage *staging, sum 
 				return err
 			}
 		}
+		sum.Images++
 	}
-	sum.Images += len(idx)
 	return nil
 }
 
@@ -441,14 +622,13 @@ func (p *Pipeline) fileFailed(i int, err error, sum *Summary) error {
 	return nil
 }
 
-// read reads the files of samples idx into one batch per input: 1-D
-// uint8 samples of the files' bytes. Files that cannot be read fail the
-// run or are skipped; it returns the samples that remain.
-func (p *Pipeline) read(idx []int, sum *Summary) ([]*tensor.Batch, []int, error) {
+// read reads the files of b's samples into one batch per input: 1-D
+// uint8 samples of the files' bytes. It records the samples read in
+// b.kept, and those whose files cannot be read in b.failed.
+func (p *Pipeline) read(b *batch) []*tensor.Batch {
 	samples := make([][]*tensor.Tensor, len(p.files))
-	var kept []int
 next:
-	for _, i := range idx {
+	for _, i := range b.idx {
 		row := make([]*tensor.Tensor, len(p.files))
 		for k, fs := range p.files {
 			data, err := os.ReadFile(fs[i])
@@ -460,9 +640,7 @@ next:
 				t, err = tensor.FromSlice(data, int64(len(data)))
 			}
 			if err != nil {
-				if err := p.fileFailed(i, err, sum); err != nil {
-					return nil, nil, err
-				}
+				b.setFailed(i, err)
 				continue next
 			}
 			row[k] = t
@@ -470,20 +648,16 @@ next:
 		for k := range row {
 			samples[k] = append(samples[k], row[k])
 		}
-		kept = append(kept, i)
+		b.kept = append(b.kept, i)
 	}
-	if len(kept) == 0 {
-		return nil, nil, nil
+	if len(b.kept) == 0 {
+		return nil
 	}
 	batches := make([]*tensor.Batch, len(samples))
 	for k, s := range samples {
-		b, err := tensor.NewBatch(s...)
-		if err != nil {
-			return nil, nil, err
-		}
-		batches[k] = b
+		batches[k], _ = tensor.NewBatch(s...) // 1-D uint8 samples, at least one
 	}
-	return batches, kept, nil
+	return batches
 }
 
 // pluginOf returns the plugins that provide n's operators, subgraphs'

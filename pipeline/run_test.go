@@ -130,7 +130,9 @@ func TestRunWritesOutputsFusedOrNot(t *testing.T) {
 	file := setup(t, 5, 2, "stop", "", "gamma")
 	out := filepath.Join(filepath.Dir(file), "out")
 	var progress []Progress
-	sum, p, err := compileRun(t, h, file, Options{Trace: true, Progress: func(pr Progress) { progress = append(progress, pr) }})
+	// Two workers share each batch of two; the last batch has one sample:
+	// 5 calls of each node.
+	sum, p, err := compileRun(t, h, file, Options{Trace: true, Workers: 2, Progress: func(pr Progress) { progress = append(progress, pr) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,8 +145,8 @@ func TestRunWritesOutputsFusedOrNot(t *testing.T) {
 	var nodes []string
 	for _, n := range sum.Nodes {
 		nodes = append(nodes, n.Node)
-		if n.Calls != 3 {
-			t.Errorf("node %s: %d calls, want 3", n.Node, n.Calls)
+		if n.Calls != 5 {
+			t.Errorf("node %s: %d calls, want 5", n.Node, n.Calls)
 		}
 	}
 	slices.Sort(nodes)
@@ -167,14 +169,19 @@ func TestRunWritesOutputsFusedOrNot(t *testing.T) {
 	if err := json.Unmarshal(trace.Bytes(), &tr); err != nil {
 		t.Fatalf("trace is not JSON: %v", err)
 	}
-	spans := map[string]int{}
+	spans, workers := map[string]int{}, map[int]int{}
 	for _, e := range tr.TraceEvents {
 		if e.Ph == "X" {
 			spans[e.Name]++
+			workers[e.TID]++
 		}
 	}
-	if spans["decode"] != 3 || spans["contrast+gamma"] != 3 || spans["batch 3"] != 1 {
+	if spans["decode"] != 5 || spans["contrast+gamma"] != 5 || spans["batch 3"] != 1 {
 		t.Errorf("trace spans %v", spans)
+	}
+	// Row 0 holds the batches, rows 1 and 2 the two workers' nodes.
+	if workers[1] == 0 || workers[2] == 0 || len(workers) != 3 {
+		t.Errorf("spans per trace row %v: want work on both workers", workers)
 	}
 
 	if _, _, err := compileRun(t, h, file, Options{NoFuse: true, Workers: 1}); err != nil {

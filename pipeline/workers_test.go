@@ -1,0 +1,114 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestWorkersMatchSerial: a run's outputs, skipped inputs and progress
+// do not depend on the number of workers or of batches in flight: with
+// 1, 2 and 8 workers and prefetch 1 to 4 they are those of a serial run
+// (one worker, one batch at a time), byte for byte. The inputs include
+// two that cannot be decoded, and batches smaller than the workers.
+func TestWorkersMatchSerial(t *testing.T) {
+	h := runHost(t)
+	file := setup(t, 11, 3, "skip", "", "gamma")
+	badInputs(t, file)
+	out := filepath.Join(filepath.Dir(file), "out")
+	type result struct {
+		outputs  map[string][]byte
+		images   int
+		skipped  []Skipped
+		progress []Progress
+	}
+	run := func(workers, prefetch int) result {
+		t.Helper()
+		if err := os.RemoveAll(out); err != nil {
+			t.Fatal(err)
+		}
+		var r result
+		sum, _, err := compileRun(t, h, file, Options{Workers: workers, Prefetch: prefetch, Progress: func(p Progress) { r.progress = append(r.progress, p) }})
+		if err != nil {
+			t.Fatalf("%d workers, prefetch %d: %v", workers, prefetch, err)
+		}
+		r.outputs, r.images, r.skipped = readAll(t, out), sum.Images, sum.Skipped
+		return r
+	}
+	serial := run(1, 1)
+	if serial.images != 11 || len(serial.skipped) != 2 || len(serial.outputs) != 11 || len(serial.progress) != 5 {
+		t.Fatalf("serial run: %d images, skipped %v, %d outputs, progress %v", serial.images, serial.skipped, len(serial.outputs), serial.progress)
+	}
+	for _, workers := range []int{1, 2, 8} {
+		for prefetch := 1; prefetch <= 4; prefetch++ {
+			got := run(workers, prefetch)
+			what := fmt.Sprintf("%d workers, prefetch %d", workers, prefetch)
+			if !maps.EqualFunc(got.outputs, serial.outputs, slices.Equal) {
+				t.Errorf("%s: outputs differ from the serial run's", what)
+			}
+			if got.images != serial.images || !slices.Equal(got.skipped, serial.skipped) || !slices.Equal(got.progress, serial.progress) {
+				t.Errorf("%s: %d images, skipped %v, progress %v; serial: %d, %v, %v", what, got.images, got.skipped, got.progress, serial.images, serial.skipped, serial.progress)
+			}
+		}
+	}
+}
+
+// TestRunLeavesNoGoroutines: a run that succeeds, one that stops at a bad
+// input and one that is cancelled all return with every goroutine they
+// started gone.
+func TestRunLeavesNoGoroutines(t *testing.T) {
+	h := runHost(t)
+	before := runtime.NumGoroutine()
+	ok := setup(t, 7, 2, "skip", "", "gamma")
+	if _, _, err := compileRun(t, h, ok, Options{Workers: 3, Prefetch: 3}); err != nil {
+		t.Fatal(err)
+	}
+	stop := setup(t, 7, 2, "stop", "", "gamma")
+	badInputs(t, stop)
+	if _, _, err := compileRun(t, h, stop, Options{Workers: 3, Prefetch: 3}); err == nil {
+		t.Fatal("a bad input under on_error: stop did not stop the run")
+	}
+	spec, err := Load(ok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Compile(context.Background(), h, spec, Options{Workers: 3, Prefetch: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	p.opts.Progress = func(Progress) { cancel() }
+	if _, err := p.Run(ctx); err == nil {
+		t.Fatal("a cancelled run succeeded")
+	}
+	// Goroutines that returned may take a moment to be counted out.
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines before the runs, %d after:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+		}
+	}
+}
+
+func TestNegativeWorkersOrPrefetch(t *testing.T) {
+	h := runHost(t)
+	spec, err := Load(setup(t, 1, 1, "stop", "", "gamma"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []Options{{Workers: -1}, {Prefetch: -3}} {
+		_, err := Compile(context.Background(), h, spec, o)
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "each must be 0 (the default) or more") {
+			t.Errorf("Compile with %+v: %v", o, err)
+		}
+	}
+}
