@@ -75,6 +75,8 @@ Commands:
                               --out DIR                    write every output into DIR
                               --workers N                  workers sharing each batch (default: one per core)
                               --prefetch D                 batches in flight at once (default 2)
+                              --shard I/N                  run only shard I of N (0 ≤ I < N) of the inputs
+                              --shards N                   the same, I from $JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID
                               --trace FILE                 write a Chrome trace (ui.perfetto.dev)
                               --json                       print the summary as JSON
                               --no-fuse                    keep pointwise operators apart

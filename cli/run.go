@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -86,6 +87,8 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.Var(&ins, "in", "replace an input's files: PATH (a file, directory or glob) when the pipeline has one input, or NAME=PATH (repeatable)")
 	out := fs.String("out", "", "write every output into this directory")
 	workers := fs.Int("workers", 0, "workers that share each batch's samples, each with its own operator instances (default GOMAXPROCS)")
+	shardFlag := fs.String("shard", "", "run only shard `I/N` of the inputs (0 ≤ I < N): N runs with I = 0…N-1 run every input once")
+	shards := fs.Int("shards", 0, "run shard I of `N`, I taken from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) or $SLURM_ARRAY_TASK_ID (a Slurm array)")
 	prefetch := fs.Int("prefetch", 0, "batches in flight at once: the next ones are read and started while one finishes (default 2)")
 	trace := fs.String("trace", "", "write a Chrome trace-event JSON file (open it in ui.perfetto.dev) with a span per node execution")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
@@ -106,7 +109,11 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	opts := pipeline.Options{OutDir: *out, Workers: *workers, Prefetch: *prefetch, Trace: *trace != "", Progress: progress(stderr)}
+	shard, err := shardOf(*shardFlag, *shards, os.Getenv)
+	if err != nil {
+		return fmt.Errorf("%w: run: %w", errUsage, err)
+	}
+	opts := pipeline.Options{OutDir: *out, Workers: *workers, Prefetch: *prefetch, Shard: shard, Trace: *trace != "", Progress: progress(stderr)}
 	if len(ins) > 0 {
 		if opts.Inputs, err = inputOverrides(spec, ins); err != nil {
 			return err
@@ -179,6 +186,10 @@ func writeSummary(w io.Writer, sum *pipeline.Summary) error {
 	fmt.Fprintf(w, "%s: %d images in %d batches in %.3fs", sum.Pipeline, sum.Images, sum.Batches, sum.Seconds)
 	if sum.Seconds > 0 {
 		fmt.Fprintf(w, " (%.1f images/s)", float64(sum.Images)/sum.Seconds)
+	}
+	fmt.Fprintf(w, " on %d workers", sum.Workers)
+	if sum.Shard != "" {
+		fmt.Fprintf(w, ", shard %s of the inputs", sum.Shard)
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
@@ -296,4 +307,54 @@ func writeTree(w io.Writer, nodes []*graph.Node, indent string) error {
 		}
 	}
 	return nil
+}
+
+// shardOf returns the shard of --shard I/N, or of --shards N with the
+// index from the environment (getenv): $JOB_COMPLETION_INDEX of a
+// Kubernetes Indexed Job, else $SLURM_ARRAY_TASK_ID less
+// $SLURM_ARRAY_TASK_MIN (0 if unset) of a Slurm array, whose
+// $SLURM_ARRAY_TASK_COUNT, if set, must be N. Neither flag: all inputs.
+func shardOf(flag string, count int, getenv func(string) string) (pipeline.Shard, error) {
+	switch {
+	case flag != "" && count != 0:
+		return pipeline.Shard{}, errors.New("--shard and --shards: give one (--shard I/N, or --shards N with the index in the environment)")
+	case flag != "":
+		sh, err := pipeline.ParseShard(flag)
+		if err != nil {
+			return sh, fmt.Errorf("--shard: %w", err)
+		}
+		return sh, nil
+	case count == 0:
+		return pipeline.Shard{}, nil
+	case count < 0:
+		return pipeline.Shard{}, fmt.Errorf("--shards %d: want the number of shards, at least 1", count)
+	}
+	index, from := getenv("JOB_COMPLETION_INDEX"), "JOB_COMPLETION_INDEX"
+	if index == "" {
+		index, from = getenv("SLURM_ARRAY_TASK_ID"), "SLURM_ARRAY_TASK_ID"
+	}
+	if index == "" {
+		return pipeline.Shard{}, fmt.Errorf("--shards %d: no shard index in the environment: set JOB_COMPLETION_INDEX (a Kubernetes Indexed Job sets it) or SLURM_ARRAY_TASK_ID (a Slurm array), or give --shard I/%d", count, count)
+	}
+	i, err := strconv.Atoi(index)
+	if err != nil {
+		return pipeline.Shard{}, fmt.Errorf("--shards %d: %s=%q is not a whole number", count, from, index)
+	}
+	if from == "SLURM_ARRAY_TASK_ID" {
+		if m := getenv("SLURM_ARRAY_TASK_MIN"); m != "" {
+			first, err := strconv.Atoi(m)
+			if err != nil {
+				return pipeline.Shard{}, fmt.Errorf("--shards %d: SLURM_ARRAY_TASK_MIN=%q is not a whole number", count, m)
+			}
+			i -= first
+		}
+		if c := getenv("SLURM_ARRAY_TASK_COUNT"); c != "" && c != strconv.Itoa(count) {
+			return pipeline.Shard{}, fmt.Errorf("--shards %d: the Slurm array has SLURM_ARRAY_TASK_COUNT=%s tasks: give --shards %s", count, c, c)
+		}
+	}
+	sh := pipeline.Shard{Index: i, Count: count}
+	if err := sh.Validate(); err != nil {
+		return sh, fmt.Errorf("--shards %d with %s=%s: %w", count, from, index, err)
+	}
+	return sh, nil
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/dynop/dynop/pipeline"
 	"os"
 	"path/filepath"
 	"slices"
@@ -109,6 +110,7 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"run", demo, demo}, 2, "got 2 arguments"},
 		{[]string{"run", demo, "--workers", "-1"}, 2, "--workers -1: must be 0 (GOMAXPROCS) or more"},
 		{[]string{"run", demo, "--prefetch", "-2"}, 2, "--prefetch -2: must be 0 (2) or more"},
+		{[]string{"run", demo, "--shard", "3/2"}, 2, "run: --shard: shard 3/2: want I/N with 0 ≤ I < N (N at least 1)"},
 		{[]string{"run", demo, "--in", "nope=x.png"}, 1, `nope=x.png": stat`}, // not an input's name: a path
 		{[]string{"run", demo, "--in", "photos="}, 2, `--in "photos=": empty path`},
 		{[]string{"run", filepath.Join(dir, "missing.yaml")}, 1, "missing.yaml: no such file"},
@@ -119,6 +121,56 @@ func TestRunErrors(t *testing.T) {
 		code, _, stderr := runCLI(t, c.args...)
 		if code != c.code || !strings.Contains(stderr, c.want) {
 			t.Errorf("dynop %s: exit %d, %q; want exit %d with %q", strings.Join(c.args, " "), code, stderr, c.code, c.want)
+		}
+	}
+}
+
+func TestShardOf(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	for _, c := range []struct {
+		flag  string
+		count int
+		env   func(string) string
+		want  pipeline.Shard
+	}{
+		{"", 0, env(), pipeline.Shard{}},
+		{"2/5", 0, env("JOB_COMPLETION_INDEX", "4"), pipeline.Shard{Index: 2, Count: 5}},
+		{"", 5, env("JOB_COMPLETION_INDEX", "4"), pipeline.Shard{Index: 4, Count: 5}},
+		{"", 4, env("SLURM_ARRAY_TASK_ID", "3", "SLURM_ARRAY_TASK_COUNT", "4"), pipeline.Shard{Index: 3, Count: 4}},
+		{"", 4, env("SLURM_ARRAY_TASK_ID", "8", "SLURM_ARRAY_TASK_MIN", "5"), pipeline.Shard{Index: 3, Count: 4}},
+	} {
+		if got, err := shardOf(c.flag, c.count, c.env); err != nil || got != c.want {
+			t.Errorf("shardOf(%q, %d) = %v, %v; want %v", c.flag, c.count, got, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		flag  string
+		count int
+		env   func(string) string
+		say   string
+	}{
+		{"3/2", 0, env(), "--shard: shard 3/2: want I/N with 0 ≤ I < N (N at least 1)"},
+		{"0/0", 0, env(), "--shard: shard 0/0: want I/N with 0 ≤ I < N"},
+		{"-1/4", 0, env(), "--shard: shard -1/4: want I/N with 0 ≤ I < N"},
+		{"a/b", 0, env(), `--shard: shard "a/b": want I/N, two whole numbers`},
+		{"1/2", 2, env(), "--shard and --shards: give one"},
+		{"", -3, env(), "--shards -3: want the number of shards, at least 1"},
+		{"", 4, env(), "--shards 4: no shard index in the environment: set JOB_COMPLETION_INDEX"},
+		{"", 4, env("JOB_COMPLETION_INDEX", "4"), "--shards 4 with JOB_COMPLETION_INDEX=4: shard 4/4: want I/N with 0 ≤ I < N"},
+		{"", 4, env("JOB_COMPLETION_INDEX", "x"), `--shards 4: JOB_COMPLETION_INDEX="x" is not a whole number`},
+		{"", 4, env("SLURM_ARRAY_TASK_ID", "1", "SLURM_ARRAY_TASK_COUNT", "8"), "the Slurm array has SLURM_ARRAY_TASK_COUNT=8 tasks: give --shards 8"},
+	} {
+		if _, err := shardOf(c.flag, c.count, c.env); err == nil || !strings.Contains(err.Error(), c.say) {
+			t.Errorf("shardOf(%q, %d) = %v, want an error saying %q", c.flag, c.count, err, c.say)
 		}
 	}
 }

@@ -18,13 +18,15 @@ var imageExts = []string{".png", ".jpg", ".jpeg"}
 // not in subdirectories); or a glob, as [filepath.Glob] reads it, for the
 // files it matches. Each pattern must give at least one file. The result
 // holds clean paths, in pattern order, each pattern's sorted, each path
-// once. Problems are [*Error]s at the input's position, joined.
-func (s *Spec) files(in input) ([]string, error) {
-	var files []string
+// once, and beside each its path relative to its pattern's root (the
+// directory, the glob's directory before its first wildcard, the file's
+// directory), with forward slashes: what a shard is chosen by. Problems
+// are [*Error]s at the input's position, joined.
+func (s *Spec) files(in input) (files, rels []string, err error) {
 	var errs errorList
 	seen := map[string]bool{}
 	for i, pattern := range in.files {
-		matches, err := s.expand(pattern)
+		root, matches, err := s.expand(pattern)
 		if err != nil {
 			errs.add(in.pos, fmt.Sprintf("inputs.%s.files[%d]", in.name, i), err, fmt.Sprintf("%q: %v", pattern, err))
 			continue
@@ -33,32 +35,49 @@ func (s *Spec) files(in input) ([]string, error) {
 			if !seen[m] {
 				seen[m] = true
 				files = append(files, m)
+				rel, err := filepath.Rel(root, m)
+				if err != nil {
+					rel = filepath.Base(m)
+				}
+				rels = append(rels, filepath.ToSlash(rel))
 			}
 		}
 	}
 	if err := errs.err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return files, nil
+	return files, rels, nil
 }
 
-// expand returns the files pattern stands for, sorted.
-func (s *Spec) expand(pattern string) ([]string, error) {
+// expand returns the files pattern stands for, sorted, and its root.
+func (s *Spec) expand(pattern string) (root string, files []string, err error) {
 	path := filepath.Clean(pattern)
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(s.dir, path)
 	}
 	if strings.ContainsAny(pattern, "*?[") {
-		return glob(path)
+		files, err = glob(path)
+		return globRoot(path), files, err
 	}
 	info, err := os.Stat(path)
 	switch {
 	case err != nil:
-		return nil, err
+		return "", nil, err
 	case info.IsDir():
-		return images(path)
+		files, err = images(path)
+		return path, files, err
 	}
-	return []string{path}, nil
+	return filepath.Dir(path), []string{path}, nil
+}
+
+// globRoot returns the directory of pattern before its first element
+// with a wildcard.
+func globRoot(pattern string) string {
+	dir := pattern
+	for strings.ContainsAny(dir, "*?[") {
+		dir = filepath.Dir(dir)
+	}
+	return dir
 }
 
 // glob returns the files, not directories, that pattern matches.

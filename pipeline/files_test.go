@@ -53,9 +53,12 @@ func TestFiles(t *testing.T) {
 		{"absolute", []string{filepath.Join(dir, "other", "h.png")}, []string{"other/h.png"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := spec.files(input{name: "photos", files: c.files})
+			got, rels, err := spec.files(input{name: "photos", files: c.files})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if len(rels) != len(got) {
+				t.Fatalf("%d files, %d relative paths", len(got), len(rels))
 			}
 			want := make([]string, len(c.want))
 			for i, w := range c.want {
@@ -65,6 +68,23 @@ func TestFiles(t *testing.T) {
 				t.Errorf("got %q\nwant %q", got, want)
 			}
 		})
+	}
+}
+
+// TestFilesRelative: each file's path relative to its pattern's root,
+// which sharding hashes: a directory's files by name, a glob's below
+// its directory before the first wildcard, a file by its name.
+func TestFilesRelative(t *testing.T) {
+	dir := tree(t, "images/a.png", "images/sub/f.png", "other/a.png", "one.jpg")
+	spec := &Spec{dir: dir}
+	_, rels, err := spec.files(input{name: "photos", files: []string{"images", "*/a.png", "images/*/f.png", "one.jpg", filepath.Join(dir, "images", "sub", "f.png")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// images/a.png comes once, from the directory; images/sub/f.png
+	// once, from the glob.
+	if want := []string{"a.png", "other/a.png", "sub/f.png", "one.jpg"}; !reflect.DeepEqual(rels, want) {
+		t.Errorf("relative paths %q, want %q", rels, want)
 	}
 }
 
@@ -85,7 +105,7 @@ func TestFilesErrors(t *testing.T) {
 		{"bad glob", "images/[a.png", []string{`"images/[a.png": syntax error in pattern`}, filepath.ErrBadPattern},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			files, err := spec.files(input{name: "photos", files: []string{"images/a.png", c.file}, pos: at})
+			files, _, err := spec.files(input{name: "photos", files: []string{"images/a.png", c.file}, pos: at})
 			if files != nil {
 				t.Errorf("got files %q with the error", files)
 			}
@@ -98,7 +118,7 @@ func TestFilesErrors(t *testing.T) {
 // files.
 func TestFilesAll(t *testing.T) {
 	spec := &Spec{dir: t.TempDir()}
-	_, err := spec.files(input{name: "photos", files: []string{"a.png", "b/*.png", "c.png"}})
+	_, _, err := spec.files(input{name: "photos", files: []string{"a.png", "b/*.png", "c.png"}})
 	list := problems(t, err)
 	if len(list) != 3 {
 		t.Fatalf("got %d errors, want 3: %v", len(list), err)

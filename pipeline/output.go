@@ -112,7 +112,8 @@ type Summary struct {
 	Pipeline  string     `json:"pipeline"`
 	File      string     `json:"file"`
 	BatchSize int        `json:"batch_size"`
-	Workers   int        `json:"workers"` // 0: GOMAXPROCS
+	Workers   int        `json:"workers"`
+	Shard     string     `json:"shard,omitempty"` // "I/N" of a sharded run
 	Fused     bool       `json:"fused"`
 	Batches   int        `json:"batches"`
 	Images    int        `json:"images"`

@@ -49,6 +49,9 @@ type Options struct {
 	// workers: the outputs are those of a one-worker run, sample for
 	// sample.
 	Workers int
+	// Shard, if its Count is more than 1, runs only the inputs of one
+	// shard: see [Shard].
+	Shard Shard
 	// Prefetch bounds the batches in flight: while the workers compute
 	// batch k, the files of the next ones are read and their samples
 	// handed to workers that are free, up to Prefetch batches at once.
@@ -80,6 +83,7 @@ type Pipeline struct {
 	graph   *graph.Graph   // graphs[0]
 	graphs  []*graph.Graph // one per worker
 	files   [][]string     // per input, the files in order
+	rels    []string       // per sample, its first file's path relative to its root
 	bases   []string       // per sample, the output file name without extension
 	outputs []outputPlan
 	log     *slog.Logger
@@ -118,6 +122,11 @@ func Compile(ctx context.Context, h Registries, spec *Spec, opts Options) (*Pipe
 	}
 	if opts.Workers < 0 || opts.Prefetch < 0 {
 		return nil, fmt.Errorf("pipeline %s: %w: Options.Workers %d and Prefetch %d: each must be 0 (the default) or more", spec.file, ErrInvalid, opts.Workers, opts.Prefetch)
+	}
+	if opts.Shard != (Shard{}) {
+		if err := opts.Shard.Validate(); err != nil {
+			return nil, fmt.Errorf("pipeline %s: %w: Options.Shard: %w", spec.file, ErrInvalid, err)
+		}
 	}
 	opts.Workers = cmp.Or(opts.Workers, runtime.GOMAXPROCS(0))
 	opts.Prefetch = cmp.Or(opts.Prefetch, 2)
@@ -164,11 +173,14 @@ func (p *Pipeline) findInputs() error {
 			}
 			in.files = abs
 		}
-		files, err := p.spec.files(in)
+		files, rels, err := p.spec.files(in)
 		if err != nil {
 			return err
 		}
 		p.files = append(p.files, files)
+		if p.rels == nil {
+			p.rels = rels // the first input's: samples are sharded by them
+		}
 	}
 	for name := range p.opts.Inputs {
 		if !slices.ContainsFunc(p.spec.inputs, func(in input) bool { return in.name == name }) {
@@ -195,6 +207,26 @@ func (p *Pipeline) findInputs() error {
 		}
 		taken[base] = true
 		p.bases = append(p.bases, base)
+	}
+	// A shard keeps its share of the samples, named as in a run of all.
+	if p.opts.Shard.Count > 1 {
+		var keep []int
+		for i, rel := range p.rels {
+			if p.opts.Shard.has(rel) {
+				keep = append(keep, i)
+			}
+		}
+		pick := func(s []string) []string {
+			out := make([]string, len(keep))
+			for j, i := range keep {
+				out[j] = s[i]
+			}
+			return out
+		}
+		for k := range p.files {
+			p.files[k] = pick(p.files[k])
+		}
+		p.bases, p.rels = pick(p.bases), pick(p.rels)
 	}
 	return nil
 }
@@ -387,6 +419,9 @@ func (p *Pipeline) Run(ctx context.Context) (sum *Summary, err error) {
 	p.spans, p.batches = nil, nil
 	p.mu.Unlock()
 	sum = &Summary{Pipeline: p.graph.Name(), File: p.spec.file, Workers: p.opts.Workers, BatchSize: p.spec.batchSize, Fused: !p.opts.NoFuse}
+	if p.opts.Shard.Count > 1 {
+		sum.Shard = p.opts.Shard.String()
+	}
 	stage, err := newStaging(p.outputs)
 	if err != nil {
 		return sum, err
@@ -397,6 +432,10 @@ func (p *Pipeline) Run(ctx context.Context) (sum *Summary, err error) {
 		}
 	}()
 	n := len(p.files[0])
+	if n == 0 { // a shard whose share is empty
+		p.log.Info("no inputs in this shard", "shard", p.opts.Shard.String())
+		return p.summarize(sum), nil
+	}
 	nbatches := (n + p.spec.batchSize - 1) / p.spec.batchSize
 	e := p.startEngine(ctx, nbatches)
 	defer e.stop()
