@@ -63,7 +63,7 @@ FUZZ_TARGETS = \
 	op:FuzzSchemaJSON op:FuzzTypeText op:FuzzCheck schema:FuzzPassName \
 	machine:FuzzParseDriverVersion \
 	discover:FuzzParseManifest discover:FuzzDecodeCache \
-	pipeline:FuzzParse \
+	pipeline:FuzzParse pipeline:FuzzReadJournal \
 	internal/abihost:FuzzDecodeInfo loader/wasm:FuzzModuleInfo loader/native:FuzzNativeInfo \
 	.:FuzzParseSandboxPolicy loader/wasm:FuzzDecodeEntry
 fuzz:

@@ -75,6 +75,9 @@ Commands:
                               --out DIR                    write every output into DIR
                               --workers N                  workers sharing each batch (default: one per core)
                               --prefetch D                 batches in flight at once (default 2)
+                              --resume                     finish a run that stopped, from its journal
+                              --atomic                     write outputs only if the whole run succeeds
+                              --journal FILE               where the run's journal goes
                               --shard I/N                  run only shard I of N (0 ≤ I < N) of the inputs
                               --shards N                   the same, I from $JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID
                               --trace FILE                 write a Chrome trace (ui.perfetto.dev)

@@ -38,8 +38,9 @@
 //	                                 time each variant of an operator this CPU runs
 //	dynop run [flags] PIPELINE.yaml  run a pipeline file (see package pipeline)
 //	                                 and write its outputs; flags --in, --out,
-//	                                 --workers, --prefetch, --shard, --shards,
-//	                                 --trace, --json, --no-fuse, --plugin
+//	                                 --workers, --prefetch, --resume, --atomic,
+//	                                 --journal, --shard, --shards, --trace,
+//	                                 --json, --no-fuse, --plugin
 //	dynop graph [--dot] PIPELINE.yaml
 //	                                 print the pipeline's graph after passes
 //	dynop manifest PLUGIN...         write PLUGIN.dynop.json, read in a child process

@@ -89,6 +89,9 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	workers := fs.Int("workers", 0, "workers that share each batch's samples, each with its own operator instances (default GOMAXPROCS)")
 	shardFlag := fs.String("shard", "", "run only shard `I/N` of the inputs (0 ≤ I < N): N runs with I = 0…N-1 run every input once")
 	shards := fs.Int("shards", 0, "run shard I of `N`, I taken from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) or $SLURM_ARRAY_TASK_ID (a Slurm array)")
+	resume := fs.Bool("resume", false, "finish a run that stopped: skip the inputs its journal lists as done with their outputs there")
+	atomic := fs.Bool("atomic", false, "write the outputs only when the whole run succeeds (no journal; cannot be resumed)")
+	journal := fs.String("journal", "", "the run's journal (default .dynop-journal-NAME.jsonl in the first output's directory)")
 	prefetch := fs.Int("prefetch", 0, "batches in flight at once: the next ones are read and started while one finishes (default 2)")
 	trace := fs.String("trace", "", "write a Chrome trace-event JSON file (open it in ui.perfetto.dev) with a span per node execution")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
@@ -113,7 +116,11 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("%w: run: %w", errUsage, err)
 	}
-	opts := pipeline.Options{OutDir: *out, Workers: *workers, Prefetch: *prefetch, Shard: shard, Trace: *trace != "", Progress: progress(stderr)}
+	if *resume && *atomic {
+		return fmt.Errorf("%w: run: --resume and --atomic: an atomic run keeps no journal to resume from", errUsage)
+	}
+	opts := pipeline.Options{OutDir: *out, Workers: *workers, Prefetch: *prefetch, Shard: shard, Resume: *resume, Atomic: *atomic, Journal: *journal,
+		Trace: *trace != "", Progress: progress(stderr)}
 	if len(ins) > 0 {
 		if opts.Inputs, err = inputOverrides(spec, ins); err != nil {
 			return err
@@ -132,10 +139,17 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	if runErr != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted: no output written (%w)", runErr)
+		for _, sk := range sum.Skipped { // every one, even when all were skipped
+			fmt.Fprintf(stderr, "skipped %s: %s\n", escapeCell(sk.File), escapeCell(sk.Error))
 		}
-		return fmt.Errorf("%w; no output written", runErr)
+		kept := "no output written"
+		if !*atomic && sum.Journal != "" {
+			kept = fmt.Sprintf("the outputs of the %d inputs done are written, and %s records them: dynop run --resume finishes the rest", sum.Images+sum.Resumed, sum.Journal)
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: %s (%w)", kept, runErr)
+		}
+		return fmt.Errorf("%w; %s", runErr, kept)
 	}
 	if *asJSON {
 		enc := newJSONEncoder(stdout)
@@ -190,6 +204,9 @@ func writeSummary(w io.Writer, sum *pipeline.Summary) error {
 	fmt.Fprintf(w, " on %d workers", sum.Workers)
 	if sum.Shard != "" {
 		fmt.Fprintf(w, ", shard %s of the inputs", sum.Shard)
+	}
+	if sum.Resumed > 0 {
+		fmt.Fprintf(w, "; %d inputs were done already (resumed)", sum.Resumed)
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)

@@ -111,6 +111,7 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"run", demo, "--workers", "-1"}, 2, "--workers -1: must be 0 (GOMAXPROCS) or more"},
 		{[]string{"run", demo, "--prefetch", "-2"}, 2, "--prefetch -2: must be 0 (2) or more"},
 		{[]string{"run", demo, "--shard", "3/2"}, 2, "run: --shard: shard 3/2: want I/N with 0 ≤ I < N (N at least 1)"},
+		{[]string{"run", demo, "--resume", "--atomic"}, 2, "--resume and --atomic: an atomic run keeps no journal to resume from"},
 		{[]string{"run", demo, "--in", "nope=x.png"}, 1, `nope=x.png": stat`}, // not an input's name: a path
 		{[]string{"run", demo, "--in", "photos="}, 2, `--in "photos=": empty path`},
 		{[]string{"run", filepath.Join(dir, "missing.yaml")}, 1, "missing.yaml: no such file"},
@@ -171,6 +172,35 @@ func TestShardOf(t *testing.T) {
 	} {
 		if _, err := shardOf(c.flag, c.count, c.env); err == nil || !strings.Contains(err.Error(), c.say) {
 			t.Errorf("shardOf(%q, %d) = %v, want an error saying %q", c.flag, c.count, err, c.say)
+		}
+	}
+}
+
+// TestRunAllSkippedNamesEach: when on_error: skip left out every input,
+// the run fails and names each input skipped and why.
+func TestRunAllSkippedNamesEach(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	if err := os.Mkdir(in, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a.png", "b.jpg"} {
+		if err := os.WriteFile(filepath.Join(in, name), []byte("not an image"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := filepath.Join(dir, "p.yaml")
+	yaml := "on_error: skip\ninputs: {photos: {files: [in/]}}\noperators:\n  - {name: d, op: image.Decode, inputs: [photos]}\noutputs: {o: {from: d, dir: out}}\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "run", file)
+	if code != 1 || !strings.Contains(stderr, "all 2 inputs were skipped") {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	for _, name := range []string{"a.png", "b.jpg"} {
+		if !strings.Contains(stderr, "skipped "+filepath.Join(in, name)+": ") {
+			t.Errorf("stderr does not name the skipped %s:\n%s", name, stderr)
 		}
 	}
 }

@@ -57,10 +57,17 @@
 // (outputs sharing a directory add "-OUTPUT"). An output that would
 // replace an input file is refused.
 //
-// A run is all or nothing: outputs go to a hidden staging directory in
-// each output directory and move into place only when every batch has
-// run, so a failure or a cancellation leaves no file behind. A batch
-// that fails runs again sample by sample to find the input at fault,
-// which stops the run, naming the file, or with on_error: skip is left
-// out and reported in the [Summary].
+// Outputs stream: each file is written atomically (a temporary file in
+// its directory, renamed into place) as soon as its batch is done, and a
+// journal (JSON lines, in the first output's directory) records each
+// input finished, so a run that fails, is cancelled or is killed keeps
+// what it finished, never a partial file, and [Options.Resume] finishes
+// the rest. [Options.Atomic] makes a run all or nothing instead: outputs
+// go to a hidden staging directory in each output directory and move
+// into place only when every batch has run. Several workers share each
+// batch ([Options.Workers], [Options.Prefetch]), and [Shard] splits a
+// run's inputs among machines. A batch that fails runs again sample by
+// sample to find the input at fault, which stops the run, naming the
+// file, or with on_error: skip is left out and reported in the
+// [Summary].
 package pipeline

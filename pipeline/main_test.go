@@ -9,8 +9,11 @@ import (
 
 // TestMain serves as the scanner child process when a host of the tests
 // (one over a native plugin file without a manifest) starts this binary
-// as one.
+// as one, and as the run TestKilledRunResumes kills.
 func TestMain(m *testing.M) {
 	dynop.ServeScanner()
+	if os.Getenv(childEnv) != "" {
+		runChild()
+	}
 	os.Exit(m.Run())
 }

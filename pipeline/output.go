@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dynop/dynop/internal/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -116,6 +118,8 @@ type Summary struct {
 	Shard     string     `json:"shard,omitempty"` // "I/N" of a sharded run
 	Fused     bool       `json:"fused"`
 	Batches   int        `json:"batches"`
+	Resumed   int        `json:"resumed,omitempty"` // inputs a journal showed done, not run again
+	Journal   string     `json:"journal,omitempty"` // the run's journal; none with Options.Atomic
 	Images    int        `json:"images"`
 	Skipped   []Skipped  `json:"skipped,omitempty"`
 	Outputs   []string   `json:"outputs,omitempty"`
@@ -207,4 +211,120 @@ func (p *Pipeline) WriteTrace(w io.Writer) error {
 	}
 	enc := json.NewEncoder(w)
 	return enc.Encode(map[string]any{"traceEvents": events, "displayTimeUnit": "ms"})
+}
+
+// A sink takes a run's outputs.
+type sink interface {
+	// put writes the outputs of sample i, data[k] for output k.
+	put(i int, data [][]byte) error
+	// failed records that sample i was skipped or stopped the run.
+	failed(i int, status string, err error) error
+	// batchDone makes what a batch added durable.
+	batchDone() error
+	// finish ends the run, ok if it succeeded, and returns the files it
+	// wrote.
+	finish(ok bool) ([]string, error)
+}
+
+// newSink returns the sink of a run: a stream of atomic writes with a
+// journal, or with Options.Atomic the staging directories. It returns
+// the inputs a resumed run finds done, by inputKey.
+func (p *Pipeline) newSink(sum *Summary) (sink, map[string]bool, error) {
+	if p.opts.Atomic {
+		st, err := newStaging(p.outputs)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &stagedSink{p: p, st: st}, nil, nil
+	}
+	j, done, err := p.openJournal(p.opts.Resume)
+	if err != nil {
+		return nil, nil, err
+	}
+	sum.Journal = j.path
+	p.removeTemporaries()
+	return &streamSink{p: p, j: j}, done, nil
+}
+
+// removeTemporaries removes the temporary files of outputs that a run
+// killed while writing them left (".NAME.tmp…" beside NAME).
+func (p *Pipeline) removeTemporaries() {
+	names := map[string]map[string]bool{} // dir -> output file names
+	for _, o := range p.outputs {
+		if names[o.dir] == nil {
+			names[o.dir] = map[string]bool{}
+		}
+		for _, base := range p.bases {
+			names[o.dir][base+o.suffix+o.ext] = true
+		}
+	}
+	for dir, want := range names {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			name, _, ok := strings.Cut(strings.TrimPrefix(e.Name(), "."), ".tmp")
+			if ok && strings.HasPrefix(e.Name(), ".") && e.Type().IsRegular() && want[name] {
+				if err := os.Remove(filepath.Join(dir, e.Name())); err == nil {
+					p.log.Info("removed a temporary file a killed run left", "file", filepath.Join(dir, e.Name()))
+				}
+			}
+		}
+	}
+}
+
+// streamSink writes each output into place as soon as its batch is
+// done, and journals it.
+type streamSink struct {
+	p       *Pipeline
+	j       *journal
+	written []string
+}
+
+func (s *streamSink) put(i int, data [][]byte) error {
+	paths := make([]string, len(s.p.outputs))
+	for k, o := range s.p.outputs {
+		paths[k] = filepath.Join(o.dir, s.p.bases[i]+o.suffix+o.ext)
+		if err := atomicfile.Write(paths[k], data[k], 0o644); err != nil {
+			return fmt.Errorf("output %q: %w: %w (the journal %s says where to resume: run again with --resume)", o.name, ErrOutput, err, s.j.path)
+		}
+		s.written = append(s.written, paths[k])
+	}
+	return s.j.add(journalEntry{Input: s.p.inputFiles(i), Outputs: paths, Status: "done"})
+}
+
+func (s *streamSink) failed(i int, status string, err error) error {
+	return s.j.add(journalEntry{Input: s.p.inputFiles(i), Status: status, Error: err.Error()})
+}
+
+func (s *streamSink) batchDone() error { return s.j.sync() }
+
+func (s *streamSink) finish(bool) ([]string, error) { return s.written, s.j.close() }
+
+// stagedSink stages the outputs and moves them into place when the run
+// succeeds.
+type stagedSink struct {
+	p  *Pipeline
+	st *staging
+}
+
+func (s *stagedSink) put(i int, data [][]byte) error {
+	for k, o := range s.p.outputs {
+		if err := s.st.write(k, s.p.bases[i]+o.suffix+o.ext, data[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *stagedSink) failed(int, string, error) error { return nil }
+
+func (s *stagedSink) batchDone() error { return nil }
+
+func (s *stagedSink) finish(ok bool) ([]string, error) {
+	if !ok {
+		return nil, s.st.discard()
+	}
+	return s.st.commit()
 }

@@ -58,7 +58,7 @@ func TestRegressionCommitFailureLeavesPartialOutput(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(out, "img1.png", "x"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := compileRun(t, h, file, Options{})
+	_, _, err := compileRun(t, h, file, Options{Atomic: true})
 	t.Logf("err: %v", err)
 	if err != nil {
 		if got := dirFiles(t, out); len(got) != 1 {

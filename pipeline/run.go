@@ -49,6 +49,22 @@ type Options struct {
 	// workers: the outputs are those of a one-worker run, sample for
 	// sample.
 	Workers int
+	// Atomic stages the outputs and moves them into place only when the
+	// whole run succeeds: a run that fails leaves no output at all, and
+	// there is no journal. For small runs; it cannot be resumed.
+	Atomic bool
+	// Resume finishes a run that stopped: it skips the inputs whose
+	// outputs the run's journal lists as done and are all there, and
+	// runs the rest. Without a journal it runs every input. A journal of
+	// another pipeline file, of the file before it changed, or of
+	// another shard is refused ([ErrJournal]).
+	Resume bool
+	// Journal is where the run records, a JSON line per input, what
+	// became of it (its files, outputs, status and error) after a header
+	// naming the pipeline file, its SHA-256 and the shard. "" means
+	// .dynop-journal-NAME[-shard-I-of-N].jsonl in the first output's
+	// directory.
+	Journal string
 	// Shard, if its Count is more than 1, runs only the inputs of one
 	// shard: see [Shard].
 	Shard Shard
@@ -122,6 +138,9 @@ func Compile(ctx context.Context, h Registries, spec *Spec, opts Options) (*Pipe
 	}
 	if opts.Workers < 0 || opts.Prefetch < 0 {
 		return nil, fmt.Errorf("pipeline %s: %w: Options.Workers %d and Prefetch %d: each must be 0 (the default) or more", spec.file, ErrInvalid, opts.Workers, opts.Prefetch)
+	}
+	if opts.Atomic && opts.Resume {
+		return nil, fmt.Errorf("pipeline %s: %w: Options.Atomic and Resume: an atomic run keeps no journal to resume from", spec.file, ErrInvalid)
 	}
 	if opts.Shard != (Shard{}) {
 		if err := opts.Shard.Validate(); err != nil {
@@ -401,11 +420,15 @@ func (p *Pipeline) observe(s graph.Span) {
 }
 
 // Run runs the pipeline over its inputs, batch by batch, and writes the
-// outputs. Outputs are written into a staging directory inside each
-// output directory and moved into place only when the whole run
-// succeeds: a run that fails or is cancelled leaves no output files. An
-// input that cannot be read or decoded stops the run, naming the file,
-// or with on_error: skip is skipped and reported in the summary.
+// outputs. Each output file is written atomically (a temporary file in
+// its directory, renamed into place) as soon as its batch is done, and
+// a journal records each input finished (see Options.Journal): a run
+// that fails, is cancelled or is killed keeps the outputs it finished,
+// never a partial file, and Options.Resume finishes the rest. With
+// Options.Atomic the outputs are staged and appear only when the whole
+// run succeeds. An input that cannot be read or decoded stops the run,
+// naming the file, or with on_error: skip is skipped and reported in the
+// summary.
 //
 // The workers (Options.Workers) share each batch's samples, and up to
 // Options.Prefetch batches are in flight; batches are still finished
@@ -422,22 +445,35 @@ func (p *Pipeline) Run(ctx context.Context) (sum *Summary, err error) {
 	if p.opts.Shard.Count > 1 {
 		sum.Shard = p.opts.Shard.String()
 	}
-	stage, err := newStaging(p.outputs)
-	if err != nil {
-		return sum, err
-	}
-	defer func() {
-		if err != nil {
-			err = errors.Join(err, stage.discard())
-		}
-	}()
 	n := len(p.files[0])
 	if n == 0 { // a shard whose share is empty
 		p.log.Info("no inputs in this shard", "shard", p.opts.Shard.String())
 		return p.summarize(sum), nil
 	}
-	nbatches := (n + p.spec.batchSize - 1) / p.spec.batchSize
-	e := p.startEngine(ctx, nbatches)
+	out, done, err := p.newSink(sum)
+	if err != nil {
+		return p.summarize(sum), err
+	}
+	defer func() {
+		written, ferr := out.finish(err == nil)
+		if err == nil {
+			sum.Outputs, err = written, ferr
+		} else if ferr != nil {
+			err = errors.Join(err, ferr)
+		}
+	}()
+	var todo []int
+	for i := range n {
+		if !done[p.inputKey(i)] {
+			todo = append(todo, i)
+		}
+	}
+	sum.Resumed = n - len(todo)
+	if len(todo) == 0 {
+		return p.summarize(sum), nil
+	}
+	nbatches := (len(todo) + p.spec.batchSize - 1) / p.spec.batchSize
+	e := p.startEngine(ctx, todo)
 	defer e.stop()
 	for b := range nbatches {
 		var bt *batch
@@ -446,7 +482,7 @@ func (p *Pipeline) Run(ctx context.Context) (sum *Summary, err error) {
 		case <-ctx.Done():
 			return p.summarize(sum), ctx.Err()
 		}
-		err := p.finish(bt, stage, sum)
+		err := p.finish(bt, out, sum)
 		e.release()
 		if err != nil {
 			return p.summarize(sum), err
@@ -462,12 +498,22 @@ func (p *Pipeline) Run(ctx context.Context) (sum *Summary, err error) {
 	if err := ctx.Err(); err != nil {
 		return p.summarize(sum), err
 	}
-	if sum.Images == 0 {
+	if sum.Images == 0 && sum.Resumed == 0 {
 		return p.summarize(sum), fmt.Errorf("%w: all %d inputs were skipped", ErrNothing, len(sum.Skipped))
 	}
-	written, err := stage.commit()
-	sum.Outputs = written
-	return p.summarize(sum), err
+	return p.summarize(sum), nil
+}
+
+// inputKey names sample i by its files, as the journal does.
+func (p *Pipeline) inputKey(i int) string { return strings.Join(p.inputFiles(i), "\n") }
+
+// inputFiles returns sample i's file of each input.
+func (p *Pipeline) inputFiles(i int) []string {
+	files := make([]string, len(p.files))
+	for k, fs := range p.files {
+		files[k] = fs[i]
+	}
+	return files
 }
 
 // A batch is one batch of a run on its way through the engine.
@@ -506,8 +552,8 @@ type engine struct {
 	wg     sync.WaitGroup
 }
 
-// startEngine starts reading and running the run's nbatches batches.
-func (p *Pipeline) startEngine(ctx context.Context, nbatches int) *engine {
+// startEngine starts reading and running the samples todo, in batches.
+func (p *Pipeline) startEngine(ctx context.Context, todo []int) *engine {
 	ctx, cancel := context.WithCancel(ctx)
 	e := &engine{cancel: cancel, slots: make(chan struct{}, p.opts.Prefetch)}
 	for range p.opts.Prefetch {
@@ -524,18 +570,14 @@ func (p *Pipeline) startEngine(ctx context.Context, nbatches int) *engine {
 	}
 	e.wg.Go(func() {
 		defer close(work)
-		n := len(p.files[0])
-		for k := range nbatches {
+		for k := 0; k*p.spec.batchSize < len(todo); k++ {
 			select {
 			case e.slots <- struct{}{}:
 			case <-ctx.Done():
 				return
 			}
 			lo := k * p.spec.batchSize
-			b := &batch{start: time.Now()}
-			for i := lo; i < min(lo+p.spec.batchSize, n); i++ {
-				b.idx = append(b.idx, i)
-			}
+			b := &batch{start: time.Now(), idx: todo[lo:min(lo+p.spec.batchSize, len(todo))]}
 			inputs := p.read(b)
 			// One chunk per worker, as even as can be; a batch with fewer
 			// samples than workers uses fewer.
@@ -621,10 +663,10 @@ func (b *batch) setFailed(i int, err error) {
 // finish writes the outputs of a batch whose chunks are done, and stops
 // the run or skips inputs as on_error says for the samples that failed,
 // in input order.
-func (p *Pipeline) finish(b *batch, stage *staging, sum *Summary) error {
+func (p *Pipeline) finish(b *batch, out sink, sum *Summary) error {
 	slices.SortStableFunc(b.failed, func(x, y sampleError) int { return cmp.Compare(x.i, y.i) })
 	for _, f := range b.failed {
-		if err := p.fileFailed(f.i, f.err, sum); err != nil {
+		if err := p.fileFailed(f.i, f.err, out, sum); err != nil {
 			return err
 		}
 	}
@@ -632,33 +674,31 @@ func (p *Pipeline) finish(b *batch, stage *staging, sum *Summary) error {
 		if b.outs[j] == nil {
 			continue // failed
 		}
-		for k, o := range p.outputs {
-			data, err := b.outs[j][k].Bytes()
-			if err != nil {
-				return err
-			}
-			if err := stage.write(k, p.bases[i]+o.suffix+o.ext, data); err != nil {
+		data := make([][]byte, len(p.outputs))
+		for k := range p.outputs {
+			var err error
+			if data[k], err = b.outs[j][k].Bytes(); err != nil {
 				return err
 			}
 		}
+		if err := out.put(i, data); err != nil {
+			return err
+		}
 		sum.Images++
 	}
-	return nil
+	return out.batchDone()
 }
 
 // fileFailed stops the run with err, naming sample i's files, or skips
-// the sample under on_error: skip.
-func (p *Pipeline) fileFailed(i int, err error, sum *Summary) error {
-	var files []string
-	for _, fs := range p.files {
-		files = append(files, fs[i])
-	}
+// the sample under on_error: skip; the journal records which.
+func (p *Pipeline) fileFailed(i int, err error, out sink, sum *Summary) error {
+	files := strings.Join(p.inputFiles(i), ", ")
 	if p.spec.onError != onErrorSkip {
-		return fmt.Errorf("input %s: %w (on_error: skip would skip it)", strings.Join(files, ", "), err)
+		return errors.Join(fmt.Errorf("input %s: %w (on_error: skip would skip it)", files, err), out.failed(i, "failed", err))
 	}
-	p.log.Warn("skipping input", "file", strings.Join(files, ", "), "err", err)
-	sum.Skipped = append(sum.Skipped, Skipped{File: strings.Join(files, ", "), Error: err.Error()})
-	return nil
+	p.log.Warn("skipping input", "file", files, "err", err)
+	sum.Skipped = append(sum.Skipped, Skipped{File: files, Error: err.Error()})
+	return out.failed(i, "skipped", err)
 }
 
 // read reads the files of b's samples into one batch per input: 1-D

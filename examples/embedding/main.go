@@ -327,12 +327,14 @@ func runPipeline(ctx context.Context, out io.Writer, h *dynop.Host, c *config, l
 	p, err := pipeline.Compile(ctx, h, spec, pipeline.Options{
 		Inputs: map[string][]string{"photos": {c.images}},
 		OutDir: outDir,
+		Atomic: true, // all or nothing; without it outputs stream, with a journal to resume from
 		Logger: log,
 	})
 	if err != nil {
 		return fmt.Errorf("compiling the pipeline: %w", err)
 	}
-	// Run writes every output or, if it fails or ctx is cancelled, none.
+	// Run writes every output or, if it fails or ctx is cancelled, none
+	// (Atomic).
 	sum, err := p.Run(ctx)
 	// Closing the pipeline closes its operator instances: the plugins
 	// that provided them may stop.
