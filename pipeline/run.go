@@ -49,6 +49,11 @@ type Options struct {
 	// workers: the outputs are those of a one-worker run, sample for
 	// sample.
 	Workers int
+	// Memory compiles the pipeline for [Pipeline.Stream]: its inputs come
+	// from memory instead of its files, and its outputs are the tensors
+	// of each output's node, not encoded, handed back instead of written.
+	// Its files and directories are not looked at; Run refuses it.
+	Memory bool
 	// Atomic stages the outputs and moves them into place only when the
 	// whole run succeeds: a run that fails leaves no output at all, and
 	// there is no journal. For small runs; it cannot be resumed.
@@ -150,11 +155,13 @@ func Compile(ctx context.Context, h Registries, spec *Spec, opts Options) (*Pipe
 	opts.Workers = cmp.Or(opts.Workers, runtime.GOMAXPROCS(0))
 	opts.Prefetch = cmp.Or(opts.Prefetch, 2)
 	p := &Pipeline{spec: spec, opts: opts, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)), stats: map[string]*nodeStat{}}
-	if err := p.findInputs(); err != nil {
-		return nil, err
-	}
-	if err := p.planOutputs(); err != nil {
-		return nil, err
+	if !opts.Memory {
+		if err := p.findInputs(); err != nil {
+			return nil, err
+		}
+		if err := p.planOutputs(); err != nil {
+			return nil, err
+		}
 	}
 	for w := range opts.Workers {
 		g, err := p.buildGraph(ctx, h, w)
@@ -370,6 +377,12 @@ func (p *Pipeline) buildGraph(ctx context.Context, h Registries, w int) (*graph.
 		if err != nil {
 			return nil, err
 		}
+		if p.opts.Memory { // the tensors themselves, not encoded
+			if err := g.AddOutput(o.name, from); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		args := schema.Args{"format": cmp.Or(o.format, "png")}
 		if o.quality > 0 {
 			args["quality"] = o.quality
@@ -436,6 +449,9 @@ func (p *Pipeline) observe(s graph.Span) {
 // are skipped or which one stops the run does not depend on the number
 // of workers.
 func (p *Pipeline) Run(ctx context.Context) (sum *Summary, err error) {
+	if p.opts.Memory {
+		return nil, fmt.Errorf("pipeline %s: %w: compiled with Options.Memory: run it with Stream", p.spec.file, ErrInvalid)
+	}
 	p.mu.Lock()
 	p.start = time.Now()
 	clear(p.stats)
@@ -549,13 +565,29 @@ type engine struct {
 	cancel context.CancelFunc
 	slots  chan struct{} // a token per batch in flight
 	done   []chan *batch // batch k on done[k % Prefetch]
+	total  chan int      // how many batches there were, once the source ends
+	n      int           // what total said; -1 until it did
 	wg     sync.WaitGroup
 }
 
 // startEngine starts reading and running the samples todo, in batches.
 func (p *Pipeline) startEngine(ctx context.Context, todo []int) *engine {
+	return p.startSource(ctx, func(k int) (*batch, []*tensor.Batch, bool) {
+		lo := k * p.spec.batchSize
+		if lo >= len(todo) {
+			return nil, nil, false
+		}
+		b := &batch{start: time.Now(), idx: todo[lo:min(lo+p.spec.batchSize, len(todo))]}
+		return b, p.read(b), true
+	})
+}
+
+// startSource starts running the batches next gives, k = 0, 1, …: a
+// batch with its samples kept and their inputs, until it says there are
+// no more; then the engine's total says how many there were.
+func (p *Pipeline) startSource(ctx context.Context, next func(k int) (*batch, []*tensor.Batch, bool)) *engine {
 	ctx, cancel := context.WithCancel(ctx)
-	e := &engine{cancel: cancel, slots: make(chan struct{}, p.opts.Prefetch)}
+	e := &engine{cancel: cancel, slots: make(chan struct{}, p.opts.Prefetch), total: make(chan int, 1), n: -1}
 	for range p.opts.Prefetch {
 		e.done = append(e.done, make(chan *batch, 1))
 	}
@@ -570,15 +602,17 @@ func (p *Pipeline) startEngine(ctx context.Context, todo []int) *engine {
 	}
 	e.wg.Go(func() {
 		defer close(work)
-		for k := 0; k*p.spec.batchSize < len(todo); k++ {
+		for k := 0; ; k++ {
 			select {
 			case e.slots <- struct{}{}:
 			case <-ctx.Done():
 				return
 			}
-			lo := k * p.spec.batchSize
-			b := &batch{start: time.Now(), idx: todo[lo:min(lo+p.spec.batchSize, len(todo))]}
-			inputs := p.read(b)
+			b, inputs, ok := next(k)
+			if !ok {
+				e.total <- k
+				return
+			}
 			// One chunk per worker, as even as can be; a batch with fewer
 			// samples than workers uses fewer.
 			cut := min(len(p.graphs), len(b.kept))
@@ -603,6 +637,24 @@ func (p *Pipeline) startEngine(ctx context.Context, todo []int) *engine {
 		}
 	})
 	return e
+}
+
+// next returns batch k once its chunks are done, or false once the
+// source said there were k batches. Only the goroutine that finishes
+// batches calls it.
+func (e *engine) next(ctx context.Context, k int) (*batch, bool, error) {
+	for {
+		if e.n >= 0 && k >= e.n {
+			return nil, false, nil
+		}
+		select {
+		case b := <-e.done[k%len(e.done)]:
+			return b, true, nil
+		case e.n = <-e.total:
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		}
+	}
 }
 
 // release frees the slot of a batch Run has finished.
