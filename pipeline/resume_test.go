@@ -31,14 +31,27 @@ func slowOp() func() error { return func() error { time.Sleep(10 * time.Millisec
 // runChild.
 const childEnv = "DYNOP_PIPELINE_TEST_CHILD"
 
+// childPluginEnv names a plugin file for runChild's host.
+const childPluginEnv = "DYNOP_PIPELINE_TEST_PLUGIN"
+
 // runChild is TestMain's: in a child process started by
 // TestKilledRunResumes it runs the pipeline file $DYNOP_PIPELINE_TEST_CHILD
 // with Options.Resume until it is killed or done.
+//
+// With $DYNOP_PIPELINE_TEST_PLUGIN set (BenchmarkRunMemory), it runs the
+// file once, with the plugin file at that path on the search path and
+// without the test operator, for the parent to read its peak RSS.
 func runChild() {
 	file := os.Getenv(childEnv)
+	lib := os.Getenv(childPluginEnv)
 	ctx := context.Background()
-	h, err := dynop.Open(ctx, dynop.Options{Plugins: []plugin.Plugin{imageplugin.New()}, NoRegistered: true})
-	if err == nil {
+	opts := dynop.Options{Plugins: []plugin.Plugin{imageplugin.New()}, NoRegistered: true, NoDefaultPaths: true}
+	if lib != "" {
+		opts.Paths = []string{lib}
+		opts.NoCache = true
+	}
+	h, err := dynop.Open(ctx, opts)
+	if err == nil && lib == "" {
 		err = h.Operators().Register(tripwire(1, slowOp()))
 	}
 	var spec *Spec
@@ -47,7 +60,7 @@ func runChild() {
 	}
 	var p *Pipeline
 	if err == nil {
-		p, err = Compile(ctx, h, spec, Options{Resume: true, Workers: 2})
+		p, err = Compile(ctx, h, spec, Options{Resume: lib == "", Workers: 2})
 	}
 	if err == nil {
 		_, err = p.Run(ctx)

@@ -1,0 +1,155 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/internal/testimage"
+	"github.com/dynop/dynop/pipeline"
+	"github.com/dynop/dynop/plugin"
+	imageplugin "github.com/dynop/dynop/plugins/image"
+)
+
+// BenchmarkMainJob runs issue 23's main job (testimage.MainJob) over 50
+// generated 1920x1080 JPEG photos with dynop on one worker and on two,
+// and with OpenCV (python3-opencv, one thread, in one Python process
+// started once), alternating in one loop, and reports each one's
+// images/s, two workers over one (the goal: at least 1.8x on two cores)
+// and dynop's rate over OpenCV's. Without python3-opencv it runs dynop
+// alone.
+func BenchmarkMainJob(b *testing.B) {
+	python := ""
+	for _, py := range []string{"/usr/bin/python3", "python3"} { // Debian's, which python3-opencv is for, first
+		if exec.Command(py, "-c", "import cv2").Run() == nil {
+			python = py
+			break
+		}
+	}
+	if python == "" {
+		b.Log("no python3 imports cv2 (apt-get install python3-opencv): dynop alone")
+	}
+	dir := b.TempDir()
+	in := filepath.Join(dir, "in")
+	if err := os.Mkdir(in, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := testimage.WriteJPEGs(in, 50, 1920, 1080); err != nil {
+		b.Fatal(err)
+	}
+	file := filepath.Join(dir, "mainjob.yaml")
+	if err := os.WriteFile(file, []byte(testimage.MainJob), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	h, err := dynop.Open(ctx, dynop.Options{Plugins: []plugin.Plugin{imageplugin.New()}, NoRegistered: true,
+		Paths: []string{imgprocNative(b)}, NoDefaultPaths: true, CacheDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close(ctx)
+	spec, err := pipeline.Load(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var pipes [2]*pipeline.Pipeline
+	for i := range pipes {
+		if pipes[i], err = pipeline.Compile(ctx, h, spec, pipeline.Options{Workers: i + 1, OutDir: b.TempDir()}); err != nil {
+			b.Fatal(err)
+		}
+		defer pipes[i].Close()
+	}
+	var cv *openCV
+	if python != "" {
+		cv = startOpenCV(b, python, in)
+		defer cv.close()
+	}
+
+	var dynopTime [2]time.Duration
+	var cvTime time.Duration
+	images := 0
+	run := func() {
+		for i, p := range pipes {
+			start := time.Now()
+			sum, err := p.Run(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			dynopTime[i] += time.Since(start)
+			if i == 0 {
+				images += sum.Images
+			}
+		}
+		if cv != nil {
+			cvTime += cv.run(b, 50)
+		}
+	}
+	run() // warm up: the page cache, OpenCV's and dynop's first calls
+	dynopTime, cvTime, images = [2]time.Duration{}, 0, 0
+	for b.Loop() {
+		run()
+	}
+	perSec := func(d time.Duration) float64 { return float64(images) / d.Seconds() }
+	b.ReportMetric(perSec(dynopTime[0]), "dynop1-images/s")
+	b.ReportMetric(perSec(dynopTime[1]), "dynop2-images/s")
+	b.ReportMetric(dynopTime[0].Seconds()/dynopTime[1].Seconds(), "speedup")
+	if cv != nil {
+		b.ReportMetric(perSec(cvTime), "opencv-images/s")
+		b.ReportMetric(cvTime.Seconds()/dynopTime[0].Seconds(), "x-opencv-1worker")
+		b.ReportMetric(cvTime.Seconds()/dynopTime[1].Seconds(), "x-opencv-2workers")
+	}
+}
+
+// openCV is the Python process of peers/opencv/mainjob.py.
+type openCV struct {
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	stdout  *bufio.Reader
+	in, out string
+}
+
+func startOpenCV(b *testing.B, python, in string) *openCV {
+	cmd := exec.Command(python, "peers/opencv/mainjob.py")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	return &openCV{cmd: cmd, stdin: stdin, stdout: bufio.NewReader(stdout), in: in, out: b.TempDir()}
+}
+
+// run runs the job once and returns the time Python measured.
+func (c *openCV) run(b *testing.B, want int) time.Duration {
+	if _, err := fmt.Fprintf(c.stdin, "%s %s\n", c.in, c.out); err != nil {
+		b.Fatal(err)
+	}
+	line, err := c.stdout.ReadString('\n')
+	if err != nil {
+		b.Fatalf("the OpenCV peer: %v", err)
+	}
+	var secs float64
+	var n int
+	if _, err := fmt.Sscan(line, &secs, &n); err != nil || n != want {
+		b.Fatalf("the OpenCV peer answered %q, want seconds and %d images", line, want)
+	}
+	return time.Duration(secs * float64(time.Second))
+}
+
+func (c *openCV) close() {
+	c.stdin.Close()
+	c.cmd.Wait()
+}
