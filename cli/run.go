@@ -282,7 +282,8 @@ func graphCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	// The graph needs no output directory; the temporary one stands in.
-	h, p, err := compile(ctx, spec, &pf, pipeline.Options{OutDir: os.TempDir()})
+	// Every worker's graph is the same: one is built.
+	h, p, err := compile(ctx, spec, &pf, pipeline.Options{OutDir: os.TempDir(), Workers: 1})
 	if err != nil {
 		return err
 	}
