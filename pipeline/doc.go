@@ -13,6 +13,12 @@
 //	    # globs, relative to the pipeline file's directory; one string
 //	    # is a list of one.
 //	    files: ["images/*.png", "more/", "one.jpg"]
+//	    recursive: true # optional: directories' subdirectories too
+//	    # Optional, with files or instead: a file naming a file per line,
+//	    # relative to its directory (# comments and blank lines left
+//	    # out), or - for standard input (relative to the working
+//	    # directory).
+//	    list: batch-07.txt
 //	operators:          # at least one; a graph, whatever the order
 //	  - name: decode    # unique among operators and inputs: [A-Za-z_][A-Za-z0-9_-]*
 //	    op: image.Decode

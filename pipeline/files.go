@@ -1,8 +1,11 @@
 package pipeline
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,15 +25,37 @@ var imageExts = []string{".png", ".jpg", ".jpeg"}
 // directory, the glob's directory before its first wildcard, the file's
 // directory), with forward slashes: what a shard is chosen by. Problems
 // are [*Error]s at the input's position, joined.
-func (s *Spec) files(in input) (files, rels []string, err error) {
+//
+// An input's list, if it has one, adds the files it names: one path per
+// line, relative to the list's directory (standard input's, stdin: the
+// working directory's), blank lines and lines starting with # left out.
+// Each must be a file; their root is the list's directory.
+func (s *Spec) files(in input, stdin io.Reader) (files, rels []string, err error) {
 	var errs errorList
 	seen := map[string]bool{}
+	type found struct {
+		root    string
+		matches []string
+	}
+	var all []found
 	for i, pattern := range in.files {
-		root, matches, err := s.expand(pattern)
+		root, matches, err := s.expand(pattern, in.recursive)
 		if err != nil {
 			errs.add(in.pos, fmt.Sprintf("inputs.%s.files[%d]", in.name, i), err, fmt.Sprintf("%q: %v", pattern, err))
 			continue
 		}
+		all = append(all, found{root, matches})
+	}
+	if in.list != "" {
+		root, matches, err := s.readList(in.list, stdin)
+		if err != nil {
+			errs.add(in.listPos, fmt.Sprintf("inputs.%s.list", in.name), err, fmt.Sprintf("%q: %v", in.list, err))
+		} else {
+			all = append(all, found{root, matches})
+		}
+	}
+	for _, f := range all {
+		root, matches := f.root, f.matches
 		for _, m := range matches {
 			if !seen[m] {
 				seen[m] = true
@@ -49,8 +74,68 @@ func (s *Spec) files(in input) (files, rels []string, err error) {
 	return files, rels, nil
 }
 
-// expand returns the files pattern stands for, sorted, and its root.
-func (s *Spec) expand(pattern string) (root string, files []string, err error) {
+// readList reads the list of files at list (relative to s.dir; "-":
+// stdin) and returns its directory and the files, each checked to be a
+// file. Problems name the line.
+func (s *Spec) readList(list string, stdin io.Reader) (root string, files []string, err error) {
+	var r io.Reader
+	if list == "-" {
+		if root, err = os.Getwd(); err != nil {
+			return "", nil, err
+		}
+		r = stdin
+	} else {
+		path := filepath.Clean(list)
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(s.dir, path)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return "", nil, err
+		}
+		defer f.Close()
+		root, r = filepath.Dir(path), f
+	}
+	var problems []error
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		path := filepath.Clean(line)
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(root, path)
+		}
+		switch fi, err := os.Stat(path); {
+		case err != nil:
+			problems = append(problems, fmt.Errorf("line %d: %w", n, err))
+		case fi.IsDir():
+			problems = append(problems, fmt.Errorf("line %d: %s is a directory; a list names files", n, path))
+		default:
+			files = append(files, path)
+		}
+		if len(problems) == 10 {
+			problems = append(problems, errors.New("and maybe more"))
+			break
+		}
+	}
+	if err := sc.Err(); err != nil {
+		problems = append(problems, err)
+	}
+	if len(problems) > 0 {
+		return "", nil, errors.Join(problems...)
+	}
+	if len(files) == 0 {
+		return "", nil, errors.New("lists no files")
+	}
+	return root, files, nil
+}
+
+// expand returns the files pattern stands for, sorted, and its root; a
+// directory's images come from its subdirectories too if recursive.
+func (s *Spec) expand(pattern string, recursive bool) (root string, files []string, err error) {
 	path := filepath.Clean(pattern)
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(s.dir, path)
@@ -64,7 +149,7 @@ func (s *Spec) expand(pattern string) (root string, files []string, err error) {
 	case err != nil:
 		return "", nil, err
 	case info.IsDir():
-		files, err = images(path)
+		files, err = images(path, recursive)
 		return path, files, err
 	}
 	return filepath.Dir(path), []string{path}, nil
@@ -97,20 +182,31 @@ func glob(pattern string) ([]string, error) {
 	return files, nil
 }
 
-// images returns the image files in dir, sorted.
-func images(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir) // sorted by name
+// images returns the image files in dir, and if recursive in its
+// subdirectories, sorted (a directory's files before its
+// subdirectories', each by name).
+func images(dir string, recursive bool) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && path != dir && !recursive:
+			return filepath.SkipDir
+		case !d.IsDir() && slices.Contains(imageExts, strings.ToLower(filepath.Ext(d.Name()))):
+			files = append(files, path)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	var files []string
-	for _, e := range entries {
-		if !e.IsDir() && slices.Contains(imageExts, strings.ToLower(filepath.Ext(e.Name()))) {
-			files = append(files, filepath.Join(dir, e.Name()))
-		}
-	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("no *.png, *.jpg or *.jpeg files in directory %s", dir)
+		where := "directory " + dir
+		if recursive {
+			where += " or below it"
+		}
+		return nil, fmt.Errorf("no *.png, *.jpg or *.jpeg files in %s", where)
 	}
 	return files, nil
 }

@@ -53,7 +53,7 @@ func TestFiles(t *testing.T) {
 		{"absolute", []string{filepath.Join(dir, "other", "h.png")}, []string{"other/h.png"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, rels, err := spec.files(input{name: "photos", files: c.files})
+			got, rels, err := spec.files(input{name: "photos", files: c.files}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,7 +77,7 @@ func TestFiles(t *testing.T) {
 func TestFilesRelative(t *testing.T) {
 	dir := tree(t, "images/a.png", "images/sub/f.png", "other/a.png", "one.jpg")
 	spec := &Spec{dir: dir}
-	_, rels, err := spec.files(input{name: "photos", files: []string{"images", "*/a.png", "images/*/f.png", "one.jpg", filepath.Join(dir, "images", "sub", "f.png")}})
+	_, rels, err := spec.files(input{name: "photos", files: []string{"images", "*/a.png", "images/*/f.png", "one.jpg", filepath.Join(dir, "images", "sub", "f.png")}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestFilesErrors(t *testing.T) {
 		{"bad glob", "images/[a.png", []string{`"images/[a.png": syntax error in pattern`}, filepath.ErrBadPattern},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			files, _, err := spec.files(input{name: "photos", files: []string{"images/a.png", c.file}, pos: at})
+			files, _, err := spec.files(input{name: "photos", files: []string{"images/a.png", c.file}, pos: at}, nil)
 			if files != nil {
 				t.Errorf("got files %q with the error", files)
 			}
@@ -118,7 +118,7 @@ func TestFilesErrors(t *testing.T) {
 // files.
 func TestFilesAll(t *testing.T) {
 	spec := &Spec{dir: t.TempDir()}
-	_, _, err := spec.files(input{name: "photos", files: []string{"a.png", "b/*.png", "c.png"}})
+	_, _, err := spec.files(input{name: "photos", files: []string{"a.png", "b/*.png", "c.png"}}, nil)
 	list := problems(t, err)
 	if len(list) != 3 {
 		t.Fatalf("got %d errors, want 3: %v", len(list), err)
@@ -130,5 +130,75 @@ func TestFilesAll(t *testing.T) {
 	}
 	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "matches no files") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// TestFilesRecursiveAndLists: a recursive input takes a directory's
+// images from its subdirectories too; a list names files relative to its
+// directory, or, read from standard input, to the working directory,
+// leaving out blank lines and comments; the files of both come once, in
+// order, each with its path relative to its root.
+func TestFilesRecursiveAndLists(t *testing.T) {
+	dir := tree(t, "images/b.png", "images/sub/a.jpg", "images/sub/deeper/c.png", "images/sub/notes.txt", "data/x.bin", "data/y.bin")
+	spec := &Spec{dir: dir}
+	files, rels, err := spec.files(input{name: "photos", files: []string{"images"}, recursive: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"images/b.png", "images/sub/a.jpg", "images/sub/deeper/c.png"}
+	for i, w := range want {
+		want[i] = filepath.Join(dir, filepath.FromSlash(w))
+	}
+	if !reflect.DeepEqual(files, want) || !reflect.DeepEqual(rels, []string{"b.png", "sub/a.jpg", "sub/deeper/c.png"}) {
+		t.Errorf("recursive: %q, %q", files, rels)
+	}
+
+	if err := os.WriteFile(filepath.Join(dir, "data", "files.txt"), []byte("# the samples\ny.bin\n\n  x.bin  \n"+filepath.Join(dir, "images", "b.png")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files, rels, err = spec.files(input{name: "raw", list: "data/files.txt"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{filepath.Join(dir, "data", "y.bin"), filepath.Join(dir, "data", "x.bin"), filepath.Join(dir, "images", "b.png")}; !reflect.DeepEqual(files, want) ||
+		!reflect.DeepEqual(rels, []string{"y.bin", "x.bin", "../images/b.png"}) {
+		t.Errorf("list: %q, %q", files, rels)
+	}
+
+	t.Chdir(filepath.Join(dir, "data"))
+	files, _, err = spec.files(input{name: "raw", files: []string{"data/x.bin"}, list: "-"}, strings.NewReader("x.bin\ny.bin\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{filepath.Join(dir, "data", "x.bin"), filepath.Join(dir, "data", "y.bin")}; !reflect.DeepEqual(files, want) {
+		t.Errorf("files and a list on standard input: %q, want %q (x.bin once)", files, want)
+	}
+}
+
+func TestListErrors(t *testing.T) {
+	dir := tree(t, "data/x.bin", "data/sub/y.bin")
+	spec := &Spec{dir: dir}
+	at := Pos{File: "p.yaml", Line: 4, Col: 9}
+	for _, c := range []struct {
+		name, list, body string
+		words            []string
+	}{
+		{"missing list", "nope.txt", "", []string{`"nope.txt": open `, "no such file or directory"}},
+		{"missing file", "data/l.txt", "x.bin\n\nmissing.bin\n", []string{`"data/l.txt": line 3: stat `, "missing.bin: no such file or directory"}},
+		{"a directory", "data/l.txt", "sub\n", []string{`"data/l.txt": line 1: ` + filepath.Join(dir, "data", "sub") + " is a directory; a list names files"}},
+		{"empty", "data/l.txt", "# nothing\n\n", []string{`"data/l.txt": lists no files`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.body != "" {
+				if err := os.WriteFile(filepath.Join(dir, c.list), []byte(c.body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			files, _, err := spec.files(input{name: "raw", list: c.list, listPos: at}, nil)
+			if files != nil {
+				t.Errorf("got files %q with the error", files)
+			}
+			errorCase{want: "p.yaml:4:9: inputs.raw.list: ", words: c.words}.check(t, err)
+		})
 	}
 }

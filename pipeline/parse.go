@@ -26,7 +26,7 @@ const (
 // The fields each mapping of a file may have.
 var (
 	specFields   = []string{"version", "name", "batch_size", "on_error", "inputs", "operators", "outputs"}
-	inputFields  = []string{"files"}
+	inputFields  = []string{"files", "list", "recursive"}
 	nodeFields   = []string{"name", "op", "inputs", "args", "device"}
 	outputFields = []string{"from", "dir", "format", "quality"}
 )
@@ -158,9 +158,21 @@ func (p *parser) inputs(n *yaml.Node) []input {
 		path := "inputs." + e.key.Value
 		in := input{pos: p.pos(e.key)}
 		in.name = p.name(e.key, path)
-		f := p.fields(e.val, path, inputFields, "files")
+		f := p.fields(e.val, path, inputFields)
 		if v := f["files"]; v != nil {
 			in.files = p.files(v, path+".files")
+		}
+		if v := f["list"]; v != nil {
+			in.list, _ = p.str(v, path+".list")
+			in.listPos = p.pos(v)
+		}
+		if v := f["recursive"]; v != nil {
+			if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!bool" || v.Decode(&in.recursive) != nil {
+				p.errorf(v, path+".recursive", "want true or false, got %s", describe(v))
+			}
+		}
+		if f != nil && f["files"] == nil && f["list"] == nil {
+			p.errorf(e.val, path, "want files (paths, directories, globs) or list (a file of paths, or - for standard input), or both")
 		}
 		ins = append(ins, in)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -49,6 +50,8 @@ type Options struct {
 	// workers: the outputs are those of a one-worker run, sample for
 	// sample.
 	Workers int
+	// Stdin is what an input's "list: -" reads; nil means os.Stdin.
+	Stdin io.Reader
 	// Memory compiles the pipeline for [Pipeline.Stream]: its inputs come
 	// from memory instead of its files, and its outputs are the tensors
 	// of each output's node, not encoded, handed back instead of written.
@@ -199,7 +202,7 @@ func (p *Pipeline) findInputs() error {
 			}
 			in.files = abs
 		}
-		files, rels, err := p.spec.files(in)
+		files, rels, err := p.spec.files(in, cmp.Or[io.Reader](p.opts.Stdin, os.Stdin))
 		if err != nil {
 			return err
 		}

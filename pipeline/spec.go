@@ -88,7 +88,15 @@ type input struct {
 	// files are the paths, directories and globs as written, relative to
 	// the spec's dir; [Spec.files] expands them.
 	files []string
-	pos   Pos // of the name
+	// list is a file of paths, one per line, relative to its directory
+	// ("-": standard input, relative to the working directory); empty if
+	// not given.
+	list    string
+	listPos Pos
+	// recursive takes the images of the directories in files from their
+	// subdirectories too.
+	recursive bool
+	pos       Pos // of the name
 }
 
 // node is an operator of the pipeline.
