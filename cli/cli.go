@@ -20,6 +20,7 @@ import (
 	_ "github.com/dynop/dynop/machine/nvml"  // NVIDIA GPUs, for plugins that require one
 	"github.com/dynop/dynop/op"
 	_ "github.com/dynop/dynop/plugins/image" // image.Decode and image.Encode: pipelines read and write images
+	_ "github.com/dynop/dynop/plugins/npy"   // npy.Encode: pipelines write tensors as NumPy .npy files
 	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/sign"
 )

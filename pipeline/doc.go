@@ -36,7 +36,7 @@
 //	  thumbs:
 //	    from: small     # a reference, as in inputs
 //	    dir: out        # optional; relative to the pipeline file's directory
-//	    format: jpeg    # optional: png (the default) or jpeg
+//	    format: jpeg    # optional: png (the default), jpeg (image.Encode) or npy (npy.Encode: NumPy's .npy)
 //	    quality: 90     # optional, for jpeg only: 1 to 100
 //
 // [Parse] checks the file's syntax and structure; [Spec.Validate] checks it

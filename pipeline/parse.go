@@ -337,12 +337,12 @@ func (p *parser) outputs(n *yaml.Node) []output {
 			o.dir, _ = p.str(v, path+".dir")
 		}
 		if v := f["format"]; v != nil {
-			o.format = p.oneOf(v, path+".format", "png", "jpeg")
+			o.format = p.oneOf(v, path+".format", "png", "jpeg", "npy")
 		}
 		if v := f["quality"]; v != nil {
 			o.quality = p.intRange(v, path+".quality", 1, 100)
-			if o.format == "png" {
-				p.errorf(v, path+".quality", "quality is for jpeg only; the format is png")
+			if o.format != "jpeg" {
+				p.errorf(v, path+".quality", "quality is for jpeg only; the format is %s", o.format)
 			}
 		}
 		outs = append(outs, o)

@@ -93,9 +93,9 @@ var parseErrors = []errorCase{
 	{name: "on_error typo", yaml: "on_error: skp\n" + valid,
 		want: `p.yaml:1:11: on_error: want stop or skip, got "skp" (did you mean "skip"?)`},
 	{name: "format", yaml: valid + "    format: gif\n",
-		want: `p.yaml:11:13: outputs.out.format: want png or jpeg, got "gif"`},
+		want: `p.yaml:11:13: outputs.out.format: want png or jpeg or npy, got "gif"`},
 	{name: "format jpg", yaml: valid + "    format: jpg\n",
-		want: `p.yaml:11:13: outputs.out.format: want png or jpeg, got "jpg" (did you mean "jpeg"?)`},
+		want: `p.yaml:11:13: outputs.out.format: want png or jpeg or npy, got "jpg" (did you mean "jpeg"?)`},
 	{name: "quality 0", yaml: valid + "    format: jpeg\n    quality: 0\n",
 		want: "p.yaml:12:14: outputs.out.quality: want 1 to 100, got 0"},
 	{name: "quality 101", yaml: valid + "    format: jpeg\n    quality: 101\n",
@@ -193,7 +193,7 @@ on_error: never
 		"p.yaml:5:39: operators[0].device: want a non-empty string, got nothing (null)",
 		`p.yaml:6:5: operators[1].name: required field is missing`,
 		`p.yaml:6:6: operators[1].nme: unknown field "nme" (did you mean "name"?)`,
-		`p.yaml:8:26: outputs.out.format: want png or jpeg, got "gif"`,
+		`p.yaml:8:26: outputs.out.format: want png or jpeg or npy, got "gif"`,
 		`p.yaml:9:11: on_error: want stop or skip, got "never"`,
 	}
 	list := problems(t, err)

@@ -159,6 +159,15 @@ func Compile(ctx context.Context, h Registries, spec *Spec, opts Options) (*Pipe
 	opts.Prefetch = cmp.Or(opts.Prefetch, 2)
 	p := &Pipeline{spec: spec, opts: opts, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)), stats: map[string]*nodeStat{}}
 	if !opts.Memory {
+		var errs errorList
+		for _, o := range spec.outputs {
+			if w := writerOf(o.format); !hasOperator(h, w.operator) {
+				errs.addf(o.pos, "outputs."+o.name+".format", "format %s is written by operator %s (plugin %s), which this host does not have", o.format, w.operator, w.plugin)
+			}
+		}
+		if err := errs.err(); err != nil {
+			return nil, err
+		}
 		if err := p.findInputs(); err != nil {
 			return nil, err
 		}
@@ -281,11 +290,7 @@ func (p *Pipeline) planOutputs() error {
 		if err := writable(dir); err != nil {
 			return fmt.Errorf("%s: outputs.%s: %w: %w", o.pos, o.name, ErrOutput, err)
 		}
-		ext := ".png"
-		if o.format == "jpeg" {
-			ext = ".jpg"
-		}
-		p.outputs = append(p.outputs, outputPlan{name: o.name, dir: dir, ext: ext})
+		p.outputs = append(p.outputs, outputPlan{name: o.name, dir: dir, ext: writerOf(o.format).ext})
 		perDir[dir]++
 	}
 	for i := range p.outputs {
@@ -386,11 +391,15 @@ func (p *Pipeline) buildGraph(ctx context.Context, h Registries, w int) (*graph.
 			}
 			continue
 		}
-		args := schema.Args{"format": cmp.Or(o.format, "png")}
-		if o.quality > 0 {
-			args["quality"] = o.quality
+		w := writerOf(o.format)
+		args := schema.Args{}
+		if w.operator == imageEncode {
+			args["format"] = cmp.Or(o.format, "png")
+			if o.quality > 0 {
+				args["quality"] = o.quality
+			}
 		}
-		enc, err := g.AddNode("encode("+o.name+")", encodeOperator, args, from)
+		enc, err := g.AddNode("encode("+o.name+")", w.operator, args, from)
 		if err != nil {
 			return nil, err
 		}
@@ -415,8 +424,31 @@ func (p *Pipeline) buildGraph(ctx context.Context, h Registries, w int) (*graph.
 	return g, nil
 }
 
-// encodeOperator is the operator that encodes a pipeline's outputs.
-const encodeOperator = "image.Encode"
+// hasOperator reports whether h has operator name.
+func hasOperator(h Registries, name string) bool {
+	_, err := h.Operators().Lookup(name)
+	return err == nil
+}
+
+// A writer is how an output format is written: the operator that turns
+// a tensor into a file's bytes, the plugin that has it, and the files'
+// extension.
+type writer struct{ operator, plugin, ext string }
+
+// imageEncode writes images.
+const imageEncode = "image.Encode"
+
+// writerOf returns the writer of an output format: png (the default),
+// jpeg, or npy (NumPy's .npy).
+func writerOf(format string) writer {
+	switch format {
+	case "jpeg":
+		return writer{imageEncode, "dynop.plugin.image", ".jpg"}
+	case "npy":
+		return writer{"npy.Encode", "dynop.plugin.npy", ".npy"}
+	}
+	return writer{imageEncode, "dynop.plugin.image", ".png"}
+}
 
 func (p *Pipeline) observe(s graph.Span) {
 	p.mu.Lock()

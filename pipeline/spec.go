@@ -150,7 +150,7 @@ type output struct {
 	// dir is the directory to write into, relative to the spec's dir;
 	// empty if not given.
 	dir     string
-	format  string // "png" (the default) or "jpeg"
+	format  string // "png" (the default), "jpeg" or "npy"
 	quality int    // jpeg quality from 1 to 100, or 0 for the encoder's default
 	pos     Pos    // of the name
 }

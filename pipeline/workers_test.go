@@ -1,9 +1,15 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/plugin"
+	imageplugin "github.com/dynop/dynop/plugins/image"
+	"github.com/dynop/dynop/plugins/npy"
+	"github.com/dynop/dynop/tensor"
 	"maps"
 	"os"
 	"path/filepath"
@@ -109,6 +115,41 @@ func TestNegativeWorkersOrPrefetch(t *testing.T) {
 		_, err := Compile(context.Background(), h, spec, o)
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "each must be 0 (the default) or more") {
 			t.Errorf("Compile with %+v: %v", o, err)
+		}
+	}
+}
+
+// TestNpyOutput: an output with format npy goes through npy.Encode and
+// is written as NAME.npy, the image as a NumPy array; a host without the
+// npy plugin refuses the file, naming the output and the plugin.
+func TestNpyOutput(t *testing.T) {
+	file := setup(t, 2, 2, "stop", "", "gamma")
+	src, _ := os.ReadFile(file)
+	if err := os.WriteFile(file, []byte(strings.Replace(string(src), "dir: out}", "dir: out, format: npy}", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Compile(context.Background(), runHost(t), spec, Options{})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "outputs.thumbs.format: format npy is written by operator npy.Encode (plugin dynop.plugin.npy), which this host does not have") {
+		t.Fatalf("a host without npy.Encode: %v", err)
+	}
+	h, err := dynop.Open(context.Background(), dynop.Options{Plugins: []plugin.Plugin{imageplugin.New(), npy.New()}, NoRegistered: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	if _, _, err := compileRun(t, h, file, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := readAll(t, filepath.Join(filepath.Dir(file), "out"))
+	for k, w := range []int64{23, 24} { // the test images' widths
+		data := out[fmt.Sprintf("img%d.npy", k)]
+		want, _ := npy.Header(tensor.Uint8, []int64{17, w, 1})
+		if !bytes.HasPrefix(data, want) || int64(len(data)) != int64(len(want))+17*w {
+			t.Errorf("img%d.npy: %d bytes starting %q; want the header of a 17x%dx1 uint8 array, then its pixels", k, len(data), data[:min(len(data), 80)], w)
 		}
 	}
 }
