@@ -229,6 +229,11 @@ func (g *Graph) execute(ctx context.Context, inputs []*tensor.Batch, obs func(Sp
 	for k, sl := range p.outs {
 		outs[k] = s.value(sl)
 	}
+	for i, ok := range p.recycle {
+		if ok {
+			s.p.nodes[i].def.(*OperatorDef).Instance.Recycle(s.vals[i])
+		}
+	}
 	return outs, nil
 }
 

@@ -574,3 +574,42 @@ func TestWrongInputCount(t *testing.T) {
 		t.Errorf("no inputs: %v", err)
 	}
 }
+
+// TestRecycledIntermediates: the outputs of operator nodes that only
+// operators read are recycled between executions, and every execution
+// still computes its own values; a graph output is never recycled.
+func TestRecycledIntermediates(t *testing.T) {
+	reg := testRegistry(t)
+	g, _ := chain(t, "a=test.Scale", "b=test.Scale", "c=test.Scale")
+	if err := graph.Build(context.Background(), g, graph.BuildOptions{Default: graph.OperatorPopulate(), Operators: reg}); err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	var outs []*tensor.Batch
+	for v := range int64(6) {
+		out, err := g.Execute(context.Background(), scalar(t, v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := value(t, out[0]); got != 8*v {
+			t.Errorf("execution %d: %d, want %d", v, got, 8*v)
+		}
+		outs = append(outs, out[0])
+	}
+	for i, o := range outs { // an earlier output is not overwritten by later executions
+		if got := value(t, o); got != 8*int64(i) {
+			t.Errorf("output of execution %d reads %d after later executions, want %d", i, got, 8*i)
+		}
+	}
+	allocs := testing.AllocsPerRun(20, func() { g.Execute(context.Background(), scalar(t, 1)) })
+	g2, _ := chain(t, "a=test.Scale", "b=test.Scale", "c=test.Scale")
+	if err := graph.Build(context.Background(), g2, graph.BuildOptions{Default: graph.OperatorPopulate(), Operators: reg}); err != nil {
+		t.Fatal(err)
+	}
+	defer g2.Close()
+	g2.AddOutput("middle", g2.Node("b").Out(0)) // b's outputs now reach the caller: not recycled
+	more := testing.AllocsPerRun(20, func() { g2.Execute(context.Background(), scalar(t, 1)) })
+	if allocs >= more {
+		t.Errorf("%v allocations per execution with intermediates recycled, %v with one of them an output: want fewer", allocs, more)
+	}
+}

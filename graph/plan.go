@@ -16,7 +16,11 @@ type plan struct {
 	next  [][]int32
 	nouts []int // outputs each node must return, -1 if unknown
 	outs  []slot
-	sched *schedule
+	// recycle marks the operator nodes whose outputs only other operator
+	// nodes read: once an execution is over nothing holds them, and
+	// their instances may reuse the memory (op.Instance.Recycle).
+	recycle []bool
+	sched   *schedule
 }
 
 // slot locates a value: output out of plan node node, or graph input
@@ -93,6 +97,24 @@ func (g *Graph) compile() (*plan, error) {
 	}
 	for _, o := range g.outputs {
 		p.outs = append(p.outs, at(o.port))
+	}
+	p.recycle = make([]bool, n)
+	for i, node := range p.nodes {
+		_, p.recycle[i] = node.def.(*OperatorDef)
+	}
+	for i, node := range p.nodes {
+		if _, ok := node.def.(*OperatorDef); !ok {
+			for _, sl := range p.ins[i] {
+				if sl.node >= 0 {
+					p.recycle[sl.node] = false // a Go function or subgraph may keep what it reads
+				}
+			}
+		}
+	}
+	for _, sl := range p.outs {
+		if sl.node >= 0 {
+			p.recycle[sl.node] = false // the caller has it
+		}
 	}
 	s := &schedule{p: p, vals: make([][]*tensor.Batch, n), inbuf: make([][]*tensor.Batch, n), done: make([]bool, n)}
 	for i := range order {

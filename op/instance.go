@@ -62,6 +62,10 @@ type Instance struct {
 	// The batches of the last Run that passed checkRun since Setup.
 	// Batches and tensors are immutable, so the same batches pass again.
 	okIn, okOut []*tensor.Batch
+
+	// spare holds, by output, a batch handed back with Recycle, for Exec
+	// to reuse.
+	spare []*tensor.Batch
 }
 
 // Schema returns the operator's schema.
@@ -313,6 +317,9 @@ func (in *Instance) Exec(ctx context.Context, inputs ...*tensor.Batch) ([]*tenso
 	}
 	outs := make([]*tensor.Batch, len(descs))
 	for i, d := range descs {
+		if outs[i] = in.takeSpare(i, d); outs[i] != nil {
+			continue
+		}
 		if outs[i], err = d.Alloc(); err != nil {
 			return nil, fmt.Errorf("op: %s: output %q: %w", in.what(), in.schema.Outputs[i].Name, err)
 		}
@@ -321,6 +328,49 @@ func (in *Instance) Exec(ctx context.Context, inputs ...*tensor.Batch) ([]*tenso
 		return nil, err
 	}
 	return outs, nil
+}
+
+// Recycle hands back outputs of an earlier Exec that the caller no longer
+// uses, nor anything made from them: the next Exec fills them again
+// (cleared, as a new allocation is) instead of allocating, where an
+// output has the same dtype, layout and shapes. A graph recycles the
+// outputs of its operator nodes that only other operators read, so a
+// pipeline's intermediate tensors are allocated once per worker, not
+// once per batch.
+func (in *Instance) Recycle(outs []*tensor.Batch) {
+	if len(outs) != len(in.schema.Outputs) {
+		return
+	}
+	if in.spare == nil {
+		in.spare = make([]*tensor.Batch, len(outs))
+	}
+	copy(in.spare, outs)
+}
+
+// takeSpare returns the recycled batch of output i, cleared, if d
+// describes it, and forgets it.
+func (in *Instance) takeSpare(i int, d OutputDesc) *tensor.Batch {
+	if i >= len(in.spare) || in.spare[i] == nil {
+		return nil
+	}
+	b := in.spare[i]
+	in.spare[i] = nil
+	if b.DType() != d.DType || b.Layout() != d.Layout || b.Len() != len(d.Shapes) {
+		return nil
+	}
+	for j, t := range b.Samples() {
+		if !slices.Equal(t.Shape(), d.Shapes[j]) || !t.IsContiguous() || t.Device().Type != tensor.CPU {
+			return nil
+		}
+	}
+	for _, t := range b.Samples() {
+		data, err := t.Bytes()
+		if err != nil {
+			return nil
+		}
+		clear(data)
+	}
+	return b
 }
 
 // Close closes the implementation, if it is an io.Closer, and releases

@@ -9,6 +9,7 @@ import (
 	"github.com/dynop/dynop/internal/lazy"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -603,4 +604,47 @@ func (hugeImpl) Setup(in []*tensor.Batch) ([]op.OutputDesc, error) {
 		shape = []int64{1 << 40, 1 << 40}
 	}
 	return []op.OutputDesc{{DType: tensor.Float32, Shapes: [][]int64{shape}}}, nil
+}
+
+// TestRecycle: outputs handed back with Recycle are filled again by the
+// next Exec of the same shapes, not allocated, and hold what that Exec
+// computed; other shapes get new memory.
+func TestRecycle(t *testing.T) {
+	ctx := context.Background()
+	in, err := newRegistry(t).New(ctx, "test.Scale", schema.Args{"count": 1, "factor": 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	x := batchOf(t, "HW", []int64{1, 2}, 1, 2)
+	first, err := in.Exec(ctx, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Recycle(first)
+	second, err := in.Exec(ctx, batchOf(t, "HW", []int64{1, 2}, 3, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second[0] != first[0] {
+		t.Error("Exec after Recycle allocated a new output of the same shape")
+	}
+	if got, _ := tensor.Values[float32](second[0].Sample(0)); !slices.Equal(got, []float32{6, 8}) {
+		t.Errorf("the recycled output holds %v, want [6 8]", got)
+	}
+	in.Recycle(second)
+	third, err := in.Exec(ctx, batchOf(t, "HW", []int64{1, 3}, 1, 1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if third[0] == first[0] || !slices.Equal(third[0].Sample(0).Shape(), []int64{1, 3}) {
+		t.Errorf("an output of another shape reused the recycled one: shape %v", third[0].Sample(0).Shape())
+	}
+	fourth, err := in.Exec(ctx, x) // nothing recycled since
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fourth[0] == first[0] || fourth[0] == third[0] {
+		t.Error("Exec reused an output nobody recycled")
+	}
 }
