@@ -31,8 +31,14 @@ func slowOp() func() error { return func() error { time.Sleep(10 * time.Millisec
 // runChild.
 const childEnv = "DYNOP_PIPELINE_TEST_CHILD"
 
-// childPluginEnv names a plugin file for runChild's host.
-const childPluginEnv = "DYNOP_PIPELINE_TEST_PLUGIN"
+// childPluginEnv names a plugin file for runChild's host; childShardEnv
+// the shard ("I/N") the child runs, and childOutEnv its output
+// directory, if set.
+const (
+	childPluginEnv = "DYNOP_PIPELINE_TEST_PLUGIN"
+	childShardEnv  = "DYNOP_PIPELINE_TEST_SHARD"
+	childOutEnv    = "DYNOP_PIPELINE_TEST_OUT"
+)
 
 // runChild is TestMain's: in a child process started by
 // TestKilledRunResumes it runs the pipeline file $DYNOP_PIPELINE_TEST_CHILD
@@ -58,9 +64,13 @@ func runChild() {
 	if err == nil {
 		spec, err = Load(file)
 	}
+	o := Options{Resume: lib == "", Workers: 2, OutDir: os.Getenv(childOutEnv)}
+	if sh := os.Getenv(childShardEnv); sh != "" && err == nil {
+		o.Shard, err = ParseShard(sh)
+	}
 	var p *Pipeline
 	if err == nil {
-		p, err = Compile(ctx, h, spec, Options{Resume: lib == "", Workers: 2})
+		p, err = Compile(ctx, h, spec, o)
 	}
 	if err == nil {
 		_, err = p.Run(ctx)

@@ -2,8 +2,10 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -116,5 +118,63 @@ func TestParseShard(t *testing.T) {
 	}
 	if _, err := Compile(context.Background(), h, spec, Options{Shard: Shard{5, 2}}); err == nil || !strings.Contains(err.Error(), "Options.Shard: shard 5/2: want I/N with 0 ≤ I < N") {
 		t.Errorf("Compile with shard 5/2: %v", err)
+	}
+}
+
+// TestShardProcesses: three processes, one per shard, run at once over
+// the same inputs into one output directory: between them they write
+// every input's output exactly once, as one unsharded run does.
+func TestShardProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	h := runHost(t, tripwire(1, slowOp()))
+	file := setup(t, 17, 2, "stop", slowTrip, "trip")
+	if _, _, err := compileRun(t, h, file, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	want := readAll(t, filepath.Join(filepath.Dir(file), "out"))
+	out := t.TempDir()
+	var cmds []*exec.Cmd
+	for i := range 3 {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), childEnv+"="+file, childShardEnv+"="+(Shard{i, 3}).String(), childOutEnv+"="+out)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("shard %d/3: %v", i, err)
+		}
+	}
+	if got := readAll(t, out); !maps.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("three shard processes wrote %v; one run writes %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
+	}
+	journals, _ := filepath.Glob(filepath.Join(out, ".dynop-journal-t-shard-*-of-3.jsonl"))
+	if len(journals) != 3 {
+		t.Fatalf("journals %v, want one per shard", journals)
+	}
+	ran := map[string]string{} // input -> the journal that ran it
+	for _, j := range journals {
+		data, err := os.ReadFile(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n")[1:] {
+			var e journalEntry
+			if err := json.Unmarshal([]byte(line), &e); err != nil || e.Status != "done" {
+				t.Fatalf("%s: line %q: %v", j, line, err)
+			}
+			key := strings.Join(e.Input, ",")
+			if other, dup := ran[key]; dup {
+				t.Errorf("%s ran in two shards: %s and %s", key, other, j)
+			}
+			ran[key] = j
+		}
+	}
+	if len(ran) != 17 {
+		t.Errorf("the shards ran %d inputs, want each of the 17 once", len(ran))
 	}
 }
