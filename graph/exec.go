@@ -237,6 +237,30 @@ func (g *Graph) execute(ctx context.Context, inputs []*tensor.Batch, obs func(Sp
 	return outs, nil
 }
 
+// Recycle hands back the outputs of an Execute that the caller no longer
+// uses, nor anything made from them: those an operator node computed go
+// back to its instance (see op.Instance.Recycle), whose next execution
+// fills them again instead of allocating. It may be called from any
+// goroutine, while the graph executes again.
+func (g *Graph) Recycle(outs []*tensor.Batch) {
+	p := g.plan
+	if p == nil || len(outs) != len(p.outs) {
+		return
+	}
+	for k, sl := range p.outs {
+		if sl.node < 0 || outs[k] == nil {
+			continue
+		}
+		d, ok := p.nodes[sl.node].def.(*OperatorDef)
+		if !ok || p.nouts[sl.node] < 0 {
+			continue
+		}
+		give := make([]*tensor.Batch, p.nouts[sl.node])
+		give[sl.out] = outs[k]
+		d.Instance.Recycle(give)
+	}
+}
+
 // runExecutor runs exec on s; a panic in the executor's own code
 // becomes an error.
 func runExecutor(ctx context.Context, exec Executor, s *schedule) (err error) {

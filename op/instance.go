@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/dynop/dynop/internal/errdefs"
@@ -64,8 +65,9 @@ type Instance struct {
 	okIn, okOut []*tensor.Batch
 
 	// spare holds, by output, a batch handed back with Recycle, for Exec
-	// to reuse.
-	spare []*tensor.Batch
+	// to reuse. Recycle may come from another goroutine than Exec's.
+	spareMu sync.Mutex
+	spare   []*tensor.Batch
 }
 
 // Schema returns the operator's schema.
@@ -333,35 +335,53 @@ func (in *Instance) Exec(ctx context.Context, inputs ...*tensor.Batch) ([]*tenso
 // Recycle hands back outputs of an earlier Exec that the caller no longer
 // uses, nor anything made from them: the next Exec fills them again
 // (cleared, as a new allocation is) instead of allocating, where an
-// output has the same dtype, layout and shapes. A graph recycles the
-// outputs of its operator nodes that only other operators read, so a
-// pipeline's intermediate tensors are allocated once per worker, not
-// once per batch.
+// output has the same dtype, layout and shapes, or, for uint8 outputs
+// such as encoded files, samples no larger. A nil batch hands back
+// nothing. A graph recycles the outputs of its operator nodes that only
+// other operators read, and a pipeline run the outputs it has written,
+// so tensors are allocated once per worker, not once per batch. Recycle
+// may be called from any goroutine.
 func (in *Instance) Recycle(outs []*tensor.Batch) {
 	if len(outs) != len(in.schema.Outputs) {
 		return
 	}
+	in.spareMu.Lock()
+	defer in.spareMu.Unlock()
 	if in.spare == nil {
 		in.spare = make([]*tensor.Batch, len(outs))
 	}
-	copy(in.spare, outs)
+	for i, b := range outs {
+		if b != nil {
+			in.spare[i] = b
+		}
+	}
 }
 
-// takeSpare returns the recycled batch of output i, cleared, if d
-// describes it, and forgets it.
+// takeSpare returns the recycled batch of output i, cleared, if it can
+// hold what d describes, and forgets it.
 func (in *Instance) takeSpare(i int, d OutputDesc) *tensor.Batch {
+	in.spareMu.Lock()
 	if i >= len(in.spare) || in.spare[i] == nil {
+		in.spareMu.Unlock()
 		return nil
 	}
 	b := in.spare[i]
 	in.spare[i] = nil
+	in.spareMu.Unlock()
 	if b.DType() != d.DType || b.Layout() != d.Layout || b.Len() != len(d.Shapes) {
 		return nil
 	}
+	same := true
 	for j, t := range b.Samples() {
-		if !slices.Equal(t.Shape(), d.Shapes[j]) || !t.IsContiguous() || t.Device().Type != tensor.CPU {
+		if !t.IsContiguous() || t.Device().Type != tensor.CPU {
 			return nil
 		}
+		if !slices.Equal(t.Shape(), d.Shapes[j]) {
+			same = false
+		}
+	}
+	if !same {
+		return reshaped(b, d)
 	}
 	for _, t := range b.Samples() {
 		data, err := t.Bytes()
@@ -371,6 +391,40 @@ func (in *Instance) takeSpare(i int, d OutputDesc) *tensor.Batch {
 		clear(data)
 	}
 	return b
+}
+
+// reshaped returns a uint8 batch shaped as d over the memory of b's
+// samples, cleared, if each is large enough; nil otherwise.
+func reshaped(b *tensor.Batch, d OutputDesc) *tensor.Batch {
+	if d.DType != tensor.Uint8 {
+		return nil
+	}
+	samples := make([]*tensor.Tensor, b.Len())
+	for j, t := range b.Samples() {
+		data, err := t.Bytes()
+		n := int64(1)
+		for _, x := range d.Shapes[j] {
+			n *= x
+		}
+		if err != nil || n > int64(len(data)) {
+			return nil
+		}
+		data = data[:n:n]
+		clear(data)
+		if samples[j], err = tensor.FromSlice(data, d.Shapes[j]...); err != nil {
+			return nil
+		}
+		if d.Layout != "" {
+			if samples[j], err = samples[j].WithLayout(d.Layout); err != nil {
+				return nil
+			}
+		}
+	}
+	out, err := tensor.NewBatch(samples...)
+	if err != nil {
+		return nil
+	}
+	return out
 }
 
 // Close closes the implementation, if it is an io.Closer, and releases

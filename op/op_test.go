@@ -648,3 +648,63 @@ func TestRecycle(t *testing.T) {
 		t.Error("Exec reused an output nobody recycled")
 	}
 }
+
+// TestRecycleBytes: a recycled uint8 output serves a later, smaller one
+// (an encoded file, say) over the same memory, cleared.
+func TestRecycleBytes(t *testing.T) {
+	ctx := context.Background()
+	r := op.NewRegistry(op.Options{})
+	s := schema.Op{Name: "test.Bytes", Inputs: []schema.Input{{Name: "n"}}, Outputs: []schema.Output{{Name: "b"}}, Devices: []schema.Device{schema.CPU}}
+	if err := r.Register(op.Operator{Schema: s, Backends: map[schema.Device]op.Factory{schema.CPU: func(*schema.Values) (op.Impl, error) { return bytesImpl{}, nil }}}); err != nil {
+		t.Fatal(err)
+	}
+	in, err := r.New(ctx, "test.Bytes", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	n := func(v int64) *tensor.Batch {
+		x, _ := tensor.FromSlice([]int64{v}, 1)
+		b, _ := tensor.NewBatch(x)
+		return b
+	}
+	big, err := in.Exec(ctx, n(8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data8, _ := big[0].Sample(0).Bytes()
+	in.Recycle(big)
+	small, err := in.Exec(ctx, n(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data3, _ := small[0].Sample(0).Bytes()
+	if !slices.Equal(data3, []uint8{3, 3, 3}) || &data3[0] != &data8[0] {
+		t.Errorf("the smaller output %v does not reuse the larger one's memory", data3)
+	}
+	in.Recycle(small)
+	bigger, err := in.Exec(ctx, n(9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data9, _ := bigger[0].Sample(0).Bytes(); len(data9) != 9 || &data9[0] == &data8[0] {
+		t.Error("a larger output reused memory too small for it")
+	}
+}
+
+// bytesImpl outputs n bytes of value n for an input n.
+type bytesImpl struct{}
+
+func (bytesImpl) Setup(in []*tensor.Batch) ([]op.OutputDesc, error) {
+	v, _ := tensor.Values[int64](in[0].Sample(0))
+	return []op.OutputDesc{{DType: tensor.Uint8, Shapes: [][]int64{{v[0]}}}}, nil
+}
+
+func (bytesImpl) Run(_ context.Context, out, in []*tensor.Batch) error {
+	v, _ := tensor.Values[int64](in[0].Sample(0))
+	data, err := out[0].Sample(0).Bytes()
+	for i := range data {
+		data[i] += uint8(v[0]) // += shows that the memory was cleared
+	}
+	return err
+}

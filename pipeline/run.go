@@ -534,6 +534,9 @@ func (p *Pipeline) Run(ctx context.Context) (sum *Summary, err error) {
 			return p.summarize(sum), ctx.Err()
 		}
 		err := p.finish(bt, out, sum)
+		if err == nil {
+			bt.recycle() // written: nothing reads them any more
+		}
 		e.release()
 		if err != nil {
 			return p.summarize(sum), err
@@ -575,8 +578,24 @@ type batch struct {
 	outs   [][]*tensor.Tensor // per kept sample, its outputs; nil if it failed
 	chunks sync.WaitGroup
 
-	mu     sync.Mutex    // the chunks of one batch may fail at once
-	failed []sampleError // the samples that could not be read or run
+	mu      sync.Mutex    // the chunks of one batch may finish at once
+	failed  []sampleError // the samples that could not be read or run
+	results []chunkResult // the outputs of the chunks that ran
+}
+
+// A chunkResult is what a worker's graph returned for a chunk.
+type chunkResult struct {
+	g    *graph.Graph
+	outs []*tensor.Batch
+}
+
+// recycle hands the outputs of b's chunks back to the graphs that made
+// them, once they are written: the next batches reuse their memory.
+func (b *batch) recycle() {
+	for _, r := range b.results {
+		r.g.Recycle(r.outs)
+	}
+	b.results = nil
 }
 
 // A sampleError is why sample i failed.
@@ -720,6 +739,9 @@ func (p *Pipeline) runChunk(ctx context.Context, g *graph.Graph, c chunk) {
 		for j := c.lo; j < c.hi; j++ {
 			c.b.outs[j] = sampleOf(outs, j-c.lo)
 		}
+		c.b.mu.Lock()
+		c.b.results = append(c.b.results, chunkResult{g, outs})
+		c.b.mu.Unlock()
 		return
 	}
 	if c.hi-c.lo == 1 || ctx.Err() != nil {
