@@ -63,7 +63,7 @@ FUZZ_TARGETS = \
 	op:FuzzSchemaJSON op:FuzzTypeText op:FuzzCheck schema:FuzzPassName \
 	machine:FuzzParseDriverVersion \
 	discover:FuzzParseManifest discover:FuzzDecodeCache \
-	pipeline:FuzzParse pipeline:FuzzReadJournal \
+	pipeline:FuzzParse pipeline:FuzzReadJournal pipeline:FuzzParseShard pipeline:FuzzReadList \
 	internal/abihost:FuzzDecodeInfo loader/wasm:FuzzModuleInfo loader/native:FuzzNativeInfo \
 	.:FuzzParseSandboxPolicy loader/wasm:FuzzDecodeEntry
 fuzz:

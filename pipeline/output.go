@@ -247,27 +247,37 @@ func (p *Pipeline) newSink(sum *Summary) (sink, map[string]bool, error) {
 }
 
 // removeTemporaries removes the temporary files of outputs that a run
-// killed while writing them left (".NAME.tmp…" beside NAME).
+// killed while writing them left (".NAME.tmp…" beside NAME). It lists
+// each output directory once, and looks up the outputs' names only if a
+// file there looks like one.
 func (p *Pipeline) removeTemporaries() {
-	names := map[string]map[string]bool{} // dir -> output file names
+	var names map[string]bool // dir/NAME of every output, made on first need
+	seen := map[string]bool{}
 	for _, o := range p.outputs {
-		if names[o.dir] == nil {
-			names[o.dir] = map[string]bool{}
+		if seen[o.dir] {
+			continue
 		}
-		for _, base := range p.bases {
-			names[o.dir][base+o.suffix+o.ext] = true
-		}
-	}
-	for dir, want := range names {
-		entries, err := os.ReadDir(dir)
+		seen[o.dir] = true
+		entries, err := os.ReadDir(o.dir)
 		if err != nil {
 			continue
 		}
 		for _, e := range entries {
 			name, _, ok := strings.Cut(strings.TrimPrefix(e.Name(), "."), ".tmp")
-			if ok && strings.HasPrefix(e.Name(), ".") && e.Type().IsRegular() && want[name] {
-				if err := os.Remove(filepath.Join(dir, e.Name())); err == nil {
-					p.log.Info("removed a temporary file a killed run left", "file", filepath.Join(dir, e.Name()))
+			if !ok || !strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() {
+				continue
+			}
+			if names == nil {
+				names = map[string]bool{}
+				for _, o := range p.outputs {
+					for _, base := range p.bases {
+						names[filepath.Join(o.dir, base+o.suffix+o.ext)] = true
+					}
+				}
+			}
+			if names[filepath.Join(o.dir, name)] {
+				if err := os.Remove(filepath.Join(o.dir, e.Name())); err == nil {
+					p.log.Info("removed a temporary file a killed run left", "file", filepath.Join(o.dir, e.Name()))
 				}
 			}
 		}

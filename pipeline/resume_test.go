@@ -287,3 +287,29 @@ func TestResumeRefusesAnotherJournal(t *testing.T) {
 		t.Errorf("resume from a file that is not a journal: %v", err)
 	}
 }
+
+// TestTemporariesRemoved: a run removes the temporary file a killed run
+// left beside one of its outputs, and leaves other hidden files alone.
+func TestTemporariesRemoved(t *testing.T) {
+	h := runHost(t)
+	file := setup(t, 2, 2, "stop", "", "gamma")
+	out := filepath.Join(filepath.Dir(file), "out")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	left, other := filepath.Join(out, ".img1.png.tmp4711"), filepath.Join(out, ".notes.tmp1")
+	for _, f := range []string{left, other} {
+		if err := os.WriteFile(f, []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := compileRun(t, h, file, Options{Resume: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(left); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the temporary file of img1.png is still there: %v", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("a hidden file that is no output's temporary was removed: %v", err)
+	}
+}

@@ -513,9 +513,9 @@ func (p *Pipeline) Run(ctx context.Context) (sum *Summary, err error) {
 			err = errors.Join(err, ferr)
 		}
 	}()
-	var todo []int
+	todo := make([]int, 0, n)
 	for i := range n {
-		if !done[p.inputKey(i)] {
+		if len(done) == 0 || !done[p.inputKey(i)] { // keys only to resume
 			todo = append(todo, i)
 		}
 	}
