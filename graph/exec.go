@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dynop/dynop/internal/errdefs"
+	"github.com/dynop/dynop/kernel"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -212,6 +213,9 @@ func (g *Graph) execute(ctx context.Context, inputs []*tensor.Batch, obs func(Sp
 	if exec == nil {
 		exec = Parallel{}
 	}
+	if _, serial := exec.(Serial); serial && !p.sharedScratch {
+		p.shareScratch()
+	}
 	err = runExecutor(ctx, exec, s)
 	if first := s.firstErr(); first != nil {
 		return nil, first
@@ -259,6 +263,19 @@ func (g *Graph) Recycle(outs []*tensor.Batch) {
 		give[sl.out] = outs[k]
 		d.Instance.Recycle(give)
 	}
+}
+
+// shareScratch gives the plan's operator nodes one scratchpad, where
+// operators that take scratch from the host (op.ScratchImpl) find it: a
+// worker's arena, for nodes that Serial runs one at a time.
+func (p *plan) shareScratch() {
+	sp := kernel.NewScratchpad()
+	for _, n := range p.nodes {
+		if d, ok := n.def.(*OperatorDef); ok {
+			d.Instance.ShareScratchpad(sp)
+		}
+	}
+	p.sharedScratch = true
 }
 
 // runExecutor runs exec on s; a panic in the executor's own code

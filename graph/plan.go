@@ -21,6 +21,9 @@ type plan struct {
 	// their instances may reuse the memory (op.Instance.Recycle).
 	recycle []bool
 	sched   *schedule
+	// sharedScratch is set once the operator nodes share one scratchpad,
+	// which they may when Serial runs them one at a time.
+	sharedScratch bool
 }
 
 // slot locates a value: output out of plan node node, or graph input

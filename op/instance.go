@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dynop/dynop/internal/errdefs"
+	"github.com/dynop/dynop/kernel"
 	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
@@ -26,6 +27,25 @@ type Impl interface {
 	Setup(inputs []*tensor.Batch) ([]OutputDesc, error)
 	// Run computes outputs, allocated as Setup described, from inputs.
 	Run(ctx context.Context, outputs, inputs []*tensor.Batch) error
+}
+
+// ScratchImpl is an Impl that takes its temporary memory from the host
+// instead of allocating it, as DALI's kernels take theirs from a
+// scratchpad ([kernel.Scratchpad]). After each Setup, Scratch reports
+// how many bytes of each memory kind the next run takes; the [Instance]
+// then calls RunScratch in place of Run, with a scratchpad reserved and
+// reset for that much. Instances that never run at the same time share
+// one scratchpad ([Instance.ShareScratchpad]; a graph's nodes on one
+// worker do), so scratch is allocated once per worker and reused from
+// batch to batch. C operators that set DYNOP_OPERATOR_SCRATCH are
+// ScratchImpls.
+type ScratchImpl interface {
+	Impl
+	// Scratch returns the bytes per memory kind that RunScratch takes
+	// for the inputs of the last Setup.
+	Scratch() [kernel.NumMemKinds]int64
+	// RunScratch is Run, taking temporary memory from scratch.
+	RunScratch(ctx context.Context, scratch *kernel.Scratchpad, outputs, inputs []*tensor.Batch) error
 }
 
 // OutputDesc describes one output batch: its dtype, layout and the shape
@@ -68,6 +88,35 @@ type Instance struct {
 	// to reuse. Recycle may come from another goroutine than Exec's.
 	spareMu sync.Mutex
 	spare   []*tensor.Batch
+
+	// scratch is where a ScratchImpl's runs take memory from: shared
+	// with other instances, or the instance's own, made when first
+	// needed.
+	scratch *kernel.Scratchpad
+}
+
+// ShareScratchpad makes the instance take the scratch memory of its
+// operator ([ScratchImpl]) from sp, which instances that never run at
+// the same time may share: a graph whose executor runs its nodes one at
+// a time (graph.Serial, as each worker of a pipeline does) gives all its
+// operator nodes one. A nil sp gives the instance one of its own. Call
+// it between runs, from the goroutine that runs the instance.
+func (in *Instance) ShareScratchpad(sp *kernel.Scratchpad) { in.scratch = sp }
+
+// runImpl runs impl (the instance's, or a variant's under verification),
+// reserving scratch for it first if it takes some from the host.
+func (in *Instance) runImpl(ctx context.Context, impl Impl, outputs, inputs []*tensor.Batch) error {
+	si, ok := impl.(ScratchImpl)
+	if !ok {
+		return impl.Run(ctx, outputs, inputs)
+	}
+	if in.scratch == nil {
+		in.scratch = kernel.NewScratchpad()
+	}
+	if err := in.scratch.Reserve(si.Scratch()); err != nil {
+		return fmt.Errorf("scratch: %w", err)
+	}
+	return si.RunScratch(ctx, in.scratch, outputs, inputs)
 }
 
 // Schema returns the operator's schema.
@@ -264,7 +313,7 @@ func (in *Instance) Run(ctx context.Context, outputs, inputs []*tensor.Batch) er
 			return err
 		}
 	}
-	return in.guard("run", func() error { return in.impl.Run(ctx, outputs, inputs) })
+	return in.guard("run", func() error { return in.runImpl(ctx, in.impl, outputs, inputs) })
 }
 
 // checkRun verifies that inputs match Setup's and outputs match its

@@ -147,7 +147,7 @@ func (in *Instance) runVariant(ctx context.Context, v Variant, inputs []*tensor.
 		}
 		outs = append(outs, b)
 	}
-	return outs, in.guard("run", func() error { return impl.Run(ctx, outs, inputs) })
+	return outs, in.guard("run", func() error { return in.runImpl(ctx, impl, outs, inputs) })
 }
 
 // randomLike returns CPU batches of the dtypes, layouts and shapes of bs

@@ -90,7 +90,7 @@ static void op_destroy(void *instance) { (void)instance; }
 
 static const dynop_operator return_op = {
     DYNOP_HEADER(DYNOP_OPERATOR_TYPE, DYNOP_OPERATOR_VERSION, dynop_operator),
-    "results.Return", "cpu", NULL, op_create, op_setup, op_run, op_destroy, 0, NULL,
+    "results.Return", "cpu", NULL, op_create, op_setup, op_run, op_destroy, 0, NULL, 0,
 };
 
 static dynop_result reg(const dynop_host *host) {

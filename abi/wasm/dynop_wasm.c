@@ -281,19 +281,28 @@ dynop_result dynop_wasm_op_create(uint32_t op, const dynop_arg *args, uint32_t a
     return rc;
 }
 
+/* scratch_of is 1 if the operator takes a scratch tensor after each
+ * sample's outputs (DYNOP_OPERATOR_SCRATCH; the host lays it out), else
+ * 0. A struct from before flags has none. */
+static uint32_t scratch_of(const dynop_operator *o) {
+    if (o->header.size < offsetof(dynop_operator, flags) + sizeof o->flags) return 0;
+    return (o->flags & DYNOP_OPERATOR_SCRATCH) != 0;
+}
+
 WASM_EXPORT("dynop_wasm_op_setup")
 dynop_result dynop_wasm_op_setup(uint32_t op, uint32_t instance, uint32_t samples, const dynop_tensor *inputs,
                                  uint32_t input_count, dynop_tensor *outputs, uint32_t output_count,
                                  uint32_t *failed) {
     const dynop_operator *o = op_of(op);
-    uint32_t s;
+    uint32_t s, stride;
     if (o == NULL) {
         set_error_str("op_setup: op is 0");
         return DYNOP_ERROR_INVALID_ARGUMENT;
     }
+    stride = output_count + scratch_of(o);
     for (s = 0; s < samples; s++) {
         const dynop_tensor *in = input_count != 0 ? inputs + (size_t)s * input_count : inputs;
-        dynop_tensor *out = output_count != 0 ? outputs + (size_t)s * output_count : outputs;
+        dynop_tensor *out = stride != 0 ? outputs + (size_t)s * stride : outputs;
         dynop_result rc = o->setup((void *)(uintptr_t)instance, in, input_count, out, output_count);
         if (rc != DYNOP_OK) {
             if (failed != NULL) *failed = s;
@@ -308,7 +317,7 @@ dynop_result dynop_wasm_op_run(uint32_t op, uint32_t instance, uint32_t samples,
                                uint32_t input_count, dynop_tensor *outputs, uint32_t output_count, uint32_t *failed) {
     const dynop_operator *o = op_of(op);
     dynop_op_run_function run;
-    uint32_t s;
+    uint32_t s, stride;
     if (o == NULL) {
         set_error_str("op_run: op is 0");
         return DYNOP_ERROR_INVALID_ARGUMENT;
@@ -323,9 +332,10 @@ dynop_result dynop_wasm_op_run(uint32_t op, uint32_t instance, uint32_t samples,
                                           v + (size_t)(o->variant_count - 1) * o->variants[0].header.size))
                   ->fn;
     }
+    stride = output_count + scratch_of(o);
     for (s = 0; s < samples; s++) {
         const dynop_tensor *in = input_count != 0 ? inputs + (size_t)s * input_count : inputs;
-        dynop_tensor *out = output_count != 0 ? outputs + (size_t)s * output_count : outputs;
+        dynop_tensor *out = stride != 0 ? outputs + (size_t)s * stride : outputs;
         dynop_result rc = run((void *)(uintptr_t)instance, out, output_count, in, input_count);
         if (rc != DYNOP_OK) {
             if (failed != NULL) *failed = s;

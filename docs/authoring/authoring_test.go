@@ -205,6 +205,33 @@ func u8(t *testing.T, s []uint8, shape ...int64) *tensor.Tensor {
 	return x
 }
 
+// TestScratch runs scratch/scratch.c: the operator pads its row in the
+// scratch it asked the host for, and stays inside it (the bounds-checking
+// mode guards it).
+func TestScratch(t *testing.T) {
+	t.Setenv(native.CheckBoundsEnv, "1")
+	lib := cbuild.Plugin(t, "libacme_boxblur.so", "docs/authoring/scratch/scratch.c")
+	h := openHost(t, nil, []string{lib}, nil)
+	x := []uint8{0, 3, 6, 9, 255, 0, 30}
+	want := []uint8{1, 3, 6, 90, 88, 95, 20} // (a+b+c+1)/3, the ends replicated
+	y, _, err := apply(h, "acme.BoxBlur3", nil, u8(t, x, int64(len(x))))
+	if err != nil || !bytes.Equal(y, want) {
+		t.Errorf("BoxBlur3(%v) = %v, %v; want %v", x, y, err, want)
+	}
+	// A view that starts inside its buffer, and an empty vector.
+	long := append([]uint8{7, 7}, x...)
+	view, err := u8(t, long, int64(len(long))).Slice(0, 2, int64(len(long)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if y, _, err := apply(h, "acme.BoxBlur3", nil, view); err != nil || !bytes.Equal(y, want) {
+		t.Errorf("a view at offset 2: %v, %v; want %v", y, err, want)
+	}
+	if y, _, err := apply(h, "acme.BoxBlur3", nil, u8(t, nil, 0)); err != nil || len(y) != 0 {
+		t.Errorf("an empty vector: %v, %v", y, err)
+	}
+}
+
 // TestABI runs abi/threshold.c: arguments reach create (a string one
 // copied), an argument the schema does not allow is refused before the
 // plugin starts, instances run on several goroutines at once, and a

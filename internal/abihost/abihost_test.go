@@ -7,6 +7,7 @@ import (
 
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/errdefs"
+	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
@@ -232,6 +233,40 @@ func TestOlderMinorVersions(t *testing.T) {
 		o, err := DecodeOperator(Bytes{B: b, Base: 0x1000, Ptr: ptr}, 0x1000+uint64(at))
 		if err != nil || o.Variants != nil || o.Run == 0 || o.Name != "acme.Blur" {
 			t.Errorf("operator 1.0, %d-byte pointers: %+v, %v", ptr, o, err)
+		}
+	}
+}
+
+// TestOperatorFlags: an operator 1.2's flags are read, a bit this host
+// does not know is refused, and an operator 1.1, which ends before them,
+// has none whatever its memory holds after its end.
+func TestOperatorFlags(t *testing.T) {
+	for _, ptr := range []uint32{4, 8} {
+		l := layoutsFor(ptr)
+		for _, tc := range []struct {
+			minor, end, flags uint32
+			scratch           bool
+			err               string
+		}{
+			{2, l.operator.end[operatorFlags], OperatorScratch, true, ""},
+			{2, l.operator.end[operatorFlags], 0, false, ""},
+			{2, l.operator.end[operatorFlags], OperatorScratch | 4, false, "flags 0x5 has bits this host does not know (0x4)"},
+			{1, l.operator.end[operatorVariants], OperatorScratch | 4, false, ""},
+		} {
+			im := NewImage(ptr)
+			at := im.EncodeOperator("acme.Blur", schema.CPU, 1)
+			b := im.Place(0x1000)
+			le.PutUint32(b[at+20:], tc.minor)
+			le.PutUint32(b[at+28:], tc.end)
+			le.PutUint32(b[at+l.operator.off[operatorFlags]:], tc.flags)
+			o, err := DecodeOperator(Bytes{B: b, Base: 0x1000, Ptr: ptr}, 0x1000+uint64(at))
+			if tc.err != "" {
+				testutil.WantErr(t, err, errdefs.ErrABI, tc.err)
+				continue
+			}
+			if err != nil || o.Scratch() != tc.scratch {
+				t.Errorf("operator 1.%d with flags %#x, %d-byte pointers: scratch %v, %v; want %v", tc.minor, tc.flags, ptr, o.Scratch(), err, tc.scratch)
+			}
 		}
 	}
 }

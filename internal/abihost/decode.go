@@ -520,7 +520,15 @@ type Operator struct {
 	UserData                    uint64
 	Create, Setup, Run, Destroy uint64
 	Variants                    []Variant // nil if Run is the implementation
+	Flags                       uint32    // OperatorScratch; 0 before dynop_operator 1.2
 }
+
+// OperatorScratch is DYNOP_OPERATOR_SCRATCH: setup and run get a scratch
+// tensor after the outputs.
+const OperatorScratch = 1
+
+// Scratch reports whether the operator takes scratch from the host.
+func (o Operator) Scratch() bool { return o.Flags&OperatorScratch != 0 }
 
 // DecodeOperator reads the dynop_operator at addr that a plugin hands
 // register_operator and checks what the struct alone can get wrong:
@@ -553,6 +561,12 @@ func DecodeOperator(m Memory, addr uint64) (Operator, error) {
 	}
 	if o.Create == 0 || o.Setup == 0 {
 		return fail("create and setup must not be NULL")
+	}
+	if v.has(operatorFlags) {
+		o.Flags = v.u32(operatorFlags)
+		if unknown := o.Flags &^ OperatorScratch; unknown != 0 {
+			return fail("flags %#x has bits this host does not know (%#x): it would not do what the operator asks", o.Flags, unknown)
+		}
 	}
 	if n := v.u32(operatorVariantCount); n > 0 { // 0 also for an operator from before variants
 		vs, err := r.variants("variants", v.ptr(operatorVariants), n)

@@ -151,7 +151,7 @@ func (im *Image) pointers(ptrs []uint32) uint32 {
 // The layout versions the encoder writes: each struct's current one.
 var (
 	vInfo     = iface.V(1, 2, 0)
-	vOperator = iface.V(1, 1, 0)
+	vOperator = iface.V(1, 2, 0)
 	v10       = iface.V(1, 0, 0)
 )
 

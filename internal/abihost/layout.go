@@ -189,6 +189,7 @@ const (
 	operatorDestroy
 	operatorVariantCount // since 1.1
 	operatorVariants
+	operatorFlags // since 1.2
 )
 
 const (
@@ -231,7 +232,7 @@ func newLayouts(ptrSize uint32) *layouts {
 		input:    newLayout("dynop_op_input", ptrSize, fHeader, fPtr, fPtr, fPtr, fPtr, fU32),
 		output:   newLayout("dynop_op_output", ptrSize, fHeader, fPtr, fPtr, fPtr),
 		arg:      newLayout("dynop_op_arg", ptrSize, fHeader, fPtr, fPtr, fU32, fU32, fF64, fF64, fPtr, fPtr, fPtr),
-		operator: newLayout("dynop_operator", ptrSize, fHeader, fPtr, fPtr, fPtr, fPtr, fPtr, fPtr, fPtr, fU32, fPtr),
+		operator: newLayout("dynop_operator", ptrSize, fHeader, fPtr, fPtr, fPtr, fPtr, fPtr, fPtr, fPtr, fU32, fPtr, fU32),
 		variant:  newLayout("dynop_variant", ptrSize, fHeader, fPtr, fU64, fPtr),
 		passDesc: newLayout("dynop_pass_desc", ptrSize, fHeader, fPtr, fU32, fPtr, fU32, fPtr),
 		pass:     newLayout("dynop_pass", ptrSize, fHeader, fPtr, fPtr, fPtr),
@@ -269,7 +270,7 @@ func Offsets(ptrSize uint32) map[string]uint32 {
 		{l.input, []string{"header", "name", "doc", "dtypes", "layouts", "ndim"}},
 		{l.output, []string{"header", "name", "doc", "layout"}},
 		{l.arg, []string{"header", "name", "doc", "type", "flags", "min", "max", "default_value", "allowed", "deprecated"}},
-		{l.operator, []string{"header", "name", "device", "user_data", "create", "setup", "run", "destroy", "variant_count", "variants"}},
+		{l.operator, []string{"header", "name", "device", "user_data", "create", "setup", "run", "destroy", "variant_count", "variants", "flags"}},
 		{l.variant, []string{"header", "name", "features", "fn"}},
 		{l.passDesc, []string{"header", "name", "kind", "match", "priority", "doc"}},
 		{l.pass, []string{"header", "name", "user", "run"}},

@@ -170,6 +170,11 @@ func CallError(kind, pluginID, call string, rc abi.Result, msg string, sample in
 	return e
 }
 
+// MaxScratch is the most scratch memory, in bytes, that an operator's
+// setup may ask for one sample (DYNOP_OPERATOR_SCRATCH): more is taken
+// for a broken shape rather than a need.
+const MaxScratch = 1 << 40
+
 // SetupOutput is what a plugin's setup wrote for one output of one
 // sample: the dtype, the ndim, and the shape array to read ndim elements
 // of.

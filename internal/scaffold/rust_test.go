@@ -249,18 +249,21 @@ func compareDecls(h *abiDecls, b *rustBindings) (both *abiDecls, problems []stri
 // counterpart in dynop.rs (a function, or a macro if it ends in "!"), or
 // to "" if it has none: a struct literal does what it does.
 var rustHelpers = map[string]string{
-	"DYNOP_UID":               "uid",
-	"DYNOP_V":                 "version",
-	"DYNOP_HEADER":            "header",
-	"DYNOP_HAS_MEMBER":        "dynop_has_member!",
-	"DYNOP_VARIANT":           "variant",
-	"DYNOP_INTERFACE_DESC":    "interface_desc",
-	"DYNOP_GRAPH_NODE":        "graph_node",
-	"DYNOP_NEED":              "",
-	"DYNOP_OPERATOR":          "",
-	"DYNOP_OPERATOR_VARIANTS": "",
-	"DYNOP_PASS_DESC":         "",
-	"DYNOP_STATIC_ASSERT":     "", // const _: () = assert!(...)
+	"DYNOP_UID":                     "uid",
+	"DYNOP_V":                       "version",
+	"DYNOP_HEADER":                  "header",
+	"DYNOP_HAS_MEMBER":              "dynop_has_member!",
+	"DYNOP_VARIANT":                 "variant",
+	"DYNOP_INTERFACE_DESC":          "interface_desc",
+	"DYNOP_GRAPH_NODE":              "graph_node",
+	"DYNOP_NEED":                    "",
+	"DYNOP_OPERATOR":                "",
+	"DYNOP_OPERATOR_VARIANTS":       "",
+	"DYNOP_OPERATOR_FLAGS":          "",
+	"DYNOP_OPERATOR_VARIANTS_FLAGS": "",
+	"DYNOP_HOST_HAS_SCRATCH":        "host_has_scratch",
+	"DYNOP_PASS_DESC":               "",
+	"DYNOP_STATIC_ASSERT":           "", // const _: () = assert!(...)
 }
 
 // unboundMacros are the header's object-like macros that are not constants.

@@ -3,6 +3,7 @@ package native
 /*
 #include <stdlib.h>
 #include <string.h>
+#include <dynop/dynop.h>
 */
 import "C"
 
@@ -46,7 +47,8 @@ const (
 	guardByte = 0xA5
 )
 
-// guarded is an output's copy in C memory between its guards.
+// guarded is an output's copy in C memory between its guards, or a
+// sample's scratch (output -1, t nil).
 type guarded struct {
 	mem            unsafe.Pointer // guard, then n bytes of the output, then guard
 	n              int            // the output's bytes from its base: byte offset + span
@@ -99,7 +101,7 @@ func (g *guarded) violation() string {
 // runChecked is Run in the bounds-checking mode: the plugin's run writes
 // to guarded copies of the outputs, which are checked, then copied back.
 func (im *nativeImpl) runChecked(outputs, inputs []*tensor.Batch) (err error) {
-	samples, nin, nout := abisession.Samples(inputs), len(inputs), len(outputs)
+	samples, nin, nout := abisession.Samples(inputs), len(inputs), im.op.perSample()
 	// The layout below points at C copies made for this call only.
 	im.laidIn, im.laidOut = im.laidIn[:0], im.laidOut[:0]
 	ts, _, err := im.layAll(samples, inputs, outputs, nout)
@@ -112,36 +114,59 @@ func (im *nativeImpl) runChecked(outputs, inputs []*tensor.Batch) (err error) {
 			C.free(g.mem)
 		}
 	}()
+	guard := func(g *guarded) error {
+		// Aligned as the scratch must be (guardSize is a multiple of it),
+		// and as outputs are.
+		if C.posix_memalign(&g.mem, C.DYNOP_SCRATCH_ALIGN, C.size_t(g.n+2*guardSize)) != 0 {
+			g.mem = nil
+			return errors.New("native: out of C memory for a bounds-checked output")
+		}
+		copies = append(copies, g)
+		before, after := g.guards()
+		for k := range before {
+			before[k], after[k] = guardByte, guardByte
+		}
+		return nil
+	}
 	per := nin + nout
 	for i, b := range outputs {
 		for j, t := range b.Samples() {
 			g := &guarded{n: int(t.ByteOffset()) + len(t.Span()), t: t, sample: j, output: i}
-			if g.mem = C.malloc(C.size_t(g.n + 2*guardSize)); g.mem == nil {
-				return errors.New("native: out of C memory for a bounds-checked output")
-			}
-			copies = append(copies, g)
-			before, after := g.guards()
-			for k := range before {
-				before[k], after[k] = guardByte, guardByte
+			if err := guard(g); err != nil {
+				return err
 			}
 			copy(g.data(), g.goBytes())
 			im.ptrs[j*per+nin+i] = unsafe.Add(g.mem, guardSize)
+		}
+	}
+	if im.op.scratch { // one guarded scratch per sample, to name the sample that overran it
+		for j := range samples {
+			g := &guarded{n: int(im.scratchBytes[j]), sample: j, output: -1}
+			if err := guard(g); err != nil {
+				return err
+			}
+			im.ptrs[j*per+nin+nout-1] = unsafe.Add(g.mem, guardSize)
 		}
 	}
 	err = im.call("run", samples, nin, nout, ts)
 	var bad []error
 	for _, g := range copies {
 		if v := g.violation(); v != "" {
-			name := im.op.schema.Outputs[g.output].Name
-			bad = append(bad, fmt.Errorf("native: plugin %q: operator %q: run (sample %d): %w: output %d (%q, %s): %s",
-				im.op.sess.p.info.ID, im.op.schema.Name, g.sample, ErrBounds, g.output, name, g.t, v))
+			what := fmt.Sprintf("its scratch (%d bytes)", g.n)
+			if g.output >= 0 {
+				what = fmt.Sprintf("output %d (%q, %s)", g.output, im.op.schema.Outputs[g.output].Name, g.t)
+			}
+			bad = append(bad, fmt.Errorf("native: plugin %q: operator %q: run (sample %d): %w: %s: %s",
+				im.op.sess.p.info.ID, im.op.schema.Name, g.sample, ErrBounds, what, v))
 		}
 	}
 	if bad != nil {
 		return errors.Join(append(bad, err)...)
 	}
 	for _, g := range copies {
-		copy(g.goBytes(), g.data())
+		if g.output >= 0 {
+			copy(g.goBytes(), g.data())
+		}
 	}
 	return err
 }

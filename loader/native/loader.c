@@ -450,16 +450,19 @@ dynop_result dynop_loader_op_create(const dynop_loader_ident *who, const dynop_o
 /* dynop_loader_op_call runs setup (if setup is nonzero) or run (the
  * operator's run or the variant of it that the host chose) for
  * samples samples: inputs in[j*nin ...], outputs out[j*nout ...] for sample
- * j. If fill is nonzero the tensors' data pointers come from p0..p7, in
- * the order sample 0's inputs, then its outputs, then sample 1's, and are
- * cleared again before returning: Go passes the pointers to its memory as
+ * j, the last of which is the scratch tensor if scratch is 1 (the
+ * operator is told nout - scratch outputs). If fill is nonzero the
+ * tensors' data pointers come from p0..p7, in the order sample 0's
+ * inputs, then its outputs, then sample 1's, and are cleared again before
+ * returning: Go passes the pointers to its memory as
  * arguments, which C may use for the call, instead of pinning them. The
  * other pointers, all to C memory, come as integers: cgo checks every
  * pointer argument, and these need no check. */
 dynop_result dynop_loader_op_call(uintptr_t who_, int setup, uintptr_t op_, uintptr_t run_, uintptr_t instance,
                                   uint32_t samples, uintptr_t in_, uint32_t nin, uintptr_t out_, uint32_t nout,
-                                  int fill, void *p0, void *p1, void *p2, void *p3, void *p4, void *p5, void *p6,
-                                  void *p7, uint32_t first, uintptr_t failed_, uintptr_t err_, size_t errcap) {
+                                  uint32_t scratch, int fill, void *p0, void *p1, void *p2, void *p3, void *p4,
+                                  void *p5, void *p6, void *p7, uint32_t first, uintptr_t failed_, uintptr_t err_,
+                                  size_t errcap) {
     const dynop_operator *op = (const dynop_operator *)op_;
     dynop_op_run_function run = (dynop_op_run_function)run_;
     dynop_tensor *in = (dynop_tensor *)in_, *out = (dynop_tensor *)out_;
@@ -482,9 +485,9 @@ dynop_result dynop_loader_op_call(uintptr_t who_, int setup, uintptr_t op_, uint
         for (j = 0; j < samples && rc == DYNOP_OK; j++) {
             here_.sample = (int64_t)first + j;
             if (setup) {
-                rc = op->setup((void *)instance, in + (size_t)j * nin, nin, out + (size_t)j * nout, nout);
+                rc = op->setup((void *)instance, in + (size_t)j * nin, nin, out + (size_t)j * nout, nout - scratch);
             } else {
-                rc = run((void *)instance, out + (size_t)j * nout, nout, in + (size_t)j * nin, nin);
+                rc = run((void *)instance, out + (size_t)j * nout, nout - scratch, in + (size_t)j * nin, nin);
             }
         }
         LEAVE_PLUGIN();

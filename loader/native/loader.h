@@ -63,8 +63,9 @@ dynop_result dynop_loader_op_create(const dynop_loader_ident *who, const dynop_o
  * reports. */
 dynop_result dynop_loader_op_call(uintptr_t who_, int setup, uintptr_t op_, uintptr_t run_, uintptr_t instance,
                                   uint32_t samples, uintptr_t in_, uint32_t nin, uintptr_t out_, uint32_t nout,
-                                  int fill, void *p0, void *p1, void *p2, void *p3, void *p4, void *p5, void *p6,
-                                  void *p7, uint32_t first, uintptr_t failed_, uintptr_t err_, size_t errcap);
+                                  uint32_t scratch, int fill, void *p0, void *p1, void *p2, void *p3, void *p4,
+                                  void *p5, void *p6, void *p7, uint32_t first, uintptr_t failed_, uintptr_t err_,
+                                  size_t errcap);
 void dynop_loader_op_destroy(const dynop_loader_ident *who, const dynop_operator *op, void *instance);
 
 /* dynop_loader_pass_run fills in b's header and functions, with context

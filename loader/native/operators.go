@@ -20,6 +20,7 @@ import (
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/internal/abihost"
 	"github.com/dynop/dynop/internal/abisession"
+	"github.com/dynop/dynop/kernel"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
@@ -72,14 +73,14 @@ func (s *session) registerOperator(cop *C.dynop_operator) error {
 		return fail(dynop.ErrDuplicate, "registered already")
 	}
 	if o.Variants == nil {
-		reg.Backends[device] = (&nativeOp{sess: s, cop: cop, run: cPointer(o.Run), schema: sch}).create
+		reg.Backends[device] = (&nativeOp{sess: s, cop: cop, run: cPointer(o.Run), schema: sch, scratch: o.Scratch()}).create
 		return nil
 	}
 	if reg.Variants == nil {
 		reg.Variants = make(map[schema.Device][]op.Variant)
 	}
 	for _, v := range o.Variants {
-		f := (&nativeOp{sess: s, cop: cop, run: cPointer(v.Fn), schema: sch}).create
+		f := (&nativeOp{sess: s, cop: cop, run: cPointer(v.Fn), schema: sch, scratch: o.Scratch()}).create
 		reg.Variants[device] = append(reg.Variants[device], op.Variant{Name: v.Name, Needs: dispatch.Features(v.Needs), Factory: f})
 	}
 	reg.Backends[device] = reg.Variants[device][len(o.Variants)-1].Factory
@@ -100,10 +101,20 @@ func (s *session) publishOperators() error {
 // nativeOp is one operator backend of a started native plugin, or one
 // variant of it.
 type nativeOp struct {
-	sess   *session
-	cop    *C.dynop_operator
-	run    unsafe.Pointer // cop.run, or the variant's
-	schema *schema.Op
+	sess    *session
+	cop     *C.dynop_operator
+	run     unsafe.Pointer // cop.run, or the variant's
+	schema  *schema.Op
+	scratch bool // DYNOP_OPERATOR_SCRATCH: a scratch tensor follows the outputs
+}
+
+// perSample returns the tensors that follow a sample's inputs: its
+// outputs, then its scratch if the operator takes some.
+func (o *nativeOp) perSample() int {
+	if o.scratch {
+		return len(o.schema.Outputs) + 1
+	}
+	return len(o.schema.Outputs)
 }
 
 // create is the backend's op.Factory: it calls the plugin's create with
@@ -273,6 +284,13 @@ type nativeImpl struct {
 	// The batches mem describes (after a Run), which the next Run with
 	// the same batches need not describe again: batches are immutable.
 	laidIn, laidOut []*tensor.Batch
+
+	// For an operator that takes scratch: the bytes the last setup asked
+	// for, per sample, and their maximum; own is the scratchpad of a Run
+	// called without one (RunScratch is how op.Instance calls it).
+	scratchBytes []int64
+	scratchMax   int64
+	own          *kernel.Scratchpad
 }
 
 const (
@@ -323,12 +341,12 @@ func describe(ct *C.dynop_tensor, dims []C.int64_t, t *tensor.Tensor) error {
 }
 
 // lay describes each sample of batches into ts: sample j's tensor of batch
-// i is ts[base+j*len(batches)+i], and its data pointer goes to
-// im.ptrs[j*per+first+i], where per is the number of inputs and outputs.
-func (im *nativeImpl) lay(ts []C.dynop_tensor, dims []C.int64_t, base, first, per int, batches []*tensor.Batch) error {
+// i is ts[base+j*stride+i], and its data pointer goes to
+// im.ptrs[j*per+first+i], where per is the number of tensors per sample.
+func (im *nativeImpl) lay(ts []C.dynop_tensor, dims []C.int64_t, base, first, per, stride int, batches []*tensor.Batch) error {
 	for i, b := range batches {
 		for j, t := range b.Samples() {
-			k := base + j*len(batches) + i
+			k := base + j*stride + i
 			if err := describe(&ts[k], dims[k*2*maxNDim:(k+1)*2*maxNDim], t); err != nil {
 				return err
 			}
@@ -338,7 +356,11 @@ func (im *nativeImpl) lay(ts []C.dynop_tensor, dims []C.int64_t, base, first, pe
 	return nil
 }
 
-// layAll describes inputs and outputs (nil in setup) for samples samples.
+// layAll describes inputs and outputs (nil in setup) for samples samples,
+// with nout tensors after each sample's inputs (its outputs, then its
+// scratch if the operator takes some). In setup the scratch is an empty
+// uint8 vector whose length setup writes; in run it is described as
+// scratchBytes says, its data pointer left to the caller.
 func (im *nativeImpl) layAll(samples int, inputs, outputs []*tensor.Batch, nout int) ([]C.dynop_tensor, []C.int64_t, error) {
 	nin := len(inputs)
 	per := nin + nout
@@ -348,16 +370,45 @@ func (im *nativeImpl) layAll(samples int, inputs, outputs []*tensor.Batch, nout 
 	}
 	im.ptrs = slices.Grow(im.ptrs[:0], samples*per)[:samples*per]
 	clear(im.ptrs)
-	if err := im.lay(ts, dims, 0, 0, per, inputs); err != nil {
+	if err := im.lay(ts, dims, 0, 0, per, nin, inputs); err != nil {
 		return nil, nil, err
 	}
 	if outputs == nil { // setup: outputs get shape arrays to fill in
 		for k := samples * nin; k < len(ts); k++ {
 			ts[k] = C.dynop_tensor{shape: &dims[k*2*maxNDim], device: C.dynop_device{device_type: C.DYNOP_DEVICE_CPU}}
 		}
+	} else if err := im.lay(ts, dims, samples*nin, nin, per, nout, outputs); err != nil {
+		return nil, nil, err
+	}
+	if !im.op.scratch {
 		return ts, dims, nil
 	}
-	return ts, dims, im.lay(ts, dims, samples*nin, nin, per, outputs)
+	for j := range samples {
+		k := samples*nin + j*nout + nout - 1
+		shape, strides := dims[k*2*maxNDim:], dims[k*2*maxNDim+maxNDim:]
+		shape[0], strides[0] = 0, 1
+		if outputs != nil {
+			shape[0] = C.int64_t(im.scratchBytes[j])
+		}
+		ts[k] = C.dynop_tensor{
+			device: C.dynop_device{device_type: C.DYNOP_DEVICE_CPU},
+			ndim:   1,
+			dtype:  C.dynop_dtype{code: C.uint8_t(tensor.Uint8.Code), bits: 8, lanes: 1},
+			shape:  &shape[0],
+		}
+		if outputs != nil {
+			ts[k].strides = &strides[0]
+		}
+	}
+	return ts, dims, nil
+}
+
+// setScratch points every sample's scratch tensor at p (nil for none),
+// in the layout layAll made with nout tensors after the inputs.
+func (im *nativeImpl) setScratch(samples, nin, nout int, p unsafe.Pointer) {
+	for j := range samples {
+		im.ptrs[j*(nin+nout)+nin+nout-1] = p
+	}
 }
 
 // call runs the plugin's setup or run over samples samples laid out in ts,
@@ -391,9 +442,12 @@ func (im *nativeImpl) call(step string, samples, nin, nout int, ts []C.dynop_ten
 	case per > 0:
 		chunk = argPointers / per
 	}
-	setup := C.int(0)
+	setup, scratch := C.int(0), C.uint32_t(0)
 	if step == "setup" {
 		setup = 1
+	}
+	if im.op.scratch {
+		scratch = 1
 	}
 	for s := 0; s < samples || s == 0; s += chunk {
 		n := min(chunk, samples-s)
@@ -408,7 +462,7 @@ func (im *nativeImpl) call(step string, samples, nin, nout int, ts []C.dynop_ten
 		if n*nout > 0 {
 			out = cAddr(unsafe.Pointer(&ts[samples*nin+s*nout]))
 		}
-		rc := C.dynop_loader_op_call(cAddr(unsafe.Pointer(im.op.sess.who)), setup, cAddr(unsafe.Pointer(im.op.cop)), cAddr(im.op.run), cAddr(im.inst), C.uint32_t(n), in, C.uint32_t(nin), out, C.uint32_t(nout), fill,
+		rc := C.dynop_loader_op_call(cAddr(unsafe.Pointer(im.op.sess.who)), setup, cAddr(unsafe.Pointer(im.op.cop)), cAddr(im.op.run), cAddr(im.inst), C.uint32_t(n), in, C.uint32_t(nin), out, C.uint32_t(nout), scratch, fill,
 			p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], C.uint32_t(s), cAddr(unsafe.Pointer(im.failed)), cAddr(unsafe.Pointer(im.buf)), errBufSize)
 		if rc != C.DYNOP_OK {
 			return im.op.fail(step, rc, C.GoString(im.buf), s+int(*im.failed))
@@ -441,14 +495,28 @@ func (im *nativeImpl) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
 		return nil, err
 	}
 	defer im.leave()
-	samples, nin, nout := abisession.Samples(inputs), len(inputs), len(im.op.schema.Outputs)
+	samples, nin, nout := abisession.Samples(inputs), len(inputs), im.op.perSample()
 	im.laidIn, im.laidOut = im.laidIn[:0], im.laidOut[:0]
+	im.scratchBytes, im.scratchMax = im.scratchBytes[:0], 0
 	ts, dims, err := im.layAll(samples, inputs, nil, nout)
 	if err != nil {
 		return nil, err
 	}
 	if err := im.call("setup", samples, nin, nout, ts); err != nil {
 		return nil, err
+	}
+	if im.op.scratch {
+		for j := range samples {
+			k := samples*nin + j*nout + nout - 1
+			n := int64(dims[k*2*maxNDim])
+			if n < 0 || n > abisession.MaxScratch {
+				im.scratchBytes = im.scratchBytes[:0]
+				return nil, fmt.Errorf("native: plugin %q: operator %q: setup (sample %d): %w: it asked for %d bytes of scratch; the most is %d",
+					im.op.sess.p.info.ID, im.op.schema.Name, j, ErrABI, n, int64(abisession.MaxScratch))
+			}
+			im.scratchBytes = append(im.scratchBytes, n)
+			im.scratchMax = max(im.scratchMax, n)
+		}
 	}
 	descs, err := abisession.OutputDescs(im.op.schema, samples, func(j, i int) abisession.SetupOutput {
 		k := samples*nin + j*nout + i
@@ -465,8 +533,48 @@ func (im *nativeImpl) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
 	return descs, nil
 }
 
-// Run implements op.Impl: the plugin's run per sample.
+// Run implements op.Impl: the plugin's run per sample. An operator that
+// takes scratch gets it from a scratchpad of the instance's own.
 func (im *nativeImpl) Run(ctx context.Context, outputs, inputs []*tensor.Batch) error {
+	if !im.op.scratch {
+		return im.run(outputs, inputs, nil)
+	}
+	if im.own == nil {
+		im.own = kernel.NewScratchpad()
+	}
+	if err := im.own.Reserve(im.Scratch()); err != nil {
+		return err
+	}
+	return im.RunScratch(ctx, im.own, outputs, inputs)
+}
+
+// Scratch implements op.ScratchImpl: the most host memory the last setup
+// asked for in one sample (all samples of a call share it).
+func (im *nativeImpl) Scratch() (req [kernel.NumMemKinds]int64) {
+	req[kernel.HostMemory] = im.scratchMax
+	return req
+}
+
+// RunScratch implements op.ScratchImpl: Run, every sample's scratch
+// tensor pointing at the same memory from scratch, which C uses during
+// the call only.
+func (im *nativeImpl) RunScratch(ctx context.Context, scratch *kernel.Scratchpad, outputs, inputs []*tensor.Batch) error {
+	if !im.op.scratch {
+		return im.run(outputs, inputs, nil)
+	}
+	if len(im.scratchBytes) != abisession.Samples(inputs) {
+		return fmt.Errorf("native: plugin %q: operator %q: run: %w: setup has not succeeded for these inputs", im.op.sess.p.info.ID, im.op.schema.Name, op.ErrInput)
+	}
+	b, err := scratch.Alloc(kernel.HostMemory, int(im.scratchMax), C.DYNOP_SCRATCH_ALIGN)
+	if err != nil {
+		return fmt.Errorf("native: plugin %q: operator %q: run: %w", im.op.sess.p.info.ID, im.op.schema.Name, err)
+	}
+	return im.run(outputs, inputs, unsafe.Pointer(unsafe.SliceData(b)))
+}
+
+// run runs the plugin's run per sample, with scratch (nil for none) as
+// every sample's scratch.
+func (im *nativeImpl) run(outputs, inputs []*tensor.Batch, scratch unsafe.Pointer) error {
 	if err := im.enter("run"); err != nil {
 		return err
 	}
@@ -474,7 +582,7 @@ func (im *nativeImpl) Run(ctx context.Context, outputs, inputs []*tensor.Batch) 
 	if im.checked {
 		return im.runChecked(outputs, inputs)
 	}
-	samples, nin, nout := abisession.Samples(inputs), len(inputs), len(outputs)
+	samples, nin, nout := abisession.Samples(inputs), len(inputs), im.op.perSample()
 	ts := unsafe.Slice((*C.dynop_tensor)(im.mem), samples*(nin+nout))
 	if !slices.Equal(inputs, im.laidIn) || !slices.Equal(outputs, im.laidOut) || len(im.laidIn)+len(im.laidOut) == 0 {
 		var err error
@@ -483,6 +591,9 @@ func (im *nativeImpl) Run(ctx context.Context, outputs, inputs []*tensor.Batch) 
 			return err
 		}
 		im.laidIn, im.laidOut = append(im.laidIn[:0], inputs...), append(im.laidOut[:0], outputs...)
+	}
+	if im.op.scratch {
+		im.setScratch(samples, nin, nout, scratch)
 	}
 	return im.call("run", samples, nin, nout, ts)
 }

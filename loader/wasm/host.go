@@ -111,6 +111,7 @@ type register struct {
 type registered struct {
 	name, variant string
 	handle        uint32
+	scratch       bool // DYNOP_OPERATOR_SCRATCH
 }
 
 func hostRegisterOperator(in *instance, stack []uint64) {
@@ -122,8 +123,10 @@ func hostRegisterOperator(in *instance, stack []uint64) {
 		in.done(stack, err)
 		return
 	}
-	r := registered{name: o.Name, handle: uint32(o.Addr)}
+	r := registered{name: o.Name, handle: uint32(o.Addr), scratch: o.Scratch()}
 	switch {
+	case r.scratch && in.abiMinor < abiScratchMinor:
+		err = fmt.Errorf("%w: register_operator %q asks for scratch, but the module's dynop_wasm.c (ABI %d.%d) does not pass it: rebuild the module with this dynop's abi/wasm/dynop_wasm.c", ErrABI, o.Name, abiMajor, in.abiMinor)
 	case o.Device != schema.CPU:
 		err = fmt.Errorf("%w: register_operator %q: device %q: WebAssembly plugins run on the cpu only", errdefs.ErrUnsupported, o.Name, o.Device)
 	case o.Variants != nil:

@@ -71,6 +71,11 @@ func i32s(n int) []api.ValueType {
 // abiMajor is the major version of dynop_wasm.h this host implements.
 const abiMajor = 2
 
+// abiScratchMinor is the minor version of dynop_wasm.h from which a
+// module's setup and run exports pass the scratch tensor of an operator
+// with DYNOP_OPERATOR_SCRATCH.
+const abiScratchMinor = 1
+
 const (
 	pageSize           = 64 << 10
 	defaultMemoryLimit = 512 << 20
@@ -350,12 +355,13 @@ type instance struct {
 	// The stack of a call: params in, results out.
 	stack [8]uint64
 
-	lmem    *limitedMemory // its memory's buffer
-	dead    error          // why the instance was discarded, if it was
-	reg     *register      // while register runs in it
-	message string         // the set_error of the running call
-	lastErr error          // why the last failed host call failed
-	stderr  *logWriter     // the module's stdout and stderr, when granted
+	lmem     *limitedMemory // its memory's buffer
+	abiMinor uint16         // of the module's dynop_wasm.h
+	dead     error          // why the instance was discarded, if it was
+	reg      *register      // while register runs in it
+	message  string         // the set_error of the running call
+	lastErr  error          // why the last failed host call failed
+	stderr   *logWriter     // the module's stdout and stderr, when granted
 }
 
 // limitedMemory is a module instance's linear memory, bounded by the
@@ -435,6 +441,8 @@ func (e *engine) newInstance(ctx context.Context) (*instance, error) {
 	if v := uint32(in.stack[0]); v>>16 != abiMajor {
 		in.discard(nil)
 		return nil, fmt.Errorf("wasm: %s: %w: %s returned version %d.%d; this host implements %d.x: rebuild the module with this dynop's abi/wasm/dynop_wasm.c (C) or loader/wasm/guest (Go)", e.name, ErrABI, exports[exABIVersion].name, v>>16, v&0xffff, abiMajor)
+	} else {
+		in.abiMinor = uint16(v)
 	}
 	return in, nil
 }

@@ -75,6 +75,15 @@ type wasmOp struct {
 	schema *schema.Op
 }
 
+// perSample returns the tensors that follow a sample's inputs: its
+// outputs, then its scratch if the operator takes some.
+func (o *wasmOp) perSample() int {
+	if o.scratch {
+		return len(o.schema.Outputs) + 1
+	}
+	return len(o.schema.Outputs)
+}
+
 // create is the backend's op.Factory: it takes a module instance from the
 // pool and calls the module's create in it.
 func (o *wasmOp) create(vals *schema.Values) (op.Impl, error) {
@@ -102,6 +111,13 @@ type wasmImpl struct {
 	arena, arenaSize uint32
 	meta             []byte     // the call's structs, written in one piece
 	lay              callLayout // the last call's, reused
+
+	// For an operator that takes scratch: the bytes the last setup asked
+	// for, per sample, and their maximum. The scratch lies in the arena,
+	// after the outputs: guest memory the instance keeps, shared by the
+	// samples of a call and reused from call to call.
+	scratchBytes []int64
+	scratchMax   int64
 }
 
 // where names the call for errors.
@@ -304,8 +320,9 @@ func (im *wasmImpl) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
 }
 
 func (im *wasmImpl) setup(ctx context.Context, inputs []*tensor.Batch) ([]op.OutputDesc, error) {
-	samples, nin, nout := abisession.Samples(inputs), len(inputs), len(im.op.schema.Outputs)
-	lay, err := im.layout(ctx, samples, inputs, nil, nout)
+	samples, nin, nout := abisession.Samples(inputs), len(inputs), im.op.perSample()
+	im.scratchBytes, im.scratchMax = im.scratchBytes[:0], 0
+	lay, err := im.layout(ctx, samples, inputs, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -314,6 +331,18 @@ func (im *wasmImpl) setup(ctx context.Context, inputs []*tensor.Batch) ([]op.Out
 	}
 	in := im.in
 	meta := in.read("setup outputs", im.arena, lay.metaSize)
+	if im.op.scratch {
+		for j := range samples {
+			k := samples*nin + j*nout + nout - 1
+			n := int64(le.Uint64(meta[lay.dims+k*dimsSize:]))
+			if n < 0 || n > math.MaxUint32 {
+				im.scratchBytes = im.scratchBytes[:0]
+				return nil, fmt.Errorf("%s (sample %d): %w: it asked for %d bytes of scratch; a module has at most %d", im.where("setup"), j, ErrABI, n, int64(math.MaxUint32))
+			}
+			im.scratchBytes = append(im.scratchBytes, n)
+			im.scratchMax = max(im.scratchMax, n)
+		}
+	}
 	descs, err := abisession.OutputDescs(im.op.schema, samples, func(j, i int) abisession.SetupOutput {
 		k := samples*nin + j*nout + i
 		t := meta[k*tensorSize:]
@@ -339,7 +368,10 @@ func (im *wasmImpl) Run(ctx context.Context, outputs, inputs []*tensor.Batch) er
 	}
 	defer im.op.s.leave()
 	samples := abisession.Samples(inputs)
-	lay, err := im.layout(ctx, samples, inputs, outputs, len(outputs))
+	if im.op.scratch && len(im.scratchBytes) != samples {
+		return fmt.Errorf("%s: %w: setup has not succeeded for these inputs", im.where("run"), op.ErrInput)
+	}
+	lay, err := im.layout(ctx, samples, inputs, outputs)
 	if err != nil {
 		return err
 	}
@@ -367,7 +399,7 @@ func (im *wasmImpl) Run(ctx context.Context, outputs, inputs []*tensor.Batch) er
 
 // callLayout is where a call's tensors lie in the arena.
 type callLayout struct {
-	samples, nin, nout int
+	samples, nin, nout int    // nout: the tensors after each sample's inputs, scratch included
 	dims               int    // offset of the shape and stride arrays in the arena
 	failed             int    // offset of the failed-sample index
 	metaSize           uint32 // bytes of structs, arrays and index
@@ -377,13 +409,16 @@ type callLayout struct {
 }
 
 // layout writes the tensors of a call (outputs nil: setup) into the
-// arena, growing it if need be.
-func (im *wasmImpl) layout(ctx context.Context, samples int, inputs, outputs []*tensor.Batch, nout int) (*callLayout, error) {
+// arena, growing it if need be. The scratch of an operator that takes
+// some follows each sample's outputs: in setup an empty uint8 vector
+// whose length setup writes, in run the arena's scratch, after the
+// outputs' data.
+func (im *wasmImpl) layout(ctx context.Context, samples int, inputs, outputs []*tensor.Batch) (*callLayout, error) {
 	step := "run"
 	if outputs == nil {
 		step = "setup"
 	}
-	nin := len(inputs)
+	nin, nout := len(inputs), im.op.perSample()
 	nt := samples * (nin + nout)
 	lay := &im.lay
 	*lay = callLayout{samples: samples, nin: nin, nout: nout, dims: nt * tensorSize, outs: lay.outs[:0], outOffs: lay.outOffs[:0], spans: lay.spans[:0]}
@@ -405,6 +440,10 @@ func (im *wasmImpl) layout(ctx context.Context, samples int, inputs, outputs []*
 			lay.spans = append(lay.spans, span)
 			size = alignUp(size+len(span)+guardSize, dataAlign)
 		}
+	}
+	scratchAt := size
+	if outputs != nil && im.op.scratch {
+		size = alignUp(size+int(im.scratchMax), dataAlign)
 	}
 	if size > math.MaxUint32-dataAlign {
 		return nil, fmt.Errorf("%s: %w: the call needs %d bytes of module memory, more than wasm32 addresses", im.where(step), ErrMemoryLimit, size)
@@ -483,6 +522,23 @@ func (im *wasmImpl) layout(ctx context.Context, samples int, inputs, outputs []*
 			}
 		}
 	}
+	if im.op.scratch {
+		for j := range samples {
+			k := samples*nin + j*nout + nout - 1
+			s, dims := m[k*tensorSize:], lay.dims+k*dimsSize
+			le.PutUint32(s[0:], 0)
+			if outputs != nil {
+				le.PutUint32(s[0:], base+uint32(scratchAt))
+				le.PutUint64(m[dims:], uint64(im.scratchBytes[j]))
+				le.PutUint64(m[dims+maxNDim*8:], 1)
+				le.PutUint32(s[24:], base+uint32(dims+maxNDim*8))
+			}
+			le.PutUint32(s[4:], 1) // DYNOP_DEVICE_CPU
+			le.PutUint32(s[12:], 1)
+			dtypeBytes(s[16:16], tensor.Uint8)
+			le.PutUint32(s[20:], base+uint32(dims))
+		}
+	}
 	if !mem.Write(base, m[:lay.metaSize]) {
 		return nil, fmt.Errorf("%s: %w: arena outside the module's memory", im.where(step), ErrABI)
 	}
@@ -513,12 +569,16 @@ func (im *wasmImpl) call(ctx context.Context, step string, x int, lay *callLayou
 	if lay.nin > 0 {
 		inputs = uint64(base)
 	}
+	nout := lay.nout // what the module's operator is told: its schema's outputs
+	if im.op.scratch {
+		nout--
+	}
 	if lay.nout > 0 {
 		outputs = uint64(base) + uint64(lay.samples*lay.nin*tensorSize)
 	}
 	failed := uint64(base) + uint64(lay.failed)
 	in.mem.WriteUint32Le(uint32(failed), ^uint32(0)) // no sample, unless the module says
-	if err := in.call(ctx, x, uint64(im.op.handle), uint64(im.handle), uint64(lay.samples), inputs, uint64(lay.nin), outputs, uint64(lay.nout), failed); err != nil {
+	if err := in.call(ctx, x, uint64(im.op.handle), uint64(im.handle), uint64(lay.samples), inputs, uint64(lay.nin), outputs, uint64(nout), failed); err != nil {
 		return fmt.Errorf("%s: %w", im.where(step), err)
 	}
 	if rc := in.result(); rc != 0 {

@@ -57,6 +57,25 @@ func randomImages[T uint8 | float32](t *testing.T, rng *rand.Rand, shapes [][]in
 	return b
 }
 
+// cropEach returns a batch of views of b's samples (strided, unless a
+// view keeps whole rows), each cropped where window says for its shape.
+func cropEach(t *testing.T, b *tensor.Batch, window func(shape []int64) (start, size []int64)) *tensor.Batch {
+	t.Helper()
+	var out []*tensor.Tensor
+	for _, s := range b.Samples() {
+		c, err := s.Crop(window(s.Shape()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, c)
+	}
+	nb, err := tensor.NewBatch(out...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nb
+}
+
 // TestNativeAndGoGrayscaleAgree runs the C operator imgproc.Grayscale and
 // the Go operator image.Grayscale on the same batches, compact and
 // cropped (strided), uint8 and float32, and wants identical bytes.
@@ -79,19 +98,9 @@ func TestNativeAndGoGrayscaleAgree(t *testing.T) {
 	u8 := randomImages(t, rng, shapes, func() uint8 { return uint8(rng.IntN(256)) })
 	f32 := randomImages(t, rng, shapes, func() float32 { return rng.Float32() * 255 })
 	cropped := func(b *tensor.Batch) *tensor.Batch {
-		var out []*tensor.Tensor
-		for _, s := range b.Samples() {
-			c, err := s.Crop([]int64{0, 0, 0}, []int64{s.Shape()[0], (s.Shape()[1] + 1) / 2, 3})
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, c)
-		}
-		nb, err := tensor.NewBatch(out...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return nb
+		return cropEach(t, b, func(s []int64) (start, size []int64) {
+			return []int64{0, 0, 0}, []int64{s[0], (s[1] + 1) / 2, 3}
+		})
 	}
 	for _, c := range []struct {
 		name  string

@@ -411,7 +411,7 @@ enum {
 #define DYNOP_OPERATOR_TYPE                                                   \
     DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x0A)
 #define DYNOP_OPERATOR_VERSION_MAJOR 1
-#define DYNOP_OPERATOR_VERSION DYNOP_V(DYNOP_OPERATOR_VERSION_MAJOR, 1, 0)
+#define DYNOP_OPERATOR_VERSION DYNOP_V(DYNOP_OPERATOR_VERSION_MAJOR, 2, 0)
 #define DYNOP_OPERATOR_HEADER                                                 \
     DYNOP_HEADER(DYNOP_OPERATOR_TYPE, DYNOP_OPERATOR_VERSION, dynop_operator)
 
@@ -504,7 +504,22 @@ typedef struct dynop_arg {
  *   destroy  frees an instance; may be NULL.
  *
  * A function that fails returns an error code, and may say why first with
- * dynop_host.set_error, from the same thread. */
+ * dynop_host.set_error, from the same thread.
+ *
+ * Scratch (since 1.2). An operator that needs temporary memory for run
+ * sets DYNOP_OPERATOR_SCRATCH in flags and takes it from the host instead
+ * of allocating it: setup and run then get one tensor more after the
+ * outputs, outputs[output_count] (output_count still counts the schema's
+ * outputs only), the sample's scratch. setup finds it as a uint8 vector
+ * with ndim 1 and shape[0] 0, and writes into shape[0] the bytes run will
+ * need for the sample. run finds it with data pointing at that many bytes,
+ * aligned to DYNOP_SCRATCH_ALIGN, uninitialized, shape[0] as setup wrote
+ * it and strides[0] 1. The memory is the host's, valid for the call only:
+ * a worker's arena that every operator it runs shares, reserved once for
+ * the largest request and reused from batch to batch, so a steady-state
+ * run allocates nothing. Hosts honour the flag from dynop_host 1.4 on: a
+ * plugin that sets it checks DYNOP_HOST_HAS_SCRATCH(host) in register and
+ * fails there on an older host, which would not pass the extra tensor. */
 typedef dynop_result (*dynop_op_run_function)(void *instance, const dynop_tensor *outputs,
                                               uint32_t output_count, const dynop_tensor *inputs,
                                               uint32_t input_count);
@@ -528,19 +543,36 @@ typedef struct dynop_operator {
                                     * setup and destroy are shared by all of them, and
                                     * every variant must compute what the reference does
                                     * (DYNOP_VERIFY_VARIANTS=1 checks) */
+    /* Since 1.2: */
+    uint32_t flags; /* DYNOP_OPERATOR_* flags; a host refuses bits it does not know */
 } dynop_operator;
+
+/* dynop_operator.flags: setup and run get a scratch tensor (see above). */
+#define DYNOP_OPERATOR_SCRATCH UINT32_C(1)
+
+/* The alignment of scratch memory, in bytes. */
+#define DYNOP_SCRATCH_ALIGN 64
 
 /* DYNOP_OPERATOR(name, device, user_data, create, setup, run, destroy)
  * initializes a dynop_operator with a single run. */
 #define DYNOP_OPERATOR(name, device, user_data, create, setup, run, destroy)  \
-    { DYNOP_OPERATOR_HEADER, name, device, user_data, create, setup, run, destroy, 0, NULL }
+    DYNOP_OPERATOR_FLAGS(name, device, user_data, create, setup, run, destroy, 0)
+
+/* DYNOP_OPERATOR_FLAGS is DYNOP_OPERATOR with flags (DYNOP_OPERATOR_*). */
+#define DYNOP_OPERATOR_FLAGS(name, device, user_data, create, setup, run, destroy, flags) \
+    { DYNOP_OPERATOR_HEADER, name, device, user_data, create, setup, run, destroy, 0, NULL, flags }
 
 /* DYNOP_OPERATOR_VARIANTS(name, device, user_data, create, setup, destroy,
  * variants) initializes a dynop_operator whose run comes in variants:
  * variants is a static array of dynop_variant, best first. */
 #define DYNOP_OPERATOR_VARIANTS(name, device, user_data, create, setup, destroy, variants) \
-    { DYNOP_OPERATOR_HEADER, name, device, user_data, create, setup, NULL, destroy,             \
-      (uint32_t)(sizeof(variants) / sizeof((variants)[0])), variants }
+    DYNOP_OPERATOR_VARIANTS_FLAGS(name, device, user_data, create, setup, destroy, variants, 0)
+
+/* DYNOP_OPERATOR_VARIANTS_FLAGS is DYNOP_OPERATOR_VARIANTS with flags
+ * (DYNOP_OPERATOR_*). */
+#define DYNOP_OPERATOR_VARIANTS_FLAGS(name, device, user_data, create, setup, destroy, variants, flags) \
+    { DYNOP_OPERATOR_HEADER, name, device, user_data, create, setup, NULL, destroy,                         \
+      (uint32_t)(sizeof(variants) / sizeof((variants)[0])), variants, flags }
 
 /* ------------------------------------------------------------------------
  * Graph passes
@@ -745,7 +777,7 @@ typedef struct dynop_pass {
 #define DYNOP_HOST_TYPE                                                       \
     DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x05)
 #define DYNOP_HOST_VERSION_MAJOR 1
-#define DYNOP_HOST_VERSION DYNOP_V(DYNOP_HOST_VERSION_MAJOR, 3, 0)
+#define DYNOP_HOST_VERSION DYNOP_V(DYNOP_HOST_VERSION_MAJOR, 4, 0)
 #define DYNOP_HOST_HEADER                                                     \
     DYNOP_HEADER(DYNOP_HOST_TYPE, DYNOP_HOST_VERSION, dynop_host)
 
@@ -912,7 +944,15 @@ struct dynop_host {
      * is malformed. */
     int32_t (*select_variant)(const dynop_host *host, const char *name, const dynop_variant *variants,
                               uint32_t count);
+
+    /* Since 1.4: no new function; the host honours dynop_operator.flags
+     * (DYNOP_OPERATOR_SCRATCH). */
 };
+
+/* DYNOP_HOST_HAS_SCRATCH(host) is nonzero if host passes scratch to
+ * operators that set DYNOP_OPERATOR_SCRATCH (dynop_host 1.4 and later). */
+#define DYNOP_HOST_HAS_SCRATCH(host)                                          \
+    ((host)->header.version.major == DYNOP_HOST_VERSION_MAJOR && (host)->header.version.minor >= 4)
 
 /* ------------------------------------------------------------------------
  * Entry points

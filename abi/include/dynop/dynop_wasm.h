@@ -58,7 +58,11 @@
  * failing sample's index in *failed (which they leave alone otherwise:
  * the host sets it to 0xFFFFFFFF first). During setup, each output's
  * shape points to DYNOP_MAX_NDIM int64_t the host provides, data and
- * strides are 0, and dtype and ndim are zero. create stores the
+ * strides are 0, and dtype and ndim are zero. For an operator with
+ * DYNOP_OPERATOR_SCRATCH (since 2.1) each sample has output_count + 1
+ * output tensors: its outputs, then its scratch, which the host lays
+ * out as dynop.h says (output_count still counts the outputs only).
+ * create stores the
  * operator instance's handle in *instance (0 if create fails). The
  * dynop_arg array is the host's, valid during create: names and string
  * values are NUL-terminated; int64 and double values are 8-aligned.
@@ -151,7 +155,7 @@
 
 /* The version of this ABI: major << 16 | minor. */
 #define DYNOP_WASM_ABI_MAJOR 2
-#define DYNOP_WASM_ABI_MINOR 0
+#define DYNOP_WASM_ABI_MINOR 1 /* 1: scratch tensors (DYNOP_OPERATOR_SCRATCH) */
 #define DYNOP_WASM_ABI_VERSION ((DYNOP_WASM_ABI_MAJOR << 16) | DYNOP_WASM_ABI_MINOR)
 
 #if defined(__wasm32__)

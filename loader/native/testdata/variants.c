@@ -94,7 +94,7 @@ static const dynop_variant variants[] = {
 };
 
 #ifdef RUN_TOO
-static const dynop_operator add_op = {DYNOP_OPERATOR_HEADER, "test.AddOne", "cpu", NULL, create, setup, run_scalar, NULL, 3, variants};
+static const dynop_operator add_op = {DYNOP_OPERATOR_HEADER, "test.AddOne", "cpu", NULL, create, setup, run_scalar, NULL, 3, variants, 0};
 #else
 static const dynop_operator add_op = DYNOP_OPERATOR_VARIANTS("test.AddOne", "cpu", NULL, create, setup, NULL, variants);
 #endif

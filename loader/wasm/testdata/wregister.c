@@ -64,12 +64,12 @@ static const dynop_variant variants[] __attribute__((unused)) = {
 #if defined(WREGISTER_AVX)
 static const dynop_operator the_op = {
     DYNOP_HEADER(DYNOP_OPERATOR_TYPE, DYNOP_OPERATOR_VERSION, dynop_operator),
-    "wregister.Op", DEVICE, NULL, op_create, op_setup, NULL, op_destroy, 1, variants,
+    "wregister.Op", DEVICE, NULL, op_create, op_setup, NULL, op_destroy, 1, variants, 0,
 };
 #else
 static const dynop_operator the_op = {
     DYNOP_HEADER(DYNOP_OPERATOR_TYPE, DYNOP_OPERATOR_VERSION, dynop_operator),
-    "wregister.Op", DEVICE, NULL, op_create, op_setup, op_run, op_destroy, 0, NULL,
+    "wregister.Op", DEVICE, NULL, op_create, op_setup, op_run, op_destroy, 0, NULL, 0,
 };
 #endif
 

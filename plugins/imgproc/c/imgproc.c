@@ -177,33 +177,36 @@ static view view_of(const dynop_tensor *t) {
  * w*c consecutive elements. */
 static int rows_contig(const view *v) { return (v->w <= 1 || v->sx == v->c) && (v->c <= 1 || v->sc == 1); }
 
-/* Scratch memory kept by an instance between runs (instances are never run
- * concurrently), 64-byte aligned; it only grows. */
-typedef struct {
-    void *raw;
-    char *p;
-    size_t cap;
-} scratch;
-
-static char *scratch_get(scratch *s, size_t n) {
-    if (s->p == NULL || n > s->cap) {
-        void *raw;
-        if (n > SIZE_MAX - 128) return NULL;
-        raw = malloc(n + 64);
-        if (raw == NULL) return NULL;
-        free(s->raw);
-        s->raw = raw;
-        s->p = (char *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
-        s->cap = n;
-    }
-    return s->p;
+/* tensor_rows_contig is rows_contig for an HWC tensor in setup, where
+ * there is no data yet; without strides it answers no, which asks for the
+ * larger scratch. */
+static int tensor_rows_contig(const dynop_tensor *t) {
+    return t->strides != NULL && (t->shape[1] <= 1 || t->strides[1] == t->shape[2]) &&
+           (t->shape[2] <= 1 || t->strides[2] == 1);
 }
 
-static void scratch_free(scratch *s) {
-    free(s->raw);
-    s->raw = NULL;
-    s->p = NULL;
-    s->cap = 0;
+static dynop_result no_memory(const char *op, size_t bytes);
+
+/* Scratch memory is the host's (DYNOP_OPERATOR_SCRATCH): setup writes the
+ * bytes a sample's run needs into the scratch tensor after the outputs,
+ * and run finds them there, DYNOP_SCRATCH_ALIGN-aligned, from the
+ * worker's arena. scratch_of returns run's scratch if it holds at least
+ * size bytes, and fails otherwise (a host that gave less than setup asked
+ * for, or a run whose inputs differ from setup's). */
+static char *scratch_of(const dynop_tensor *scratch, size_t size, const char *op, dynop_result *rc) {
+    if (scratch->data == NULL || scratch->ndim != 1 || scratch->shape[0] < 0 || (uint64_t)scratch->shape[0] < size) {
+        *rc = failf(DYNOP_ERROR_INVALID_ARGUMENT, "%s: run needs %zu bytes of scratch; the host gave %lld", op, size,
+                    scratch->data == NULL || scratch->ndim != 1 ? 0LL : (long long)scratch->shape[0]);
+        return NULL;
+    }
+    return (char *)scratch->data + scratch->byte_offset;
+}
+
+/* set_scratch is setup's half: the sample's run will need size bytes. */
+static dynop_result set_scratch(dynop_tensor *scratch, size_t size, const char *op) {
+    if (size > SIZE_MAX / 2) return no_memory(op, size); /* fits an int64_t */
+    scratch->shape[0] = (int64_t)size;
+    return DYNOP_OK;
 }
 
 /* carve reserves count elements of size esize at *at in a scratch layout
@@ -861,7 +864,6 @@ typedef struct {
     int32_t *k8;  /* r8+1 */
     int32_t *kp8; /* r8/2+1 */
     float *kf;    /* rf+1 */
-    scratch s;
 } blur_inst;
 
 typedef struct {
@@ -881,7 +883,6 @@ static void blur_destroy(void *instance) {
     free(b->k8);
     free(b->kp8);
     free(b->kf);
-    scratch_free(&b->s);
     free(b);
 }
 
@@ -964,16 +965,37 @@ static dynop_result blur_create(void *user_data, const dynop_arg *args, uint32_t
     return DYNOP_OK;
 }
 
+/* Where a blur's scratch pieces lie: a widened input row (hp), the ring
+ * of horizontal results, the ring's row pointers, a contiguous output
+ * row; size is the total, 0 for an empty image. */
+typedef struct {
+    size_t size, hp, ring, rows, tmp;
+} blur_plan;
+
+/* blur_plan_of lays out the scratch of an H x W x C image; 0 on overflow. */
+static int blur_plan_of(const blur_inst *b, int u8, int64_t H, int64_t W, int64_t C, blur_plan *pl) {
+    const size_t es = u8 ? 1 : 4, ws = u8 ? 2 : 4; /* element sizes: tensor, work */
+    const int64_t r = u8 ? b->r8 : b->rf, n = W * C, nr = round_up64(n);
+    memset(pl, 0, sizeof *pl);
+    if (H <= 0 || W <= 0) return 1;
+    return carve(&pl->size, nr + 2 * r * C + 64, ws, &pl->hp) &&
+           carve(&pl->size, min64(H, 2 * r + 1) * nr, ws, &pl->ring) &&
+           carve(&pl->size, 2 * r + 1, sizeof(void *), &pl->rows) && carve(&pl->size, nr, es, &pl->tmp);
+}
+
 static dynop_result blur_setup(void *instance, const dynop_tensor *in, uint32_t nin, dynop_tensor *out,
                                uint32_t nout) {
     dynop_result rc = check_image("imgproc.GaussianBlur", in, nin, nout, 0);
+    blur_plan pl;
     int32_t d;
-    (void)instance;
     if (rc != DYNOP_OK) return rc;
     out->dtype = in->dtype;
     out->ndim = 3;
     for (d = 0; d < 3; d++) out->shape[d] = in->shape[d];
-    return DYNOP_OK;
+    if (!blur_plan_of((const blur_inst *)instance, in->dtype.code == DYNOP_DTYPE_UINT, in->shape[0], in->shape[1],
+                      in->shape[2], &pl))
+        return no_memory("imgproc.GaussianBlur", SIZE_MAX);
+    return set_scratch(&out[nout], pl.size, "imgproc.GaussianBlur");
 }
 
 /* Row functions. Rows are n = W*C elements; hp is a widened input row with
@@ -1399,11 +1421,12 @@ static dynop_result blur_run_with(void *instance, const dynop_tensor *out, const
     view vi = view_of(in), vo = view_of(out);
     const int64_t H = vi.h, W = vi.w, C = vi.c, n = W * C;
     blur_k k;
+    blur_plan pl;
     int64_t r, rc, nr, R, y, next, j;
-    size_t size = 0, o_hp, o_ring, o_rows, o_tmp;
     char *mem, *hp, *ring, *tmp;
     const int16_t **rows8;
     const float **rowsf;
+    dynop_result err = DYNOP_OK;
     if (H <= 0 || W <= 0) return DYNOP_OK;
     k.r = u8 ? b->r8 : b->rf;
     k.k = b->k8;
@@ -1413,16 +1436,14 @@ static dynop_result blur_run_with(void *instance, const dynop_tensor *out, const
     rc = r * C;
     nr = round_up64(n);
     R = min64(H, 2 * r + 1);
-    if (!carve(&size, nr + 2 * rc + 64, ws, &o_hp) || !carve(&size, R * nr, ws, &o_ring) ||
-        !carve(&size, 2 * r + 1, sizeof(void *), &o_rows) || !carve(&size, nr, es, &o_tmp))
-        return no_memory("imgproc.GaussianBlur", SIZE_MAX);
-    mem = scratch_get(&b->s, size);
-    if (mem == NULL) return no_memory("imgproc.GaussianBlur", size);
-    hp = mem + o_hp + (size_t)rc * ws; /* element 0 of the row */
-    ring = mem + o_ring;
-    rows8 = (const int16_t **)(void *)(mem + o_rows);
-    rowsf = (const float **)(void *)(mem + o_rows);
-    tmp = mem + o_tmp;
+    if (!blur_plan_of(b, u8, H, W, C, &pl)) return no_memory("imgproc.GaussianBlur", SIZE_MAX);
+    mem = scratch_of(&out[1], pl.size, "imgproc.GaussianBlur", &err);
+    if (mem == NULL) return err;
+    hp = mem + pl.hp + (size_t)rc * ws; /* element 0 of the row */
+    ring = mem + pl.ring;
+    rows8 = (const int16_t **)(void *)(mem + pl.rows);
+    rowsf = (const float **)(void *)(mem + pl.rows);
+    tmp = mem + pl.tmp;
     /* Zeros past the replicated right edge, where SIMD rows read. */
     memset(hp + (size_t)(n + rc) * ws, 0, (size_t)(nr - n + 64) * ws);
     next = 0;
@@ -1495,35 +1516,38 @@ static const char *load_row(const view *v, int64_t y, char *buf, int u8) {
     return buf;
 }
 
+/* Where a Sobel's scratch pieces lie: the S and D rows, copies of three
+ * strided input rows, a contiguous output row. */
 typedef struct {
-    scratch s;
-} sobel_inst;
+    size_t size, s, d, r[3], tmp;
+} sobel_plan;
 
-static dynop_result sobel_create(void *user_data, const dynop_arg *args, uint32_t n, void **instance) {
-    (void)user_data;
-    (void)args;
-    (void)n;
-    *instance = calloc(1, sizeof(sobel_inst));
-    if (*instance == NULL) return fail(DYNOP_ERROR_NO_MEMORY, "imgproc.Sobel: out of memory");
-    return DYNOP_OK;
-}
-
-static void sobel_destroy(void *instance) {
-    if (instance == NULL) return;
-    scratch_free(&((sobel_inst *)instance)->s);
-    free(instance);
+/* sobel_plan_of lays out the scratch of an H x W x C image whose rows are
+ * contiguous or not; 0 on overflow. */
+static int sobel_plan_of(int u8, int64_t H, int64_t W, int64_t C, int in_contig, sobel_plan *pl) {
+    const size_t es = u8 ? 1 : 4, ws = u8 ? 2 : 4;
+    const int64_t n = W * C, nr = round_up64(n), copy = in_contig ? 0 : n;
+    memset(pl, 0, sizeof *pl);
+    if (H <= 0 || W <= 0) return 1;
+    return carve(&pl->size, nr + 2 * C + 64, ws, &pl->s) && carve(&pl->size, nr + 2 * C + 64, ws, &pl->d) &&
+           carve(&pl->size, copy, es, &pl->r[0]) && carve(&pl->size, copy, es, &pl->r[1]) &&
+           carve(&pl->size, copy, es, &pl->r[2]) && carve(&pl->size, nr, es, &pl->tmp);
 }
 
 static dynop_result sobel_setup(void *instance, const dynop_tensor *in, uint32_t nin, dynop_tensor *out,
                                 uint32_t nout) {
     dynop_result rc = check_image("imgproc.Sobel", in, nin, nout, 0);
+    sobel_plan pl;
     int32_t d;
     (void)instance;
     if (rc != DYNOP_OK) return rc;
     out->dtype = in->dtype;
     out->ndim = 3;
     for (d = 0; d < 3; d++) out->shape[d] = in->shape[d];
-    return DYNOP_OK;
+    if (!sobel_plan_of(in->dtype.code == DYNOP_DTYPE_UINT, in->shape[0], in->shape[1], in->shape[2],
+                       tensor_rows_contig(in), &pl))
+        return no_memory("imgproc.Sobel", SIZE_MAX);
+    return set_scratch(&out[nout], pl.size, "imgproc.Sobel");
 }
 
 /* Row functions: sd computes S and D of n elements from the rows above
@@ -1721,31 +1745,29 @@ static const sobel_kernels sobel_avx512 = {sobel_sd8_avx512, sobel_g8_avx512, so
 
 static dynop_result sobel_run_with(void *instance, const dynop_tensor *out, const dynop_tensor *in,
                                    const sobel_kernels *kn) {
-    sobel_inst *s = (sobel_inst *)instance;
     const int u8 = in->dtype.code == DYNOP_DTYPE_UINT;
     const size_t es = u8 ? 1 : 4, ws = u8 ? 2 : 4;
     view vi = view_of(in), vo = view_of(out);
     const int64_t H = vi.h, W = vi.w, C = vi.c, n = W * C;
     int64_t nr, y, ch;
-    size_t size = 0, o_s, o_d, o_r[3], o_tmp;
+    sobel_plan pl;
     char *mem, *S, *D, *tmp;
+    dynop_result err = DYNOP_OK;
+    (void)instance;
     if (H <= 0 || W <= 0) return DYNOP_OK;
     nr = round_up64(n);
-    if (!carve(&size, nr + 2 * C + 64, ws, &o_s) || !carve(&size, nr + 2 * C + 64, ws, &o_d) ||
-        !carve(&size, rows_contig(&vi) ? 0 : n, es, &o_r[0]) || !carve(&size, rows_contig(&vi) ? 0 : n, es, &o_r[1]) ||
-        !carve(&size, rows_contig(&vi) ? 0 : n, es, &o_r[2]) || !carve(&size, nr, es, &o_tmp))
-        return no_memory("imgproc.Sobel", SIZE_MAX);
-    mem = scratch_get(&s->s, size);
-    if (mem == NULL) return no_memory("imgproc.Sobel", size);
-    memset(mem + o_s, 0, (size_t)(nr + 2 * C + 64) * ws);
-    memset(mem + o_d, 0, (size_t)(nr + 2 * C + 64) * ws);
-    S = mem + o_s + (size_t)C * ws; /* element 0 */
-    D = mem + o_d + (size_t)C * ws;
-    tmp = mem + o_tmp;
+    if (!sobel_plan_of(u8, H, W, C, rows_contig(&vi), &pl)) return no_memory("imgproc.Sobel", SIZE_MAX);
+    mem = scratch_of(&out[1], pl.size, "imgproc.Sobel", &err);
+    if (mem == NULL) return err;
+    memset(mem + pl.s, 0, (size_t)(nr + 2 * C + 64) * ws);
+    memset(mem + pl.d, 0, (size_t)(nr + 2 * C + 64) * ws);
+    S = mem + pl.s + (size_t)C * ws; /* element 0 */
+    D = mem + pl.d + (size_t)C * ws;
+    tmp = mem + pl.tmp;
     for (y = 0; y < H; y++) {
-        const char *a = load_row(&vi, y > 0 ? y - 1 : 0, mem + o_r[0], u8);
-        const char *b = load_row(&vi, y, mem + o_r[1], u8);
-        const char *cc = load_row(&vi, y < H - 1 ? y + 1 : H - 1, mem + o_r[2], u8);
+        const char *a = load_row(&vi, y > 0 ? y - 1 : 0, mem + pl.r[0], u8);
+        const char *b = load_row(&vi, y, mem + pl.r[1], u8);
+        const char *cc = load_row(&vi, y < H - 1 ? y + 1 : H - 1, mem + pl.r[2], u8);
         int contig = rows_contig(&vo);
         char *d = contig ? vo.p + y * vo.sy * (int64_t)es : tmp;
         if (u8) {
@@ -1804,7 +1826,6 @@ static dynop_result sobel_run_avx512(void *instance, const dynop_tensor *out, ui
 
 typedef struct {
     int64_t width, height;
-    scratch s;
 } resize_inst;
 
 /* resize_coord maps output index d of out to source pixels i0, i1 of in
@@ -2079,16 +2100,35 @@ static dynop_result resize_create(void *user_data, const dynop_arg *args, uint32
     return DYNOP_OK;
 }
 
-static void resize_destroy(void *instance) {
-    if (instance == NULL) return;
-    scratch_free(&((resize_inst *)instance)->s);
-    free(instance);
+static void resize_destroy(void *instance) { free(instance); }
+
+/* Where a resize's scratch pieces lie: the column tables, two
+ * horizontally resampled rows, copies of a strided source row and of an
+ * output row. */
+typedef struct {
+    size_t size, x0, wx, wp, f0, f1, h0, h1, src, tmp;
+} resize_plan;
+
+/* resize_plan_of lays out the scratch of resizing iw x C rows to ow, the
+ * rows of the input and output contiguous or not; 0 on overflow. */
+static int resize_plan_of(int u8, int64_t iw, int64_t ow, int64_t C, int in_contig, int out_contig,
+                          resize_plan *pl) {
+    const size_t es = u8 ? 1 : 4;
+    const int64_t n = ow * C, nr = round_up64(n) + 64;
+    memset(pl, 0, sizeof *pl);
+    if (ow <= 0 || iw <= 0) return 1;
+    return carve(&pl->size, ow + 16, 4, &pl->x0) && carve(&pl->size, ow + 16, 4, &pl->wx) &&
+           carve(&pl->size, n + 64, 4, &pl->wp) && carve(&pl->size, ow + 16, 4, &pl->f0) &&
+           carve(&pl->size, ow + 16, 4, &pl->f1) && carve(&pl->size, nr, 4, &pl->h0) &&
+           carve(&pl->size, nr, 4, &pl->h1) && carve(&pl->size, in_contig ? 0 : iw * C, es, &pl->src) &&
+           carve(&pl->size, out_contig ? 0 : n, es, &pl->tmp);
 }
 
 static dynop_result resize_setup(void *instance, const dynop_tensor *in, uint32_t nin, dynop_tensor *out,
                                  uint32_t nout) {
     const resize_inst *r = (const resize_inst *)instance;
     dynop_result rc = check_image("imgproc.Resize", in, nin, nout, 0);
+    resize_plan pl;
     if (rc != DYNOP_OK) return rc;
     if (in->shape[0] == 0 || in->shape[1] == 0)
         return failf(DYNOP_ERROR_INVALID_ARGUMENT, "imgproc.Resize: cannot resize an empty %lldx%lld image",
@@ -2101,7 +2141,11 @@ static dynop_result resize_setup(void *instance, const dynop_tensor *in, uint32_
     out->shape[0] = r->height;
     out->shape[1] = r->width;
     out->shape[2] = in->shape[2];
-    return DYNOP_OK;
+    /* Outputs are contiguous: the host allocates them compact. */
+    if (!resize_plan_of(in->dtype.code == DYNOP_DTYPE_UINT, in->shape[1], r->width, in->shape[2],
+                        tensor_rows_contig(in), 1, &pl))
+        return no_memory("imgproc.Resize", SIZE_MAX);
+    return set_scratch(&out[nout], pl.size, "imgproc.Resize");
 }
 
 /* The two horizontally resampled source rows a run keeps. */
@@ -2132,33 +2176,30 @@ static const char *resize_row(resize_rows *rr, int64_t j, int64_t keep) {
 
 static dynop_result resize_run_with(void *instance, const dynop_tensor *out, const dynop_tensor *in,
                                     const resize_kernels *kn) {
-    resize_inst *ri = (resize_inst *)instance;
     const int u8 = in->dtype.code == DYNOP_DTYPE_UINT;
     const size_t es = u8 ? 1 : 4;
     view vi = view_of(in), vo = view_of(out);
     const int64_t ih = vi.h, iw = vi.w, C = vi.c, oh = vo.h, ow = vo.w, n = ow * C;
-    const int64_t nr = round_up64(n) + 64;
-    size_t size = 0, o_x0, o_wx, o_wp, o_f0, o_f1, o_h0, o_h1, o_src, o_tmp;
     int32_t *x0, *wx, *wp;
     float *f0, *f1;
     resize_tab t;
     resize_rows rr;
+    resize_plan pl;
     char *mem;
     int64_t x, y, ch;
+    dynop_result err = DYNOP_OK;
+    (void)instance;
     if (oh <= 0 || ow <= 0 || ih <= 0 || iw <= 0) return DYNOP_OK;
-    if (!carve(&size, ow + 16, 4, &o_x0) || !carve(&size, ow + 16, 4, &o_wx) || !carve(&size, n + 64, 4, &o_wp) ||
-        !carve(&size, ow + 16, 4, &o_f0) || !carve(&size, ow + 16, 4, &o_f1) || !carve(&size, nr, 4, &o_h0) ||
-        !carve(&size, nr, 4, &o_h1) || !carve(&size, rows_contig(&vi) ? 0 : iw * C, es, &o_src) ||
-        !carve(&size, rows_contig(&vo) ? 0 : n, es, &o_tmp))
+    if (!resize_plan_of(u8, iw, ow, C, rows_contig(&vi), rows_contig(&vo), &pl))
         return no_memory("imgproc.Resize", SIZE_MAX);
-    mem = scratch_get(&ri->s, size);
-    if (mem == NULL) return no_memory("imgproc.Resize", size);
-    memset(mem, 0, size);
-    x0 = (int32_t *)(void *)(mem + o_x0);
-    wx = (int32_t *)(void *)(mem + o_wx);
-    wp = (int32_t *)(void *)(mem + o_wp);
-    f0 = (float *)(void *)(mem + o_f0);
-    f1 = (float *)(void *)(mem + o_f1);
+    mem = scratch_of(&out[1], pl.size, "imgproc.Resize", &err);
+    if (mem == NULL) return err;
+    memset(mem, 0, pl.size);
+    x0 = (int32_t *)(void *)(mem + pl.x0);
+    wx = (int32_t *)(void *)(mem + pl.wx);
+    wp = (int32_t *)(void *)(mem + pl.wp);
+    f0 = (float *)(void *)(mem + pl.f0);
+    f1 = (float *)(void *)(mem + pl.f1);
     for (x = 0; x < ow; x++) {
         int64_t i0, i1;
         double f;
@@ -2186,16 +2227,16 @@ static dynop_result resize_run_with(void *instance, const dynop_tensor *out, con
     rr.kn = kn;
     rr.t = &t;
     rr.u8 = u8;
-    rr.src = mem + o_src;
+    rr.src = mem + pl.src;
     rr.id[0] = rr.id[1] = -1;
-    rr.buf[0] = mem + o_h0;
-    rr.buf[1] = mem + o_h1;
+    rr.buf[0] = mem + pl.h0;
+    rr.buf[1] = mem + pl.h1;
     for (y = 0; y < oh; y++) {
         int64_t j0, j1;
         double fy;
         const char *h0, *h1;
         int contig = rows_contig(&vo);
-        char *d = contig ? vo.p + y * vo.sy * (int64_t)es : mem + o_tmp;
+        char *d = contig ? vo.p + y * vo.sy * (int64_t)es : mem + pl.tmp;
         resize_coord(y, ih, oh, &j0, &j1, &fy);
         h0 = resize_row(&rr, j0, j1);
         h1 = resize_row(&rr, j1, j0);
@@ -2205,7 +2246,7 @@ static dynop_result resize_run_with(void *instance, const dynop_tensor *out, con
         else
             kn->vf((const float *)(const void *)h0, (const float *)(const void *)h1, (float)(1.0 - fy), (float)fy,
                    (float *)(void *)d, n);
-        if (!contig) store_row(&vo, y, mem + o_tmp, u8);
+        if (!contig) store_row(&vo, y, mem + pl.tmp, u8);
     }
     return DYNOP_OK;
 }
@@ -2290,8 +2331,9 @@ static const dynop_op_schema blur_schema = {
     1, blur_outputs,
     2, blur_args,
 };
-static const dynop_operator blur_op = DYNOP_OPERATOR_VARIANTS("imgproc.GaussianBlur", "cpu", NULL, blur_create,
-                                                              blur_setup, blur_destroy, blur_variants);
+static const dynop_operator blur_op =
+    DYNOP_OPERATOR_VARIANTS_FLAGS("imgproc.GaussianBlur", "cpu", NULL, blur_create, blur_setup, blur_destroy,
+                                  blur_variants, DYNOP_OPERATOR_SCRATCH);
 
 static const dynop_op_output sobel_outputs[] = {
     {DYNOP_OP_OUTPUT_HEADER, "edges", "Sobel gradient magnitude per channel, of the input's shape and dtype.", "HWC"},
@@ -2305,8 +2347,9 @@ static const dynop_op_schema sobel_schema = {
     1, sobel_outputs,
     0, NULL,
 };
-static const dynop_operator sobel_op = DYNOP_OPERATOR_VARIANTS("imgproc.Sobel", "cpu", NULL, sobel_create,
-                                                               sobel_setup, sobel_destroy, sobel_variants);
+static const dynop_operator sobel_op =
+    DYNOP_OPERATOR_VARIANTS_FLAGS("imgproc.Sobel", "cpu", NULL, create_stateless, sobel_setup, NULL, sobel_variants,
+                                  DYNOP_OPERATOR_SCRATCH);
 
 static const dynop_op_output resize_outputs[] = {
     {DYNOP_OP_OUTPUT_HEADER, "resized", "The images resized to height x width, the input's channels and dtype.",
@@ -2327,8 +2370,9 @@ static const dynop_op_schema resize_schema = {
     1, resize_outputs,
     2, resize_args,
 };
-static const dynop_operator resize_op = DYNOP_OPERATOR_VARIANTS("imgproc.Resize", "cpu", NULL, resize_create,
-                                                                resize_setup, resize_destroy, resize_variants);
+static const dynop_operator resize_op =
+    DYNOP_OPERATOR_VARIANTS_FLAGS("imgproc.Resize", "cpu", NULL, resize_create, resize_setup, resize_destroy,
+                                  resize_variants, DYNOP_OPERATOR_SCRATCH);
 
 static const dynop_op_input saxpy_inputs[] = {
     {DYNOP_OP_INPUT_HEADER, "x", "A float32 tensor of any shape.", "float32", NULL, 0},
@@ -2412,6 +2456,9 @@ static dynop_result register_plugin(const dynop_host *host) {
     dynop_result rc = DYNOP_OK;
     size_t i;
     host_table = host;
+    if (!DYNOP_HOST_HAS_SCRATCH(host))
+        return fail(DYNOP_ERROR_VERSION, "imgproc takes its operators' scratch memory from the host, which needs a host "
+                                         "table of version 1.4 or later; upgrade the host");
     for (i = 0; rc == DYNOP_OK && i < sizeof operator_backends / sizeof operator_backends[0]; i++)
         rc = host->register_operator(host, operator_backends[i]);
 #if IMGPROC_PASSES

@@ -1,0 +1,89 @@
+package imgproc_test
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/dynop/dynop/kernel"
+	"github.com/dynop/dynop/loader/native"
+	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/schema"
+	"github.com/dynop/dynop/tensor"
+)
+
+// TestScratchFromHost: GaussianBlur, Sobel and Resize take their scratch
+// from the host (DYNOP_OPERATOR_SCRATCH) instead of malloc: a shared
+// scratchpad grows to what they ask, a warm run allocates nothing, and
+// what setup asks for, for compact and strided inputs, is enough for run,
+// which the bounds-checking mode (guards around the scratch) confirms
+// with the same results (issue 23, memory reused).
+func TestScratchFromHost(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(7, 8))
+	shapes := [][]int64{{37, 53, 3}, {8, 200, 3}}
+	u8 := randomImages(t, rng, shapes, func() uint8 { return uint8(rng.IntN(256)) })
+	f32 := randomImages(t, rng, shapes, func() float32 { return rng.Float32() * 255 })
+	crop := func(b *tensor.Batch) *tensor.Batch {
+		return cropEach(t, b, func(s []int64) (start, size []int64) {
+			return []int64{1, 2, 0}, []int64{s[0] - 1, s[1] / 2, 3}
+		})
+	}
+	ops := []struct {
+		name string
+		args schema.Args
+	}{
+		{"imgproc.GaussianBlur", schema.Args{"sigma": 2.0}},
+		{"imgproc.Sobel", nil},
+		{"imgproc.Resize", schema.Args{"width": 31, "height": 17}},
+	}
+	h := openImgproc(t)
+	run := func(t *testing.T, name string, args schema.Args, in *tensor.Batch, sp *kernel.Scratchpad) []*tensor.Batch {
+		inst, err := h.NewOperator(ctx, name, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer inst.Close()
+		if _, ok := inst.Impl().(op.ScratchImpl); !ok {
+			t.Fatalf("%s: %T takes no scratch from the host", name, inst.Impl())
+		}
+		inst.ShareScratchpad(sp)
+		outs, err := inst.Exec(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sp != nil {
+			if c := sp.Capacity(kernel.HostMemory); c == 0 {
+				t.Errorf("%s: the shared scratchpad is empty after a run", name)
+			}
+			inputs := []*tensor.Batch{in}
+			if n := testing.AllocsPerRun(5, func() {
+				if err := inst.Run(ctx, outs, inputs); err != nil {
+					t.Fatal(err)
+				}
+			}); n != 0 {
+				t.Errorf("%s: a warm run allocates %v times, want 0", name, n)
+			}
+		}
+		return outs
+	}
+	for _, o := range ops {
+		for _, c := range []struct {
+			name  string
+			batch *tensor.Batch
+		}{{"uint8", u8}, {"float32", f32}, {"uint8 cropped", crop(u8)}, {"float32 cropped", crop(f32)}} {
+			t.Run(o.name+" "+c.name, func(t *testing.T) {
+				t.Setenv(native.CheckBoundsEnv, "0") // TestMain turns it on
+				want := run(t, o.name, o.args, c.batch, kernel.NewScratchpad())
+				t.Setenv(native.CheckBoundsEnv, "1")
+				got := run(t, o.name, o.args, c.batch, nil)
+				for j := range want[0].Len() {
+					if !bytes.Equal(got[0].Sample(j).Span(), want[0].Sample(j).Span()) {
+						t.Errorf("sample %d differs in the bounds-checking mode", j)
+					}
+				}
+			})
+		}
+	}
+}
