@@ -7,9 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/internal/cbuild"
@@ -24,7 +26,9 @@ import (
 // BenchmarkDemoPipeline runs the demo pipeline (examples/pipelines/
 // demo.yaml: the Go image plugin and the C imgproc plugin) over its six
 // bundled images, with the pointwise chain fused and not, on 1 and 2
-// workers: images/s.
+// workers: images/s, and the time the chain's nodes took (adjust, gamma
+// and invert, or their fused node) per image, from the run's node
+// times.
 func BenchmarkDemoPipeline(b *testing.B) {
 	for _, c := range []struct {
 		name    string
@@ -47,18 +51,28 @@ func BenchmarkDemoPipeline(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer p.Close()
-			images := 0
+			images, chain := 0, 0.0
 			for b.Loop() {
 				sum, err := p.Run(context.Background())
 				if err != nil {
 					b.Fatal(err)
 				}
 				images += sum.Images
+				for _, n := range sum.Nodes {
+					if slices.ContainsFunc(strings.Split(n.Node, "+"), func(s string) bool { return !demoChainNodes[s] }) {
+						continue
+					}
+					chain += n.Seconds
+				}
 			}
 			b.ReportMetric(float64(images)/b.Elapsed().Seconds(), "images/s")
+			b.ReportMetric(chain*1e6/float64(images), "chain-us/image")
 		})
 	}
 }
+
+// demoChainNodes are the names of the demo's pointwise nodes.
+var demoChainNodes = map[string]bool{"contrast": true, "gamma": true, "invert": true}
 
 // BenchmarkPointwiseChain runs image.Adjust, image.Gamma and
 // image.Invert on a 1920x1080 RGB uint8 image (6 MiB), fused into one
@@ -155,4 +169,152 @@ func BenchmarkRunMemory(b *testing.B) {
 	b.ReportMetric(rss[50], "rss50-MiB")
 	b.ReportMetric(rss[1000], "rss1000-MiB")
 	b.ReportMetric(rss[1000]/rss[50], "ratio")
+}
+
+// demoEdges returns the demo pipeline's images as its pointwise chain
+// receives them: the six bundled images decoded, blurred, turned gray
+// and through Sobel (gray uint8 HWC, 320x240x1), in the demo's batches
+// of 4 and 2. h must have the imgproc plugin.
+func demoEdges(b *testing.B, h *dynop.Host) []*tensor.Batch {
+	b.Helper()
+	files, err := filepath.Glob("../examples/pipelines/images/*.png")
+	if err != nil || len(files) == 0 {
+		b.Fatalf("the demo's images: %v (%d files)", err, len(files))
+	}
+	g := dgraph.New("edges")
+	src, _ := g.AddInput("in")
+	p := src.Out(0)
+	for _, s := range []struct {
+		name, kind string
+		args       schema.Args
+	}{{"decode", "image.Decode", schema.Args{"channels": 3}}, {"smooth", "imgproc.GaussianBlur", schema.Args{"sigma": 1.2}},
+		{"gray", "image.Grayscale", nil}, {"edges", "imgproc.Sobel", nil}} {
+		n, err := g.AddNode(s.name, s.kind, s.args, p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p = n.Out(0)
+	}
+	g.AddOutput("edges", p)
+	if err := dgraph.Build(context.Background(), g, dgraph.BuildOptions{Passes: h.Passes(), Operators: h.Operators(), Default: dgraph.OperatorPopulate()}); err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	var batches []*tensor.Batch
+	for start := 0; start < len(files); start += 4 {
+		var samples []*tensor.Tensor
+		for _, f := range files[start:min(start+4, len(files))] {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			t, err := tensor.FromSlice(data, int64(len(data)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			samples = append(samples, t)
+		}
+		in, err := tensor.NewBatch(samples...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		outs, err := g.Execute(context.Background(), in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		batches = append(batches, outs[0])
+	}
+	return batches
+}
+
+// demoChain builds the demo pipeline's pointwise chain (image.Adjust
+// contrast 1.6 brightness 10, image.Gamma 0.8, image.Invert), fused
+// into one walk or not.
+func demoChain(b *testing.B, h *dynop.Host, fuse bool) *dgraph.Graph {
+	b.Helper()
+	g := dgraph.New("chain")
+	src, _ := g.AddInput("in")
+	p := src.Out(0)
+	for _, s := range []struct {
+		name, kind string
+		args       schema.Args
+	}{{"contrast", "image.Adjust", schema.Args{"contrast": 1.6, "brightness": 10}}, {"gamma", "image.Gamma", schema.Args{"gamma": 0.8}},
+		{"invert", "image.Invert", nil}} {
+		n, err := g.AddNode(s.name, s.kind, s.args, p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p = n.Out(0)
+	}
+	g.AddOutput("out", p)
+	opts := dgraph.BuildOptions{Passes: h.Passes(), Operators: h.Operators(), Default: dgraph.OperatorPopulate()}
+	if !fuse {
+		opts.Skip = []string{dgraph.FuseDesc.Name}
+	}
+	if err := dgraph.Build(context.Background(), g, opts); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { g.Close() })
+	return g
+}
+
+// BenchmarkDemoChain runs the demo pipeline's pointwise chain (adjust →
+// gamma → invert) on the demo's own images as the chain receives them
+// (after Sobel: six gray 320x240 uint8 images in batches of 4 and 2),
+// fused and as three nodes. Each execution's output is then handed back
+// (Graph.Recycle), as the pipeline does once the next node has read it.
+// fused and unfused report each alone (with their allocations); vs runs
+// both in the same loop and reports their times per image and the
+// speedup of the fused walk over the separate nodes.
+func BenchmarkDemoChain(b *testing.B) {
+	h, err := dynop.Open(context.Background(), dynop.Options{Plugins: []plugin.Plugin{imageplugin.New()}, NoRegistered: true,
+		Paths: []string{cbuild.Imgproc(b)}, NoDefaultPaths: true, CacheDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	batches := demoEdges(b, h)
+	images, bytes := 0, int64(0)
+	for _, in := range batches {
+		images += in.Len()
+		for _, t := range in.Samples() {
+			bytes += t.NBytes()
+		}
+	}
+	run := func(b *testing.B, g *dgraph.Graph) {
+		for _, in := range batches {
+			outs, err := g.Execute(context.Background(), in)
+			if err != nil {
+				b.Fatal(err)
+			}
+			g.Recycle(outs)
+		}
+	}
+	for _, fuse := range []bool{true, false} {
+		b.Run(map[bool]string{true: "fused", false: "unfused"}[fuse], func(b *testing.B) {
+			g := demoChain(b, h, fuse)
+			b.SetBytes(bytes)
+			b.ReportAllocs()
+			for b.Loop() {
+				run(b, g)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*images), "ns/image")
+		})
+	}
+	b.Run("vs", func(b *testing.B) {
+		fused, unfused := demoChain(b, h, true), demoChain(b, h, false)
+		var f, u time.Duration
+		for b.Loop() {
+			start := time.Now()
+			run(b, fused)
+			mid := time.Now()
+			run(b, unfused)
+			f, u = f+mid.Sub(start), u+time.Since(mid)
+		}
+		n := float64(b.N * images)
+		b.ReportMetric(float64(f.Nanoseconds())/n, "fused-ns/image")
+		b.ReportMetric(float64(u.Nanoseconds())/n, "unfused-ns/image")
+		b.ReportMetric(u.Seconds()/f.Seconds(), "speedup")
+		b.ReportMetric(0, "ns/op")
+	})
 }
