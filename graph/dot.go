@@ -150,7 +150,7 @@ func executorName(e Executor) string {
 		return "serial"
 	case Parallel:
 		return "parallel"
-	case fused:
+	case *fused:
 		return "fused"
 	}
 	return fmt.Sprintf("%T", e)

@@ -235,7 +235,7 @@ func (g *Graph) execute(ctx context.Context, inputs []*tensor.Batch, obs func(Sp
 	}
 	for i, ok := range p.recycle {
 		if ok {
-			s.p.nodes[i].def.(*OperatorDef).Instance.Recycle(s.vals[i])
+			recycle(s.p.nodes[i], s.vals[i])
 		}
 	}
 	return outs, nil
@@ -244,8 +244,9 @@ func (g *Graph) execute(ctx context.Context, inputs []*tensor.Batch, obs func(Sp
 // Recycle hands back the outputs of an Execute that the caller no longer
 // uses, nor anything made from them: those an operator node computed go
 // back to its instance (see op.Instance.Recycle), whose next execution
-// fills them again instead of allocating. It may be called from any
-// goroutine, while the graph executes again.
+// fills them again instead of allocating, and those of a fused chain to
+// its walk, if they are those of its last execution. It may be called
+// from any goroutine, while the graph executes again.
 func (g *Graph) Recycle(outs []*tensor.Batch) {
 	p := g.plan
 	if p == nil || len(outs) != len(p.outs) {
@@ -255,13 +256,13 @@ func (g *Graph) Recycle(outs []*tensor.Batch) {
 		if sl.node < 0 || outs[k] == nil {
 			continue
 		}
-		d, ok := p.nodes[sl.node].def.(*OperatorDef)
-		if !ok || p.nouts[sl.node] < 0 {
+		n := p.nodes[sl.node]
+		if !recycles(n) || p.nouts[sl.node] < 0 {
 			continue
 		}
 		give := make([]*tensor.Batch, p.nouts[sl.node])
 		give[sl.out] = outs[k]
-		d.Instance.Recycle(give)
+		recycle(n, give)
 	}
 }
 

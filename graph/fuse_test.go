@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/op"
@@ -127,6 +128,162 @@ func TestFusePassMatchesUnfused(t *testing.T) {
 		if runs := sub.Node(name).Definition().(*graph.OperatorDef).Instance.Impl().(*pointwiseImpl).runs; runs != 0 {
 			t.Errorf("fused node %s ran on its own %d times", name, runs)
 		}
+	}
+}
+
+// sameShapeBatch returns n random uint8 HWC samples, each h×w×3.
+func sameShapeBatch(t *testing.T, rng *rand.Rand, n, h, w int) *tensor.Batch {
+	t.Helper()
+	var samples []*tensor.Tensor
+	for range n {
+		v := make([]uint8, h*w*3)
+		for i := range v {
+			v[i] = uint8(rng.IntN(256))
+		}
+		s, err := tensor.FromSlice(v, int64(h), int64(w), 3)
+		if err == nil {
+			s, err = s.WithLayout("HWC")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		samples = append(samples, s)
+	}
+	b, err := tensor.NewBatch(samples...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// dataOf returns the data pointers of b's samples.
+func dataOf(b *tensor.Batch) []unsafe.Pointer {
+	var p []unsafe.Pointer
+	for _, s := range b.Samples() {
+		p = append(p, s.Data())
+	}
+	return p
+}
+
+// TestFusedChainReusesMemory runs in -> pre -> a+b+c -> post -> out
+// (pre and post are test.Copy): once warm, the fused walk writes into
+// the memory of its last output, which post has read, and pre's output,
+// which only the walk read, goes back to pre; the results stay those of
+// the unfused graph.
+func TestFusedChainReusesMemory(t *testing.T) {
+	reg := testRegistry(t)
+	build := func(fuse bool) *graph.Graph {
+		g := graph.New("reuse")
+		in, _ := g.AddInput("in")
+		p := in.Out(0)
+		for i, k := range []string{"test.Copy", "test.AddK", "test.MulK", "test.AddK", "test.Copy"} {
+			n, err := g.AddNode([]string{"pre", "a", "b", "c", "post"}[i], k, nil, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p = n.Out(0)
+		}
+		g.AddOutput("out", p)
+		passes := graph.NewPasses()
+		mustRegister(t, passes, graph.FuseDesc, graph.FusePass())
+		opts := graph.BuildOptions{Passes: passes, Default: graph.OperatorPopulate(), Operators: reg}
+		if !fuse {
+			opts.Skip = []string{graph.FuseDesc.Name}
+		}
+		if err := graph.Build(context.Background(), g, opts); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.Close() })
+		return g
+	}
+	fused, plain := build(true), build(false)
+	if got := names(fused.Nodes()); !slices.Equal(got, []string{"in", "pre", "a+b+c", "post"}) {
+		t.Fatalf("fused graph nodes %v", got)
+	}
+	impl := func(name string) *copyImpl {
+		return fused.Node(name).Definition().(*graph.OperatorDef).Instance.Impl().(*copyImpl)
+	}
+	pre, post := impl("pre"), impl("post")
+	rng := rand.New(rand.NewPCG(5, 6))
+	var preOuts, walkOuts []unsafe.Pointer
+	for run := range 4 {
+		in := sameShapeBatch(t, rng, 3, 17, 13)
+		want, err := plain.Execute(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := fused.Execute(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(bytesOf(t, got[0]), bytesOf(t, want[0])) {
+			t.Fatalf("run %d: fused output differs from unfused", run)
+		}
+		if run > 0 {
+			if !slices.Equal(pre.outs, preOuts) {
+				t.Errorf("run %d: pre wrote to %v, not into its last output %v: the walk kept its input", run, pre.outs, preOuts)
+			}
+			if !slices.Equal(post.ins, walkOuts) {
+				t.Errorf("run %d: the walk wrote to %v, not into its last output %v", run, post.ins, walkOuts)
+			}
+		}
+		preOuts, walkOuts = pre.outs, post.ins
+	}
+}
+
+// TestFusedChainRecycle hands a fused graph's outputs back with
+// Graph.Recycle: the next walk writes into them, whatever the batch's
+// length and whether its samples have the same shape or only as many
+// elements; outputs of an older execution are not taken back.
+func TestFusedChainRecycle(t *testing.T) {
+	reg := testRegistry(t)
+	fused, plain := fuseGraph(t, reg, true, false), fuseGraph(t, reg, false, false)
+	rng := rand.New(rand.NewPCG(7, 8))
+	check := func(in *tensor.Batch) *tensor.Batch {
+		t.Helper()
+		want, err := plain.Execute(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := fused.Execute(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(bytesOf(t, got[0]), bytesOf(t, want[0])) {
+			t.Fatalf("fused output differs from unfused")
+		}
+		return got[0]
+	}
+	subset := func(a, b []unsafe.Pointer) bool {
+		return !slices.ContainsFunc(a, func(p unsafe.Pointer) bool { return !slices.Contains(b, p) })
+	}
+	first := check(sameShapeBatch(t, rng, 4, 20, 10))
+	fused.Recycle([]*tensor.Batch{first})
+	second := check(sameShapeBatch(t, rng, 2, 20, 10)) // fewer samples
+	if !subset(dataOf(second), dataOf(first)) {
+		t.Errorf("a batch of 2 after one of 4 was handed back: %v, not in %v", dataOf(second), dataOf(first))
+	}
+	fused.Recycle([]*tensor.Batch{second})
+	third := check(sameShapeBatch(t, rng, 2, 10, 20)) // other shape, as many elements
+	if !subset(dataOf(third), dataOf(first)) {
+		t.Errorf("10x20 samples after 20x10 ones: %v, not in %v", dataOf(third), dataOf(first))
+	}
+	if s := third.Sample(0).Shape(); !slices.Equal(s, []int64{10, 20, 3}) || third.Layout() != "HWC" {
+		t.Errorf("third output: shape %v, layout %q", s, third.Layout())
+	}
+
+	// third is not handed back, so the next walk allocates; a late
+	// Recycle of third, after that walk, is ignored.
+	fourth := check(sameShapeBatch(t, rng, 2, 10, 20))
+	if slices.ContainsFunc(dataOf(fourth), func(p unsafe.Pointer) bool { return slices.Contains(dataOf(third), p) }) {
+		t.Errorf("the walk reused the output of an execution not handed back")
+	}
+	kept := bytesOf(t, third)
+	fused.Recycle([]*tensor.Batch{third})
+	fifth := check(sameShapeBatch(t, rng, 2, 10, 20))
+	if slices.ContainsFunc(dataOf(fifth), func(p unsafe.Pointer) bool { return slices.Contains(dataOf(third), p) }) ||
+		!bytes.Equal(bytesOf(t, third), kept) {
+		t.Errorf("the walk reused an output handed back after a later execution")
 	}
 }
 

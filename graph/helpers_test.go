@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/op"
@@ -129,8 +130,9 @@ func randomDAG(t testing.TB, rng *rand.Rand, n int, log *runLog) (*graph.Graph, 
 
 // testRegistry is an operator registry with a few fake operators:
 // test.Scale multiplies int64 values (pointwise: no), test.Add adds
-// two inputs, and test.AddK / test.MulK / test.Neg are pointwise on
-// uint8 and float32 (test.Neg on float32 only).
+// two inputs, test.AddK / test.MulK / test.Neg are pointwise on
+// uint8 and float32 (test.Neg on float32 only), and test.Copy copies
+// (pointwise: no) and remembers where its inputs and outputs were.
 func testRegistry(t testing.TB) *op.Registry {
 	t.Helper()
 	r := op.NewRegistry(op.Options{})
@@ -187,6 +189,8 @@ func testRegistry(t testing.TB) *op.Registry {
 					}
 				}
 			}),
+		{Schema: schema.Op{Name: "test.Copy", Doc: "copies", Inputs: any1, Outputs: out, Devices: cpu},
+			Backends: map[schema.Device]op.Factory{schema.CPU: func(*schema.Values) (op.Impl, error) { return &copyImpl{}, nil }}},
 		pw("test.Neg", nil, func(float64) func([]float32) {
 			return func(v []float32) {
 				for i := range v {
@@ -229,6 +233,26 @@ func (s *scaleImpl) Run(ctx context.Context, out, in []*tensor.Batch) error {
 		dst, _ := tensor.Values[int64](out[0].Sample(k))
 		for i := range src {
 			dst[i] = src[i] * s.by
+		}
+	}
+	return nil
+}
+
+// copyImpl copies its input and records the data pointers of the
+// samples of its last Run's input and output.
+type copyImpl struct{ ins, outs []unsafe.Pointer }
+
+func (c *copyImpl) Setup(in []*tensor.Batch) ([]op.OutputDesc, error) {
+	return []op.OutputDesc{{DType: in[0].DType(), Layout: in[0].Layout(), Shapes: in[0].Shapes()}}, nil
+}
+
+func (c *copyImpl) Run(ctx context.Context, out, in []*tensor.Batch) error {
+	c.ins, c.outs = nil, nil
+	for k := range in[0].Len() {
+		c.ins = append(c.ins, in[0].Sample(k).Data())
+		c.outs = append(c.outs, out[0].Sample(k).Data())
+		if err := out[0].Sample(k).CopyFrom(in[0].Sample(k)); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -16,9 +16,10 @@ type plan struct {
 	next  [][]int32
 	nouts []int // outputs each node must return, -1 if unknown
 	outs  []slot
-	// recycle marks the operator nodes whose outputs only other operator
-	// nodes read: once an execution is over nothing holds them, and
-	// their instances may reuse the memory (op.Instance.Recycle).
+	// recycle marks the operator nodes and fused chains whose outputs
+	// only other operator nodes and fused chains read: once an execution
+	// is over nothing holds them, and their instances (op.Instance.
+	// Recycle) or fused walks (fused.recycle) may reuse the memory.
 	recycle []bool
 	sched   *schedule
 	// sharedScratch is set once the operator nodes share one scratchpad,
@@ -103,10 +104,10 @@ func (g *Graph) compile() (*plan, error) {
 	}
 	p.recycle = make([]bool, n)
 	for i, node := range p.nodes {
-		_, p.recycle[i] = node.def.(*OperatorDef)
+		p.recycle[i] = recycles(node)
 	}
 	for i, node := range p.nodes {
-		if _, ok := node.def.(*OperatorDef); !ok {
+		if !recycles(node) {
 			for _, sl := range p.ins[i] {
 				if sl.node >= 0 {
 					p.recycle[sl.node] = false // a Go function or subgraph may keep what it reads
@@ -302,4 +303,31 @@ func (g *Graph) findCycle(indeg []int) string {
 		names = append(names, n.name)
 	}
 	return strings.Join(append(names, path[0].name), " -> ")
+}
+
+// recycles reports whether n is an operator node or a fused chain: a
+// node that keeps none of its inputs, and whose outputs its definition
+// may take back (see plan.recycle).
+func recycles(n *Node) bool {
+	switch d := n.def.(type) {
+	case *OperatorDef:
+		return true
+	case *Graph:
+		_, ok := d.Executor.(*fused)
+		return ok
+	}
+	return false
+}
+
+// recycle hands outs, the outputs of node n, back to what made them: an
+// operator instance or a fused walk.
+func recycle(n *Node, outs []*tensor.Batch) {
+	switch d := n.def.(type) {
+	case *OperatorDef:
+		d.Instance.Recycle(outs)
+	case *Graph:
+		if f, ok := d.Executor.(*fused); ok {
+			f.recycle(outs)
+		}
+	}
 }
