@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"github.com/dynop/dynop/internal/testimage"
 	"github.com/dynop/dynop/schema"
 	"os"
@@ -28,45 +29,78 @@ import (
 // bundled images, with the pointwise chain fused and not, on 1 and 2
 // workers: images/s, and the time the chain's nodes took (adjust, gamma
 // and invert, or their fused node) per image, from the run's node
-// times.
+// times. vs/1 and vs/2 run the fused and the unfused pipeline in turn
+// in one loop, so that both see the same machine, and report the
+// speedup of fusing.
 func BenchmarkDemoPipeline(b *testing.B) {
+	h, err := dynop.Open(context.Background(), dynop.Options{Plugins: []plugin.Plugin{imageplugin.New()}, NoRegistered: true,
+		Paths: []string{cbuild.Imgproc(b)}, NoDefaultPaths: true, CacheDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	spec, err := Load("../examples/pipelines/demo.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	compile := func(b *testing.B, noFuse bool, workers int) *Pipeline {
+		p, err := Compile(context.Background(), h, spec, Options{NoFuse: noFuse, Workers: workers, OutDir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { p.Close() })
+		return p
+	}
+	// run runs p once and returns its images and the seconds its chain
+	// nodes took.
+	run := func(b *testing.B, p *Pipeline) (images int, chain float64) {
+		sum, err := p.Run(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, n := range sum.Nodes {
+			if !slices.ContainsFunc(strings.Split(n.Node, "+"), func(s string) bool { return !demoChainNodes[s] }) {
+				chain += n.Seconds
+			}
+		}
+		return sum.Images, chain
+	}
 	for _, c := range []struct {
 		name    string
 		noFuse  bool
 		workers int
 	}{{"fused/1", false, 1}, {"unfused/1", true, 1}, {"fused/2", false, 2}, {"unfused/2", true, 2}} {
 		b.Run(c.name, func(b *testing.B) {
-			h, err := dynop.Open(context.Background(), dynop.Options{Plugins: []plugin.Plugin{imageplugin.New()}, NoRegistered: true,
-				Paths: []string{cbuild.Imgproc(b)}, NoDefaultPaths: true, CacheDir: b.TempDir()})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer h.Close(context.Background())
-			spec, err := Load("../examples/pipelines/demo.yaml")
-			if err != nil {
-				b.Fatal(err)
-			}
-			p, err := Compile(context.Background(), h, spec, Options{NoFuse: c.noFuse, Workers: c.workers, OutDir: b.TempDir()})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer p.Close()
+			p := compile(b, c.noFuse, c.workers)
 			images, chain := 0, 0.0
 			for b.Loop() {
-				sum, err := p.Run(context.Background())
-				if err != nil {
-					b.Fatal(err)
-				}
-				images += sum.Images
-				for _, n := range sum.Nodes {
-					if slices.ContainsFunc(strings.Split(n.Node, "+"), func(s string) bool { return !demoChainNodes[s] }) {
-						continue
-					}
-					chain += n.Seconds
-				}
+				n, s := run(b, p)
+				images, chain = images+n, chain+s
 			}
 			b.ReportMetric(float64(images)/b.Elapsed().Seconds(), "images/s")
 			b.ReportMetric(chain*1e6/float64(images), "chain-us/image")
+		})
+	}
+	for _, workers := range []int{1, 2} {
+		b.Run(fmt.Sprintf("vs/%d", workers), func(b *testing.B) {
+			fused, unfused := compile(b, false, workers), compile(b, true, workers)
+			var f, u time.Duration
+			var fchain, uchain float64
+			images := 0
+			for b.Loop() {
+				start := time.Now()
+				n, s := run(b, fused)
+				mid := time.Now()
+				_, t := run(b, unfused)
+				f, u = f+mid.Sub(start), u+time.Since(mid)
+				images, fchain, uchain = images+n, fchain+s, uchain+t
+			}
+			b.ReportMetric(float64(images)/f.Seconds(), "fused-images/s")
+			b.ReportMetric(float64(images)/u.Seconds(), "unfused-images/s")
+			b.ReportMetric(u.Seconds()/f.Seconds(), "speedup")
+			b.ReportMetric(fchain*1e6/float64(images), "fused-chain-us/image")
+			b.ReportMetric(uchain*1e6/float64(images), "unfused-chain-us/image")
+			b.ReportMetric(0, "ns/op")
 		})
 	}
 }
@@ -317,4 +351,60 @@ func BenchmarkDemoChain(b *testing.B) {
 		b.ReportMetric(u.Seconds()/f.Seconds(), "speedup")
 		b.ReportMetric(0, "ns/op")
 	})
+}
+
+// TestFusionOnDemoAndMainJob checks what the benchmarks of fusion
+// measure: the fusion pass turns the demo's adjust, gamma and invert
+// into one node, and finds no pointwise chain in the main job (decode,
+// resize, blur, encode), whose compiled graph is the same with and
+// without it, so fusion neither helps nor costs there.
+func TestFusionOnDemoAndMainJob(t *testing.T) {
+	h, err := dynop.Open(context.Background(), dynop.Options{Plugins: []plugin.Plugin{imageplugin.New()}, NoRegistered: true,
+		Paths: []string{cbuild.Imgproc(t)}, NoDefaultPaths: true, CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "in"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := testimage.WriteJPEGs(filepath.Join(dir, "in"), 1, 64, 48); err != nil {
+		t.Fatal(err)
+	}
+	mainJob := filepath.Join(dir, "mainjob.yaml")
+	if err := os.WriteFile(mainJob, []byte(testimage.MainJob), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nodes := func(file string, noFuse bool) []string {
+		t.Helper()
+		spec, err := Load(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Compile(context.Background(), h, spec, Options{NoFuse: noFuse, Workers: 1, OutDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		var names []string
+		for _, n := range p.Graph().Nodes() {
+			names = append(names, n.Name())
+		}
+		return names
+	}
+	demo := nodes("../examples/pipelines/demo.yaml", false)
+	if !slices.Contains(demo, "contrast+gamma+invert") || slices.Contains(demo, "gamma") {
+		t.Errorf("demo, fused: nodes %v, want contrast+gamma+invert in one node", demo)
+	}
+	fused, plain := nodes(mainJob, false), nodes(mainJob, true)
+	t.Logf("demo: %v; main job: %v", demo, fused)
+	if !slices.Equal(fused, plain) {
+		t.Errorf("main job: nodes %v fused, %v not: the pass changed the graph", fused, plain)
+	}
+	for _, want := range []string{"decode", "half", "blur"} {
+		if !slices.Contains(fused, want) {
+			t.Errorf("main job: nodes %v lack %s", fused, want)
+		}
+	}
 }
