@@ -7,11 +7,13 @@ package op
 // gamma, thresholds, lookup tables).
 //
 // A graph pass may then fuse a chain of such operators into one node
-// that walks the data once: it copies a block of input elements into the
-// output and applies each operator's function to the block while it is
-// in cache. Run and the functions must therefore agree exactly: Run on a
-// batch must give what the function gives applied to every element, in
-// blocks of any length at any offset.
+// that walks the data once (graph.FusePass): for uint8 it applies each
+// operator's function to the 256 values once and looks every element up
+// in the resulting table; for float32 it copies a block of input
+// elements into the output and applies each operator's function to the
+// block while it is in cache. Run and the functions must therefore agree
+// exactly: Run on a batch must give what the function gives applied to
+// every element, in blocks of any length at any offset.
 type Pointwise interface {
 	Impl
 	// Pointwise returns the functions that transform elements in place;

@@ -66,7 +66,7 @@ var runs = []run{
 	{name: "executor", dir: ".", pkgs: []string{"./graph"}, benchtime: "200ms", cpu: "1,2",
 		bench: "^BenchmarkExecutorVsGoroutines$"},
 	{name: "pipeline", dir: ".", pkgs: []string{"./pipeline"}, benchtime: "300ms",
-		bench: "^(BenchmarkDemoPipeline|BenchmarkRunMemory)$"},
+		bench: "^(BenchmarkDemoPipeline|BenchmarkDemoChain|BenchmarkRunMemory)$"},
 	{name: "mainjob", dir: "bench", pkgs: []string{"."}, benchtime: "1x",
 		bench: "^BenchmarkMainJob$"},
 	{name: "wasm", dir: ".", pkgs: []string{"./loader/wasm", "./plugins/imgproc"}, benchtime: "10x",
