@@ -161,6 +161,13 @@ type BuildOptions struct {
 	Skip []string
 	// Logger receives a debug line per pass run; nil discards them.
 	Logger *slog.Logger
+	// ShareWith is a graph built before from the same nodes (a pipeline
+	// worker's copy): where [Builder.SetOperator] would instantiate an
+	// operator that a node of the same name there already runs, on the
+	// same device, and that operator declared itself safe for concurrent
+	// calls, the two nodes share the instance's implementation
+	// ([op.Instance.Share]) instead. Nil shares nothing.
+	ShareWith *Graph
 }
 
 // Build runs the pass pipeline on g: populate passes on every node
@@ -271,14 +278,48 @@ func (b *Builder) SetOperator(ctx context.Context, n *Node, name string, args sc
 	if n.Device != "" {
 		opts = append(opts, op.OnDevice(n.Device))
 	}
-	in, err := b.opts.Operators.New(ctx, name, args, opts...)
-	if err != nil {
-		return err
+	in, ok := b.shared(n, name)
+	if !ok {
+		var err error
+		if in, err = b.opts.Operators.New(ctx, name, args, opts...); err != nil {
+			return err
+		}
 	}
 	if err := b.SetDefinition(n, &OperatorDef{in}); err != nil {
 		return errors.Join(err, in.Close())
 	}
 	return nil
+}
+
+// shared returns an instance of operator name for n that shares the
+// implementation of the node of n's name in BuildOptions.ShareWith (its
+// subgraphs included), if that node runs name on n's device and the
+// operator can be shared.
+func (b *Builder) shared(n *Node, name string) (*op.Instance, bool) {
+	if b.opts.ShareWith == nil {
+		return nil, false
+	}
+	d, ok := b.opts.ShareWith.findNode(n.name).def.(*OperatorDef)
+	if !ok || d.Instance.Name() != name || (n.Device != "" && d.Instance.Device() != n.Device) {
+		return nil, false
+	}
+	return d.Instance.Share()
+}
+
+// findNode returns the node called name in g or its subgraphs, or an
+// empty node if there is none.
+func (g *Graph) findNode(name string) *Node {
+	for _, n := range g.nodes {
+		if n.name == name {
+			return n
+		}
+		if sub, ok := n.def.(*Graph); ok {
+			if found := sub.findNode(name); found.def != nil {
+				return found
+			}
+		}
+	}
+	return &Node{}
 }
 
 // Group asks to replace nodes, all of one graph, by a single node called

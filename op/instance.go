@@ -48,6 +48,18 @@ type ScratchImpl interface {
 	RunScratch(ctx context.Context, scratch *kernel.Scratchpad, outputs, inputs []*tensor.Batch) error
 }
 
+// SharedImpl is an Impl whose operator is safe to run from several
+// goroutines at once. Share returns an Impl for another goroutine that
+// shares with this one what the operator keeps per instance (tables
+// made from its arguments, a model), with state of its own for calls;
+// an Impl safe for concurrent calls itself returns itself. ok is false
+// when this instance cannot be shared after all (a C operator without
+// DYNOP_OPERATOR_CONCURRENT). See [Instance.Share].
+type SharedImpl interface {
+	Impl
+	Share() (impl Impl, ok bool)
+}
+
 // OutputDesc describes one output batch: its dtype, layout and the shape
 // of each sample.
 type OutputDesc struct {
@@ -70,7 +82,7 @@ type Instance struct {
 	impl     Impl
 	variant  string         // the variant impl runs, if the backend has variants
 	verify   *pendingVerify // variants to verify at the first Run
-	release  func() error
+	shared   *shared        // what the instances sharing one implementation share
 	maxBytes int64
 	closed   atomic.Bool
 
@@ -93,6 +105,55 @@ type Instance struct {
 	// with other instances, or the instance's own, made when first
 	// needed.
 	scratch *kernel.Scratchpad
+}
+
+// shared is what instances made by [Instance.Share] share: the first
+// instance's implementation, closed when the last of them closes, and
+// the release of the plugin reference they hold together.
+type shared struct {
+	refs    atomic.Int32
+	impl    Impl
+	release func() error
+}
+
+// Share returns a new instance of the same operator with the same
+// arguments that shares this one's implementation ([SharedImpl]): the
+// operator's per-instance state is made once, and each instance runs on
+// its own goroutine with its own setup, outputs and scratch. ok is false
+// when the operator did not declare itself safe for concurrent calls;
+// then make another instance with [Registry.New]. The implementation is
+// closed, and the plugin may stop, when the last of the instances
+// closes. Call it before either runs, as a pipeline does for its
+// workers.
+func (in *Instance) Share() (_ *Instance, ok bool) {
+	si, isShared := in.impl.(SharedImpl)
+	if !isShared || in.closed.Load() {
+		return nil, false
+	}
+	impl, ok := si.Share()
+	if !ok || impl == nil {
+		return nil, false
+	}
+	in.shared.refs.Add(1)
+	return &Instance{schema: in.schema, plugin: in.plugin, device: in.device, args: in.args, impl: impl,
+		variant: in.variant, verify: in.verify, shared: in.shared, maxBytes: in.maxBytes}, true
+}
+
+// closeShared closes the instance's implementation, unless instances share
+// it: then the last of them closes it. It releases the plugin reference
+// when the last instance closes.
+func (in *Instance) closeShared(impl Impl) error {
+	var err error
+	if c, ok := impl.(io.Closer); ok && impl != in.shared.impl {
+		err = in.guard("close", c.Close)
+	}
+	if in.shared.refs.Add(-1) > 0 {
+		return err
+	}
+	if c, ok := in.shared.impl.(io.Closer); ok {
+		err = errors.Join(err, in.guard("close", c.Close))
+	}
+	return joinRelease(err, in.shared.release)
 }
 
 // ShareScratchpad makes the instance take the scratch memory of its
@@ -483,11 +544,7 @@ func (in *Instance) Close() error {
 	if in.closed.Swap(true) {
 		return fmt.Errorf("op: %s: close: %w", in.what(), errdefs.ErrClosed)
 	}
-	var err error
-	if c, ok := in.impl.(io.Closer); ok {
-		err = in.guard("close", c.Close)
-	}
-	return joinRelease(err, in.release)
+	return in.closeShared(in.impl)
 }
 
 // sampleBytes returns the bytes of a tensor of dt and shape, and false if

@@ -322,7 +322,7 @@ func (r *Registry) New(ctx context.Context, name string, args schema.Args, opts 
 	if err != nil {
 		return nil, err
 	}
-	in := &Instance{schema: vals.Schema(), plugin: e.Plugin, device: dev, args: vals, release: release, maxBytes: r.maxBytes}
+	in := &Instance{schema: vals.Schema(), plugin: e.Plugin, device: dev, args: vals, maxBytes: r.maxBytes}
 	factory, variant, err := r.choose(e, o, dev, s.variant)
 	in.variant = variant
 	if err != nil {
@@ -338,6 +338,8 @@ func (r *Registry) New(ctx context.Context, name string, args schema.Args, opts 
 	if err != nil {
 		return nil, joinRelease(err, release)
 	}
+	in.shared = &shared{impl: in.impl, release: release}
+	in.shared.refs.Store(1)
 	if vs := o.Variants[dev]; r.verify && dev == schema.CPU && s.variant == "" && len(vs) > 1 { // random inputs are made on the CPU
 		in.verify = &pendingVerify{r: r, st: e.Desc.variants(dev), variants: vs}
 	}

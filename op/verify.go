@@ -54,6 +54,9 @@ func (in *Instance) verifyVariants(ctx context.Context, inputs []*tensor.Batch) 
 	}
 	old, oldName := in.impl, in.variant
 	in.impl, in.variant, in.verify = impl, next.Name, nil
+	if old == in.shared.impl {
+		return nil // instances share it: the last one closes it
+	}
 	if err := closeImpl(old); err != nil {
 		v.r.log.Warn("closing the instance of a disabled variant", "operator", in.schema.Name, "variant", oldName, "err", err)
 	}

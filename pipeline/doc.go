@@ -71,7 +71,10 @@
 // the rest. [Options.Atomic] makes a run all or nothing instead: outputs
 // go to a hidden staging directory in each output directory and move
 // into place only when every batch has run. Several workers share each
-// batch ([Options.Workers], [Options.Prefetch]), and [Shard] splits a
+// batch ([Options.Workers], [Options.Prefetch]): each has its own
+// instance of every operator, except those that declare themselves safe
+// for concurrent calls ([op.SharedImpl], DYNOP_OPERATOR_CONCURRENT),
+// made once and shared, and its own scratch arena. [Shard] splits a
 // run's inputs among machines. A batch that fails runs again sample by
 // sample to find the input at fault, which stops the run, naming the
 // file, or with on_error: skip is left out and reported in the

@@ -46,9 +46,10 @@ type Options struct {
 	// Workers is how many workers run the pipeline; 0 means GOMAXPROCS.
 	// Each worker has its own copy of the graph, with its own operator
 	// instances (an operator instance is never called from two
-	// goroutines at once), and a batch's samples are split among the
-	// workers: the outputs are those of a one-worker run, sample for
-	// sample.
+	// goroutines at once; an operator safe for concurrent calls,
+	// op.SharedImpl, is made once and its instances share it), and a
+	// batch's samples are split among the workers: the outputs are those
+	// of a one-worker run, sample for sample.
 	Workers int
 	// Stdin is what an input's "list: -" reads; nil means os.Stdin.
 	Stdin io.Reader
@@ -408,6 +409,9 @@ func (p *Pipeline) buildGraph(ctx context.Context, h Registries, w int) (*graph.
 		}
 	}
 	opts := graph.BuildOptions{Passes: h.Passes(), Operators: h.Operators(), Default: graph.OperatorPopulate(), Logger: p.log}
+	if w > 0 { // operators safe for concurrent calls are made once, for every worker
+		opts.ShareWith = p.graphs[0]
+	}
 	if p.opts.NoFuse {
 		opts.Skip = []string{graph.FuseDesc.Name}
 	}

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
 	imageplugin "github.com/dynop/dynop/plugins/image"
 	"github.com/dynop/dynop/plugins/npy"
+	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 	"maps"
 	"os"
@@ -16,6 +18,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -151,5 +154,56 @@ func TestNpyOutput(t *testing.T) {
 		if !bytes.HasPrefix(data, want) || int64(len(data)) != int64(len(want))+17*w {
 			t.Errorf("img%d.npy: %d bytes starting %q; want the header of a 17x%dx1 uint8 array, then its pixels", k, len(data), data[:min(len(data), 80)], w)
 		}
+	}
+}
+
+// passOp is a pass-through operator whose factory counts the instances
+// it makes in made; with shared, its instances are safe for concurrent
+// calls (op.SharedImpl).
+func passOp(name string, shared bool, made *atomic.Int64) op.Operator {
+	return op.Operator{
+		Schema: schema.Op{Name: name, Doc: "passes through", Inputs: []schema.Input{{Name: "x"}}, Outputs: []schema.Output{{Name: "y"}}, Devices: []schema.Device{schema.CPU}},
+		Backends: map[schema.Device]op.Factory{schema.CPU: func(*schema.Values) (op.Impl, error) {
+			made.Add(1)
+			if shared {
+				return sharedPass{}, nil
+			}
+			return passImpl{}, nil
+		}},
+	}
+}
+
+type passImpl struct{}
+
+func (passImpl) Setup(in []*tensor.Batch) ([]op.OutputDesc, error) {
+	return []op.OutputDesc{{DType: in[0].DType(), Layout: in[0].Layout(), Shapes: in[0].Shapes()}}, nil
+}
+
+func (passImpl) Run(ctx context.Context, out, in []*tensor.Batch) error {
+	for k := range in[0].Len() {
+		if err := out[0].Sample(k).CopyFrom(in[0].Sample(k)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type sharedPass struct{ passImpl }
+
+func (s sharedPass) Share() (op.Impl, bool) { return s, true }
+
+// TestWorkersShareConcurrentOperators: each worker has its own instance
+// of an operator, unless the operator declares itself safe for
+// concurrent calls: then one is made and the workers share it.
+func TestWorkersShareConcurrentOperators(t *testing.T) {
+	var shared, own atomic.Int64
+	h := runHost(t, passOp("test.Shared", true, &shared), passOp("test.Own", false, &own))
+	file := setup(t, 8, 4, "stop", "  - {name: a, op: test.Shared, inputs: [gamma]}\n  - {name: b, op: test.Own, inputs: [a]}", "b")
+	sum, _, err := compileRun(t, h, file, Options{Workers: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Images != 8 || shared.Load() != 1 || own.Load() != 4 {
+		t.Errorf("4 workers over 8 images: %d images; %d instances of the shared operator (want 1), %d of the other (want 4)", sum.Images, shared.Load(), own.Load())
 	}
 }

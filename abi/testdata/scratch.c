@@ -12,7 +12,10 @@
  * OVERRUN (run writes one byte past the scratch), BAD_FLAG (flags has a
  * bit no host knows), OLD_STRUCT (the operator is a dynop_operator 1.1,
  * from before flags, whose memory after its end happens to hold
- * DYNOP_OPERATOR_SCRATCH: it must run as it did, without scratch).
+ * DYNOP_OPERATOR_SCRATCH: it must run as it did, without scratch),
+ * CONCURRENT (the operator sets DYNOP_OPERATOR_CONCURRENT too; create
+ * and destroy log "test.Reverse: create" and "test.Reverse: destroy", so
+ * tests count the instances the plugin made).
  */
 #include <stddef.h>
 #include <string.h>
@@ -29,7 +32,17 @@ static dynop_result fail(const char *msg) {
 static dynop_result create(void *u, const dynop_arg *a, uint32_t n, void **inst) {
     (void)u, (void)a, (void)n;
     *inst = NULL;
+#ifdef CONCURRENT
+    host_table->log(host_table, DYNOP_LOG_INFO, "test.Reverse: create");
+#endif
     return DYNOP_OK;
+}
+
+static void destroy(void *inst) {
+    (void)inst;
+#ifdef CONCURRENT
+    host_table->log(host_table, DYNOP_LOG_INFO, "test.Reverse: destroy");
+#endif
 }
 
 static dynop_result setup(void *inst, const dynop_tensor *in, uint32_t nin, dynop_tensor *out, uint32_t nout) {
@@ -103,19 +116,21 @@ static const struct {
           create,
           setup,
           run,
-          NULL,
+          destroy,
           0,
           NULL,
           DYNOP_OPERATOR_SCRATCH}};
 #define THE_OP (&old.op)
 #else
 #if defined(BAD_FLAG)
-#define FLAGS (DYNOP_OPERATOR_SCRATCH | 2u)
+#define FLAGS (DYNOP_OPERATOR_SCRATCH | 0x80000000u)
+#elif defined(CONCURRENT)
+#define FLAGS (DYNOP_OPERATOR_SCRATCH | DYNOP_OPERATOR_CONCURRENT)
 #else
 #define FLAGS DYNOP_OPERATOR_SCRATCH
 #endif
 static const dynop_operator reverse_op =
-    DYNOP_OPERATOR_FLAGS("test.Reverse", "cpu", NULL, create, setup, run, NULL, FLAGS);
+    DYNOP_OPERATOR_FLAGS("test.Reverse", "cpu", NULL, create, setup, run, destroy, FLAGS);
 #define THE_OP (&reverse_op)
 #endif
 

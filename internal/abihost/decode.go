@@ -520,15 +520,26 @@ type Operator struct {
 	UserData                    uint64
 	Create, Setup, Run, Destroy uint64
 	Variants                    []Variant // nil if Run is the implementation
-	Flags                       uint32    // OperatorScratch; 0 before dynop_operator 1.2
+	Flags                       uint32    // Operator* flags; 0 before dynop_operator 1.2
 }
 
-// OperatorScratch is DYNOP_OPERATOR_SCRATCH: setup and run get a scratch
-// tensor after the outputs.
-const OperatorScratch = 1
+// The flags of dynop_operator.
+const (
+	// OperatorScratch is DYNOP_OPERATOR_SCRATCH: setup and run get a
+	// scratch tensor after the outputs.
+	OperatorScratch = 1
+	// OperatorConcurrent is DYNOP_OPERATOR_CONCURRENT: setup and run may
+	// be called from several threads at once for one instance.
+	OperatorConcurrent = 2
+	operatorFlagsKnown = OperatorScratch | OperatorConcurrent
+)
 
 // Scratch reports whether the operator takes scratch from the host.
 func (o Operator) Scratch() bool { return o.Flags&OperatorScratch != 0 }
+
+// Concurrent reports whether one instance of the operator may run on
+// several threads at once.
+func (o Operator) Concurrent() bool { return o.Flags&OperatorConcurrent != 0 }
 
 // DecodeOperator reads the dynop_operator at addr that a plugin hands
 // register_operator and checks what the struct alone can get wrong:
@@ -564,7 +575,7 @@ func DecodeOperator(m Memory, addr uint64) (Operator, error) {
 	}
 	if v.has(operatorFlags) {
 		o.Flags = v.u32(operatorFlags)
-		if unknown := o.Flags &^ OperatorScratch; unknown != 0 {
+		if unknown := o.Flags &^ operatorFlagsKnown; unknown != 0 {
 			return fail("flags %#x has bits this host does not know (%#x): it would not do what the operator asks", o.Flags, unknown)
 		}
 	}

@@ -73,14 +73,14 @@ func (s *session) registerOperator(cop *C.dynop_operator) error {
 		return fail(dynop.ErrDuplicate, "registered already")
 	}
 	if o.Variants == nil {
-		reg.Backends[device] = (&nativeOp{sess: s, cop: cop, run: cPointer(o.Run), schema: sch, scratch: o.Scratch()}).create
+		reg.Backends[device] = (&nativeOp{sess: s, cop: cop, run: cPointer(o.Run), schema: sch, scratch: o.Scratch(), concurrent: o.Concurrent()}).create
 		return nil
 	}
 	if reg.Variants == nil {
 		reg.Variants = make(map[schema.Device][]op.Variant)
 	}
 	for _, v := range o.Variants {
-		f := (&nativeOp{sess: s, cop: cop, run: cPointer(v.Fn), schema: sch, scratch: o.Scratch()}).create
+		f := (&nativeOp{sess: s, cop: cop, run: cPointer(v.Fn), schema: sch, scratch: o.Scratch(), concurrent: o.Concurrent()}).create
 		reg.Variants[device] = append(reg.Variants[device], op.Variant{Name: v.Name, Needs: dispatch.Features(v.Needs), Factory: f})
 	}
 	reg.Backends[device] = reg.Variants[device][len(o.Variants)-1].Factory
@@ -101,11 +101,12 @@ func (s *session) publishOperators() error {
 // nativeOp is one operator backend of a started native plugin, or one
 // variant of it.
 type nativeOp struct {
-	sess    *session
-	cop     *C.dynop_operator
-	run     unsafe.Pointer // cop.run, or the variant's
-	schema  *schema.Op
-	scratch bool // DYNOP_OPERATOR_SCRATCH: a scratch tensor follows the outputs
+	sess       *session
+	cop        *C.dynop_operator
+	run        unsafe.Pointer // cop.run, or the variant's
+	schema     *schema.Op
+	scratch    bool // DYNOP_OPERATOR_SCRATCH: a scratch tensor follows the outputs
+	concurrent bool // DYNOP_OPERATOR_CONCURRENT: an instance may run on several threads at once
 }
 
 // perSample returns the tensors that follow a sample's inputs: its
@@ -126,10 +127,8 @@ func (o *nativeOp) create(vals *schema.Values) (op.Impl, error) {
 	defer o.sess.leave()
 	mem := newCMem(o.schema, vals)
 	defer mem.free()
-	impl := &nativeImpl{op: o, checked: checkBounds()}
-	impl.buf = (*C.char)(C.calloc(errBufSize+4, 1))
-	impl.failed = (*C.uint32_t)(unsafe.Add(unsafe.Pointer(impl.buf), errBufSize))
-	if impl.buf == nil || mem.failed {
+	impl, err := o.newImpl()
+	if err != nil || mem.failed {
 		impl.release()
 		return nil, errors.New("out of C memory")
 	}
@@ -141,6 +140,35 @@ func (o *nativeOp) create(vals *schema.Values) (op.Impl, error) {
 	}
 	impl.inst = inst
 	return impl, nil
+}
+
+// newImpl returns an implementation without a plugin instance yet, with
+// its C memory for messages.
+func (o *nativeOp) newImpl() (*nativeImpl, error) {
+	impl := &nativeImpl{op: o, checked: checkBounds()}
+	impl.buf = (*C.char)(C.calloc(errBufSize+4, 1))
+	if impl.buf == nil {
+		return impl, errors.New("out of C memory")
+	}
+	impl.failed = (*C.uint32_t)(unsafe.Add(unsafe.Pointer(impl.buf), errBufSize))
+	return impl, nil
+}
+
+// Share implements op.SharedImpl for an operator that sets
+// DYNOP_OPERATOR_CONCURRENT: an implementation with its own C memory for
+// calls over the same plugin instance, which only im destroys (op.Instance
+// closes im last).
+func (im *nativeImpl) Share() (op.Impl, bool) {
+	if !im.op.concurrent || im.closed.Load() {
+		return nil, false
+	}
+	c, err := im.op.newImpl()
+	if err != nil {
+		c.release()
+		return nil, false
+	}
+	c.inst, c.borrowed = im.inst, true
+	return c, true
 }
 
 // fail describes a failed operator function call.
@@ -291,6 +319,9 @@ type nativeImpl struct {
 	scratchBytes []int64
 	scratchMax   int64
 	own          *kernel.Scratchpad
+
+	// borrowed: inst is another implementation's (Share), which destroys it.
+	borrowed bool
 }
 
 const (
@@ -601,6 +632,10 @@ func (im *nativeImpl) run(outputs, inputs []*tensor.Batch, scratch unsafe.Pointe
 // Close implements io.Closer: the plugin's destroy, then the C memory.
 func (im *nativeImpl) Close() error {
 	if im.closed.Swap(true) {
+		return nil
+	}
+	if im.borrowed {
+		im.release()
 		return nil
 	}
 	err := im.enter("destroy")

@@ -1,8 +1,11 @@
 package native_test
 
 import (
+	"strings"
+	"sync"
 	"testing"
 
+	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/internal/cbuild"
 	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/kernel"
@@ -96,7 +99,7 @@ func TestNativeScratchErrors(t *testing.T) {
 	}{
 		{"-DNEGATIVE", native.ErrABI, []string{`operator "test.Reverse": setup (sample 0)`, "asked for -5 bytes of scratch"}},
 		{"-DHUGE", native.ErrABI, []string{"asked for 2199023255552 bytes of scratch; the most is 1099511627776"}},
-		{"-DBAD_FLAG", native.ErrABI, []string{`register_operator "test.Reverse"`, "flags 0x3 has bits this host does not know (0x2)"}},
+		{"-DBAD_FLAG", native.ErrABI, []string{`register_operator "test.Reverse"`, "flags 0x80000001 has bits this host does not know (0x80000000)"}},
 		{"-DOVERRUN", native.ErrBounds, []string{`operator "test.Reverse": run (sample 0)`, "its scratch (8 bytes): it wrote up to 1 byte(s) past its end (of 8)"}},
 	} {
 		t.Run(c.define, func(t *testing.T) {
@@ -111,5 +114,66 @@ func TestNativeScratchErrors(t *testing.T) {
 			}
 			testutil.WantErr(t, err, c.target, c.want...)
 		})
+	}
+}
+
+// TestNativeConcurrentShare: an operator that sets
+// DYNOP_OPERATOR_CONCURRENT is created once and shared: two instances
+// run at once on one plugin instance, each with its own scratch, and the
+// plugin's destroy runs once, after both are closed. Without the flag
+// an instance is not shared.
+func TestNativeConcurrentShare(t *testing.T) {
+	var logs testutil.LogBuffer
+	h, err := dynop.Open(ctx, dynop.Options{Paths: []string{scratchPlugin(t, "-DCONCURRENT")}, NoRegistered: true, NoDefaultPaths: true,
+		CacheDir: t.TempDir(), Logger: logs.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	first, err := h.NewOperator(ctx, "test.Reverse", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, ok := first.Share()
+	if !ok {
+		t.Fatal("a DYNOP_OPERATOR_CONCURRENT operator's instance is not shared")
+	}
+	inputs := testutil.ReverseInputs(t)
+	var wg sync.WaitGroup
+	for _, in := range []*op.Instance{first, second} {
+		wg.Go(func() {
+			for range 50 {
+				outs, err := in.Exec(ctx, inputs...)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				testutil.CheckReversed(t, outs, inputs, true)
+			}
+		})
+	}
+	wg.Wait()
+	count := func(s string) int { return strings.Count(logs.String(), s) }
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := count("test.Reverse: destroy"); n != 0 {
+		t.Errorf("the plugin's instance was destroyed while an instance sharing it is open (%d destroy)", n)
+	}
+	if err := second.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if c, d := count("test.Reverse: create"), count("test.Reverse: destroy"); c != 1 || d != 1 {
+		t.Errorf("the plugin made %d instances and destroyed %d, want 1 and 1:\n%s", c, d, logs.String())
+	}
+
+	plain := openHost(t, []string{scratchPlugin(t)})
+	in, err := plain.NewOperator(ctx, "test.Reverse", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	if _, ok := in.Share(); ok {
+		t.Error("an operator without DYNOP_OPERATOR_CONCURRENT was shared")
 	}
 }

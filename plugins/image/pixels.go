@@ -21,6 +21,9 @@ func newToFloat(args *schema.Values) (op.Impl, error) {
 	return t, nil
 }
 
+// Share implements op.SharedImpl: the table is only read.
+func (t *toFloat) Share() (op.Impl, bool) { return t, true }
+
 func (*toFloat) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
 	in := inputs[0]
 	return []op.OutputDesc{{DType: tensor.Float32, Layout: in.Layout(), Shapes: in.Shapes()}}, nil
@@ -51,6 +54,9 @@ func (t *toFloat) Run(ctx context.Context, outputs, inputs []*tensor.Batch) erro
 type grayscale struct{}
 
 func newGrayscale(*schema.Values) (op.Impl, error) { return grayscale{}, nil }
+
+// Share implements op.SharedImpl: grayscale keeps nothing.
+func (g grayscale) Share() (op.Impl, bool) { return g, true }
 
 func (grayscale) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
 	in := inputs[0]

@@ -69,6 +69,10 @@ func newInvert(*schema.Values) (op.Impl, error) {
 
 func (p pointwise) Pointwise() op.PointwiseFuncs { return op.PointwiseFuncs(p) }
 
+// Share implements op.SharedImpl: a pointwise operator keeps nothing
+// between calls, so a pipeline's workers share one instance.
+func (p pointwise) Share() (op.Impl, bool) { return p, true }
+
 func (pointwise) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
 	in := inputs[0]
 	return []op.OutputDesc{{DType: in.DType(), Layout: in.Layout(), Shapes: in.Shapes()}}, nil

@@ -490,7 +490,11 @@ typedef struct dynop_arg {
  *
  * The host calls the functions per sample: setup and run receive the
  * sample's tensors, one per input and output. They may be called from
- * several threads at once for different instances, never for one instance.
+ * several threads at once for different instances, and for one instance
+ * only if the operator sets DYNOP_OPERATOR_CONCURRENT (since 1.2): then
+ * the host makes one instance and shares it between its workers, so what
+ * create makes (tables, a model) is made once; setup and run must then
+ * keep nothing in the instance.
  *
  *   create   makes an instance from the arguments; *instance is passed to
  *            the others (it may be NULL if the operator keeps no state).
@@ -549,6 +553,9 @@ typedef struct dynop_operator {
 
 /* dynop_operator.flags: setup and run get a scratch tensor (see above). */
 #define DYNOP_OPERATOR_SCRATCH UINT32_C(1)
+/* dynop_operator.flags: setup and run may be called from several threads
+ * at once for one instance (see above). */
+#define DYNOP_OPERATOR_CONCURRENT UINT32_C(2)
 
 /* The alignment of scratch memory, in bytes. */
 #define DYNOP_SCRATCH_ALIGN 64
@@ -946,7 +953,7 @@ struct dynop_host {
                               uint32_t count);
 
     /* Since 1.4: no new function; the host honours dynop_operator.flags
-     * (DYNOP_OPERATOR_SCRATCH). */
+     * (DYNOP_OPERATOR_SCRATCH, DYNOP_OPERATOR_CONCURRENT). */
 };
 
 /* DYNOP_HOST_HAS_SCRATCH(host) is nonzero if host passes scratch to

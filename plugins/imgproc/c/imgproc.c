@@ -2306,8 +2306,9 @@ static const dynop_op_schema gray_schema = {
     1, gray_outputs,
     0, NULL,
 };
-static const dynop_operator gray_op = DYNOP_OPERATOR_VARIANTS("imgproc.Grayscale", "cpu", NULL, create_stateless,
-                                                              gray_setup, NULL, gray_variants);
+static const dynop_operator gray_op =
+    DYNOP_OPERATOR_VARIANTS_FLAGS("imgproc.Grayscale", "cpu", NULL, create_stateless, gray_setup, NULL, gray_variants,
+                                  DYNOP_OPERATOR_CONCURRENT);
 
 static const dynop_op_input image_inputs[] = {
     {DYNOP_OP_INPUT_HEADER, "images", "Images with 1, 3 or 4 channels.", "uint8,float32", "HWC", 3},
@@ -2333,7 +2334,7 @@ static const dynop_op_schema blur_schema = {
 };
 static const dynop_operator blur_op =
     DYNOP_OPERATOR_VARIANTS_FLAGS("imgproc.GaussianBlur", "cpu", NULL, blur_create, blur_setup, blur_destroy,
-                                  blur_variants, DYNOP_OPERATOR_SCRATCH);
+                                  blur_variants, DYNOP_OPERATOR_SCRATCH | DYNOP_OPERATOR_CONCURRENT);
 
 static const dynop_op_output sobel_outputs[] = {
     {DYNOP_OP_OUTPUT_HEADER, "edges", "Sobel gradient magnitude per channel, of the input's shape and dtype.", "HWC"},
@@ -2349,7 +2350,7 @@ static const dynop_op_schema sobel_schema = {
 };
 static const dynop_operator sobel_op =
     DYNOP_OPERATOR_VARIANTS_FLAGS("imgproc.Sobel", "cpu", NULL, create_stateless, sobel_setup, NULL, sobel_variants,
-                                  DYNOP_OPERATOR_SCRATCH);
+                                  DYNOP_OPERATOR_SCRATCH | DYNOP_OPERATOR_CONCURRENT);
 
 static const dynop_op_output resize_outputs[] = {
     {DYNOP_OP_OUTPUT_HEADER, "resized", "The images resized to height x width, the input's channels and dtype.",
@@ -2372,7 +2373,7 @@ static const dynop_op_schema resize_schema = {
 };
 static const dynop_operator resize_op =
     DYNOP_OPERATOR_VARIANTS_FLAGS("imgproc.Resize", "cpu", NULL, resize_create, resize_setup, resize_destroy,
-                                  resize_variants, DYNOP_OPERATOR_SCRATCH);
+                                  resize_variants, DYNOP_OPERATOR_SCRATCH | DYNOP_OPERATOR_CONCURRENT);
 
 static const dynop_op_input saxpy_inputs[] = {
     {DYNOP_OP_INPUT_HEADER, "x", "A float32 tensor of any shape.", "float32", NULL, 0},
@@ -2393,8 +2394,9 @@ static const dynop_op_schema saxpy_schema = {
     1, saxpy_outputs,
     1, saxpy_args,
 };
-static const dynop_operator saxpy_op = DYNOP_OPERATOR_VARIANTS("imgproc.Saxpy", "cpu", NULL, saxpy_create,
-                                                               saxpy_setup, saxpy_destroy, saxpy_variants);
+static const dynop_operator saxpy_op =
+    DYNOP_OPERATOR_VARIANTS_FLAGS("imgproc.Saxpy", "cpu", NULL, saxpy_create, saxpy_setup, saxpy_destroy,
+                                  saxpy_variants, DYNOP_OPERATOR_CONCURRENT);
 
 static const dynop_op_schema *const operators[] = {&gray_schema, &blur_schema, &sobel_schema, &resize_schema,
                                                    &saxpy_schema};
@@ -2457,8 +2459,9 @@ static dynop_result register_plugin(const dynop_host *host) {
     size_t i;
     host_table = host;
     if (!DYNOP_HOST_HAS_SCRATCH(host))
-        return fail(DYNOP_ERROR_VERSION, "imgproc takes its operators' scratch memory from the host, which needs a host "
-                                         "table of version 1.4 or later; upgrade the host");
+        return fail(DYNOP_ERROR_VERSION, "imgproc takes its operators' scratch memory from the host and shares their "
+                                         "instances between threads, which need a host table of version 1.4 or "
+                                         "later; upgrade the host");
     for (i = 0; rc == DYNOP_OK && i < sizeof operator_backends / sizeof operator_backends[0]; i++)
         rc = host->register_operator(host, operator_backends[i]);
 #if IMGPROC_PASSES
