@@ -100,6 +100,11 @@ type Instance struct {
 	// to reuse. Recycle may come from another goroutine than Exec's.
 	spareMu sync.Mutex
 	spare   []*tensor.Batch
+	// pool holds, by output, samples of batches handed back that no Exec
+	// took whole, for outputs of other lengths and shapes; keep is the
+	// most samples one output has had, the most pool keeps.
+	pool [][]*tensor.Tensor
+	keep int
 
 	// scratch is where a ScratchImpl's runs take memory from: shared
 	// with other instances, or the instance's own, made when first
@@ -443,11 +448,13 @@ func (in *Instance) Exec(ctx context.Context, inputs ...*tensor.Batch) ([]*tenso
 }
 
 // Recycle hands back outputs of an earlier Exec that the caller no longer
-// uses, nor anything made from them: the next Exec fills them again
-// (cleared, as a new allocation is) instead of allocating, where an
-// output has the same dtype, layout and shapes, or, for uint8 outputs
-// such as encoded files, samples no larger. A nil batch hands back
-// nothing. A graph recycles the outputs of its operator nodes that only
+// uses, nor anything made from them: the next Execs fill their memory
+// again (cleared, as a new allocation is) instead of allocating, sample
+// by sample, where a sample has the same dtype and number of elements,
+// or, for uint8 outputs such as encoded files, no more; batches of
+// another length (a run's last, smaller batch) reuse it too, and samples
+// no Exec took wait for a later one, up to the most samples an output
+// has had. A nil batch hands back nothing. A graph recycles the outputs of its operator nodes that only
 // other operators read, and a pipeline run the outputs it has written,
 // so tensors are allocated once per worker, not once per batch. Recycle
 // may be called from any goroutine.
@@ -459,82 +466,122 @@ func (in *Instance) Recycle(outs []*tensor.Batch) {
 	defer in.spareMu.Unlock()
 	if in.spare == nil {
 		in.spare = make([]*tensor.Batch, len(outs))
+		in.pool = make([][]*tensor.Tensor, len(outs))
 	}
 	for i, b := range outs {
-		if b != nil {
-			in.spare[i] = b
+		if b == nil {
+			continue
 		}
+		if old := in.spare[i]; old != nil { // not taken: its samples may serve later
+			in.pool[i] = in.keepSamples(append(in.pool[i], old.Samples()...))
+		}
+		in.spare[i] = b
 	}
 }
 
-// takeSpare returns the recycled batch of output i, cleared, if it can
-// hold what d describes, and forgets it.
+// keepSamples drops the oldest of pool beyond the most samples one
+// output has had.
+func (in *Instance) keepSamples(pool []*tensor.Tensor) []*tensor.Tensor {
+	if drop := len(pool) - max(in.keep, 1); drop > 0 {
+		clear(pool[:drop])
+		pool = pool[drop:]
+	}
+	return pool
+}
+
+// takeSpare returns a batch for output i as d describes over recycled
+// memory, cleared: the batch handed back last if it has d's shapes, and
+// otherwise one whose samples reuse the memory of recycled samples where
+// one fits (the same dtype and number of elements, or, for uint8, at
+// least as many), so batches of other lengths (the last, smaller batch
+// of a run) and shapes reuse it too. It returns nil when nothing was
+// handed back.
 func (in *Instance) takeSpare(i int, d OutputDesc) *tensor.Batch {
 	in.spareMu.Lock()
-	if i >= len(in.spare) || in.spare[i] == nil {
-		in.spareMu.Unlock()
+	defer in.spareMu.Unlock()
+	in.keep = max(in.keep, len(d.Shapes))
+	if i >= len(in.spare) {
 		return nil
 	}
 	b := in.spare[i]
 	in.spare[i] = nil
-	in.spareMu.Unlock()
-	if b.DType() != d.DType || b.Layout() != d.Layout || b.Len() != len(d.Shapes) {
+	if b != nil && b.DType() == d.DType && b.Layout() == d.Layout && b.Len() == len(d.Shapes) {
+		same := true
+		for j, t := range b.Samples() {
+			same = same && t.IsContiguous() && t.Device().Type == tensor.CPU && slices.Equal(t.Shape(), d.Shapes[j])
+		}
+		if same {
+			for _, t := range b.Samples() {
+				clear(t.Span())
+			}
+			return b
+		}
+	}
+	pool := in.pool[i]
+	if b != nil {
+		pool = append(pool, b.Samples()...)
+	}
+	if len(pool) == 0 {
 		return nil
 	}
-	same := true
-	for j, t := range b.Samples() {
-		if !t.IsContiguous() || t.Device().Type != tensor.CPU {
-			return nil
+	samples := make([]*tensor.Tensor, len(d.Shapes))
+	for j, shape := range d.Shapes {
+		var t *tensor.Tensor
+		if k := slices.IndexFunc(pool, func(t *tensor.Tensor) bool { return fits(t, d.DType, shape) }); k >= 0 {
+			t = over(pool[k], d.DType, d.Layout, shape)
+			pool = slices.Delete(pool, k, k+1)
 		}
-		if !slices.Equal(t.Shape(), d.Shapes[j]) {
-			same = false
-		}
-	}
-	if !same {
-		return reshaped(b, d)
-	}
-	for _, t := range b.Samples() {
-		data, err := t.Bytes()
-		if err != nil {
-			return nil
-		}
-		clear(data)
-	}
-	return b
-}
-
-// reshaped returns a uint8 batch shaped as d over the memory of b's
-// samples, cleared, if each is large enough; nil otherwise.
-func reshaped(b *tensor.Batch, d OutputDesc) *tensor.Batch {
-	if d.DType != tensor.Uint8 {
-		return nil
-	}
-	samples := make([]*tensor.Tensor, b.Len())
-	for j, t := range b.Samples() {
-		data, err := t.Bytes()
-		n := int64(1)
-		for _, x := range d.Shapes[j] {
-			n *= x
-		}
-		if err != nil || n > int64(len(data)) {
-			return nil
-		}
-		data = data[:n:n]
-		clear(data)
-		if samples[j], err = tensor.FromSlice(data, d.Shapes[j]...); err != nil {
-			return nil
-		}
-		if d.Layout != "" {
-			if samples[j], err = samples[j].WithLayout(d.Layout); err != nil {
+		if t == nil {
+			var err error
+			if t, err = tensor.New(d.DType, shape...); err == nil && d.Layout != "" {
+				t, err = t.WithLayout(d.Layout)
+			}
+			if err != nil {
+				in.pool[i] = in.keepSamples(pool)
 				return nil
 			}
 		}
+		samples[j] = t
 	}
+	in.pool[i] = in.keepSamples(pool)
 	out, err := tensor.NewBatch(samples...)
 	if err != nil {
 		return nil
 	}
 	return out
+}
+
+// fits reports whether a tensor of dtype dt and shape can use t's
+// memory: t is compact, on the CPU and of dt, with as many elements, or,
+// for uint8 (encoded files of varying size), at least as many.
+func fits(t *tensor.Tensor, dt tensor.DType, shape []int64) bool {
+	if !t.IsContiguous() || t.Device().Type != tensor.CPU || t.DType() != dt {
+		return false
+	}
+	n, ok := sampleBytes(dt, shape)
+	have := int64(len(t.Span()))
+	return ok && (n == have || dt == tensor.Uint8 && n < have)
+}
+
+// over returns a tensor of dtype dt, layout and shape over t's memory,
+// which fits it, cleared; nil if it cannot be made.
+func over(t *tensor.Tensor, dt tensor.DType, layout string, shape []int64) *tensor.Tensor {
+	var err error
+	switch n, _ := sampleBytes(dt, shape); {
+	case slices.Equal(t.Shape(), shape):
+	case n == int64(len(t.Span())):
+		t, err = t.Reshape(shape...)
+	default: // uint8, larger
+		t, err = tensor.FromSlice(t.Span()[:n:n], shape...)
+	}
+	if err == nil && t.Layout() != layout {
+		t, err = t.WithLayout(layout)
+	}
+	if err != nil {
+		return nil
+	}
+	clear(t.Span())
+	return t
 }
 
 // Close closes the implementation, if it is an io.Closer, and releases

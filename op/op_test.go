@@ -649,6 +649,49 @@ func TestRecycle(t *testing.T) {
 	}
 }
 
+// TestRecycleOtherLengths: batches of alternating lengths (4 samples,
+// then 2, as a run's last batch is smaller) reuse recycled memory sample
+// by sample: the samples a short batch leaves wait for the next long
+// one, so once warm no sample memory is new, and each holds what its
+// Exec computed.
+func TestRecycleOtherLengths(t *testing.T) {
+	ctx := context.Background()
+	in, err := newRegistry(t).New(ctx, "test.Scale", schema.Args{"count": 1, "factor": 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	batch := func(n int) *tensor.Batch {
+		var samples []*tensor.Tensor
+		for j := range n {
+			x, _ := tensor.FromSlice([]float32{float32(j), 1}, 1, 2)
+			x, _ = x.WithLayout("HW")
+			samples = append(samples, x)
+		}
+		b, _ := tensor.NewBatch(samples...)
+		return b
+	}
+	seen := map[*byte]bool{} // the sample memory the first long batch got
+	for k, n := range []int{4, 2, 4, 2, 4} {
+		outs, err := in.Exec(ctx, batch(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, x := range outs[0].Samples() {
+			if got, _ := tensor.Values[float32](x); !slices.Equal(got, []float32{float32(2 * j), 2}) {
+				t.Errorf("batch %d sample %d: %v, want [%d 2]", k, j, got, 2*j)
+			}
+			p := &x.Span()[0]
+			if k == 0 {
+				seen[p] = true
+			} else if !seen[p] {
+				t.Errorf("batch %d (%d samples) sample %d has new memory; recycled samples were waiting", k, n, j)
+			}
+		}
+		in.Recycle(outs)
+	}
+}
+
 // TestRecycleBytes: a recycled uint8 output serves a later, smaller one
 // (an encoded file, say) over the same memory, cleared.
 func TestRecycleBytes(t *testing.T) {
