@@ -615,11 +615,8 @@ func argLine(a schema.Arg) string {
 		line += fmt.Sprintf(" = %v", a.Default)
 	}
 	var extra []string
-	if a.Min != nil {
-		extra = append(extra, fmt.Sprintf("min %g", *a.Min))
-	}
-	if a.Max != nil {
-		extra = append(extra, fmt.Sprintf("max %g", *a.Max))
+	if r := a.Range(); r != "" {
+		extra = append(extra, "range "+r)
 	}
 	if len(a.Allowed) > 0 {
 		extra = append(extra, fmt.Sprintf("one of %v", a.Allowed))

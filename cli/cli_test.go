@@ -187,7 +187,7 @@ func TestOperatorsCLI(t *testing.T) {
 	}
 	code, out, errOut = runCLI(t, "inspect", "image.Resize")
 	for _, want := range []string{"operator  image.Resize", "plugin    dynop.plugin.image", "devices   cpu",
-		"input 0   images uint8|float32, layout HWC", "arg       width int (required) [min 1; max 65536]"} {
+		"input 0   images uint8|float32, layout HWC", "arg       width int (required) [range [1, 65536]]"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("inspect image.Resize: missing %q in\n%s%s", want, out, errOut)
 		}

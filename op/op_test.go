@@ -110,6 +110,74 @@ func batchOf(t *testing.T, layout string, shape []int64, vals ...float32) *tenso
 
 var wantErr = testutil.WantErr
 
+// TestArgRanges: bounds are closed unless marked exclusive; the range
+// reads in interval notation in messages and in Range; a schema whose
+// range is empty or whose exclusive mark has no bound is invalid; and a
+// required argument given a bad value is one error, not also "required
+// but not given".
+func TestArgRanges(t *testing.T) {
+	s := scaleSchema()
+	s.Args = append(s.Args,
+		schema.Arg{Name: "sigma", Type: schema.Float, Default: 1.0, Min: schema.Bounds(0), MinExclusive: true, Max: schema.Bounds(256)},
+		schema.Arg{Name: "frac", Type: schema.FloatList, Min: schema.Bounds(0), Max: schema.Bounds(1), MaxExclusive: true})
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args schema.Args
+		want string // "" for no error
+	}{
+		{schema.Args{"count": 1, "sigma": 0.001}, ""},
+		{schema.Args{"count": 1, "sigma": 256}, ""},
+		{schema.Args{"count": 1, "sigma": 0}, `argument "sigma": 0 is not above the minimum 0, which the range (0, 256] excludes`},
+		{schema.Args{"count": 1, "sigma": -1}, `argument "sigma": -1 is below the minimum 0`},
+		{schema.Args{"count": 1, "frac": []any{0, 0.5}}, ""},
+		{schema.Args{"count": 1, "frac": []any{0.5, 1}}, `argument "frac": element 1: 1 is not below the maximum 1, which the range [0, 1) excludes`},
+	} {
+		_, err := s.Check(c.args, nil)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%v: %v", c.args, err)
+			}
+			continue
+		}
+		wantErr(t, err, schema.ErrArgument, c.want)
+	}
+	_, err := s.Check(schema.Args{"count": 0}, nil)
+	wantErr(t, err, schema.ErrArgument, "0 is below the minimum 1")
+	if strings.Contains(err.Error(), "required") {
+		t.Errorf("a required argument given a bad value: %v; says it was not given as well", err)
+	}
+	for _, c := range []struct {
+		a    schema.Arg
+		want string
+	}{
+		{schema.Arg{Min: schema.Bounds(0), Max: schema.Bounds(1)}, "[0, 1]"},
+		{schema.Arg{Min: schema.Bounds(0), MinExclusive: true, Max: schema.Bounds(1), MaxExclusive: true}, "(0, 1)"},
+		{schema.Arg{Min: schema.Bounds(0), MinExclusive: true}, "> 0"},
+		{schema.Arg{Min: schema.Bounds(1)}, "≥ 1"},
+		{schema.Arg{Max: schema.Bounds(9), MaxExclusive: true}, "< 9"},
+		{schema.Arg{Max: schema.Bounds(9)}, "≤ 9"},
+		{schema.Arg{}, ""},
+	} {
+		if got := c.a.Range(); got != c.want {
+			t.Errorf("Range of %+v = %q, want %q", c.a, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		edit func(a *schema.Arg)
+		want string
+	}{
+		{func(a *schema.Arg) { a.Min, a.Max, a.MinExclusive = schema.Bounds(1), schema.Bounds(1), true }, "the range (1, 1] is empty"},
+		{func(a *schema.Arg) { a.Min, a.MinExclusive = nil, true }, "an exclusive bound without its min or max"},
+	} {
+		s := scaleSchema()
+		s.Args[0].Default = nil
+		c.edit(&s.Args[0])
+		wantErr(t, s.Validate(), schema.ErrOp, `argument "factor"`, c.want)
+	}
+}
+
 func TestSchemaValidate(t *testing.T) {
 	cases := []struct {
 		name   string

@@ -76,6 +76,7 @@ func (s *Op) Check(args Args, log *slog.Logger) (*Values, error) {
 		}
 		if err != nil {
 			fail(a.Name, "%v", err)
+			v.given[i] = true // given, if wrongly: not also "required but not given"
 			continue
 		}
 		v.vals[i], v.given[i] = val, true
@@ -125,11 +126,15 @@ func (a *Arg) check(v any) error {
 			if math.IsNaN(f) {
 				return errors.New("is NaN")
 			}
-			if a.Min != nil && f < *a.Min {
+			switch {
+			case a.Min != nil && f < *a.Min:
 				return fmt.Errorf("%v is below the minimum %g", x, *a.Min)
-			}
-			if a.Max != nil && f > *a.Max {
+			case a.Min != nil && a.MinExclusive && f == *a.Min:
+				return fmt.Errorf("%v is not above the minimum %g, which the range %s excludes", x, *a.Min, a.Range())
+			case a.Max != nil && f > *a.Max:
 				return fmt.Errorf("%v is above the maximum %g", x, *a.Max)
+			case a.Max != nil && a.MaxExclusive && f == *a.Max:
+				return fmt.Errorf("%v is not below the maximum %g, which the range %s excludes", x, *a.Max, a.Range())
 			}
 		}
 		if len(a.Allowed) > 0 && !slices.ContainsFunc(a.Allowed, func(y any) bool {

@@ -150,9 +150,14 @@ type Arg struct {
 	// string, tensor.DType or a slice of them). Nil means none: the
 	// operator sees the zero value and [Values.Has] is false.
 	Default any `json:"default,omitempty"`
-	// Min and Max bound numeric arguments (each element of a list).
-	Min *float64 `json:"min,omitempty"`
-	Max *float64 `json:"max,omitempty"`
+	// Min and Max bound numeric arguments (each element of a list),
+	// closed bounds unless MinExclusive or MaxExclusive says the bound
+	// itself is outside the range: a sigma that must be positive has Min
+	// 0 and MinExclusive.
+	Min          *float64 `json:"min,omitempty"`
+	Max          *float64 `json:"max,omitempty"`
+	MinExclusive bool     `json:"min_exclusive,omitempty"`
+	MaxExclusive bool     `json:"max_exclusive,omitempty"`
 	// Allowed, if not empty, lists every value the argument (each element
 	// of a list) may take.
 	Allowed []any `json:"allowed,omitempty"`
@@ -204,6 +209,31 @@ func (a *Arg) Normalize() error {
 
 // Bounds returns a *float64 for Arg.Min and Arg.Max literals.
 func Bounds(v float64) *float64 { return &v }
+
+// Range describes the values Min and Max allow in interval notation,
+// "[0, 256]", "(0, 256]", "> 0" or "≤ 100"; "" when there is no bound.
+func (a *Arg) Range() string {
+	switch {
+	case a.Min != nil && a.Max != nil:
+		lo, hi := "[", "]"
+		if a.MinExclusive {
+			lo = "("
+		}
+		if a.MaxExclusive {
+			hi = ")"
+		}
+		return fmt.Sprintf("%s%g, %g%s", lo, *a.Min, *a.Max, hi)
+	case a.Min != nil && a.MinExclusive:
+		return fmt.Sprintf("> %g", *a.Min)
+	case a.Min != nil:
+		return fmt.Sprintf("≥ %g", *a.Min)
+	case a.Max != nil && a.MaxExclusive:
+		return fmt.Sprintf("< %g", *a.Max)
+	case a.Max != nil:
+		return fmt.Sprintf("≤ %g", *a.Max)
+	}
+	return ""
+}
 
 // MinInputs is the least number of inputs the operator takes.
 func (s *Op) MinInputs() int { return len(s.Inputs) - s.OptionalInputs }
@@ -346,6 +376,10 @@ func (a *Arg) validate() error {
 		return fmt.Errorf("min/max on a %s argument", a.Type)
 	case a.Min != nil && a.Max != nil && *a.Min > *a.Max:
 		return fmt.Errorf("min %g is above max %g", *a.Min, *a.Max)
+	case a.MinExclusive && a.Min == nil, a.MaxExclusive && a.Max == nil:
+		return errors.New("an exclusive bound without its min or max")
+	case a.Min != nil && a.Max != nil && *a.Min == *a.Max && (a.MinExclusive || a.MaxExclusive):
+		return fmt.Errorf("the range %s is empty", a.Range())
 	case a.Min != nil && (math.IsNaN(*a.Min) || math.IsInf(*a.Min, 0)), a.Max != nil && (math.IsNaN(*a.Max) || math.IsInf(*a.Max, 0)):
 		return errors.New("min or max is not a finite number (leave it unset for no bound)")
 	case a.Required && a.Default != nil:

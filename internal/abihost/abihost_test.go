@@ -29,7 +29,7 @@ func sampleInfo() schema.Plugin {
 			OptionalInputs: 1,
 			Outputs:        []schema.Output{{Name: "out", Doc: "blurred", Layout: "HWC"}},
 			Args: []schema.Arg{
-				{Name: "sigma", Doc: "how much", Type: schema.Float, Required: true, Min: schema.Bounds(0.01), Max: schema.Bounds(100)},
+				{Name: "sigma", Doc: "how much", Type: schema.Float, Required: true, Min: schema.Bounds(0), MinExclusive: true, Max: schema.Bounds(100)},
 				{Name: "mode", Type: schema.String, Default: "reflect", Allowed: []any{"reflect", "clamp"}, Deprecated: []string{"border"}},
 				{Name: "size", Type: schema.IntList, Default: []int64{3, 3}},
 				{Name: "big", Type: schema.Int, Default: int64(1) << 60},

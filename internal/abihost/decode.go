@@ -383,9 +383,11 @@ func (r *reader) operators(ci view) []schema.Op {
 
 // The flags of dynop_op_arg (DYNOP_ARG_*).
 const (
-	argRequired = 1 << 0
-	argHasMin   = 1 << 1
-	argHasMax   = 1 << 2
+	argRequired     = 1 << 0
+	argHasMin       = 1 << 1
+	argHasMax       = 1 << 2
+	argMinExclusive = 1 << 3
+	argMaxExclusive = 1 << 4
 )
 
 // arg converts one C argument description.
@@ -403,9 +405,11 @@ func (r *reader) arg(what string, ca view) (schema.Arg, error) {
 	}
 	if flags&argHasMin != 0 {
 		a.Min = schema.Bounds(ca.f64(argMin))
+		a.MinExclusive = flags&argMinExclusive != 0
 	}
 	if flags&argHasMax != 0 {
 		a.Max = schema.Bounds(ca.f64(argMax))
+		a.MaxExclusive = flags&argMaxExclusive != 0
 	}
 	if p := ca.ptr(argDefault); p != 0 {
 		if err := DecodeJSON(r.str(what+": default_value", p), &a.Default); err != nil {

@@ -287,10 +287,16 @@ func (im *Image) arg(s str, a schema.Arg) error {
 	if a.Min != nil {
 		flags |= argHasMin
 		s.u64(argMin, math.Float64bits(*a.Min))
+		if a.MinExclusive {
+			flags |= argMinExclusive
+		}
 	}
 	if a.Max != nil {
 		flags |= argHasMax
 		s.u64(argMax, math.Float64bits(*a.Max))
+		if a.MaxExclusive {
+			flags |= argMaxExclusive
+		}
 	}
 	s.ptr(argName, im.String(a.Name))
 	s.ptr(argDoc, im.optString(a.Doc))

@@ -206,7 +206,7 @@ func TestBadInput(t *testing.T) {
 		target error
 		want   string
 	}{
-		{"sigma 0", imgproc.GaussianBlur, schema.Args{"sigma": 0.0}, []*tensor.Batch{rgb}, nil, "sigma must be a positive finite number, got 0"},
+		{"sigma 0", imgproc.GaussianBlur, schema.Args{"sigma": 0.0}, []*tensor.Batch{rgb}, schema.ErrArgument, `argument "sigma": 0 is not above the minimum 0, which the range (0, 256] excludes`}, // the schema says so, before C
 		{"sigma negative", imgproc.GaussianBlur, schema.Args{"sigma": -1.0}, []*tensor.Batch{rgb}, schema.ErrArgument, `"sigma"`},
 		{"sigma NaN", imgproc.GaussianBlur, schema.Args{"sigma": math.NaN()}, []*tensor.Batch{rgb}, schema.ErrArgument, `argument "sigma": is NaN`},
 		{"sigma huge", imgproc.GaussianBlur, schema.Args{"sigma": 1e9}, []*tensor.Batch{rgb}, schema.ErrArgument, `"sigma"`},

@@ -377,7 +377,11 @@ enum {
 enum {
     DYNOP_ARG_REQUIRED = 1u << 0, /* must be given; has no default */
     DYNOP_ARG_HAS_MIN = 1u << 1,  /* min bounds the value (each element) */
-    DYNOP_ARG_HAS_MAX = 1u << 2   /* max bounds the value (each element) */
+    DYNOP_ARG_HAS_MAX = 1u << 2,  /* max bounds the value (each element) */
+    /* Read by hosts from dynop_host 1.4 on; an older host takes the
+     * bound as closed, and create must refuse the bound itself: */
+    DYNOP_ARG_MIN_EXCLUSIVE = 1u << 3, /* the value must be above min, not equal to it */
+    DYNOP_ARG_MAX_EXCLUSIVE = 1u << 4  /* the value must be below max, not equal to it */
 };
 
 #define DYNOP_OP_INPUT_TYPE                                                   \

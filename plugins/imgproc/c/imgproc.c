@@ -2319,7 +2319,8 @@ static const dynop_op_output blur_outputs[] = {
 };
 static const dynop_op_arg blur_args[] = {
     {DYNOP_OP_ARG_HEADER, "sigma", "Standard deviation of the Gaussian in pixels, positive.", DYNOP_ARG_FLOAT,
-     DYNOP_ARG_REQUIRED | DYNOP_ARG_HAS_MIN | DYNOP_ARG_HAS_MAX, 0, BLUR_MAX_SIGMA, NULL, NULL, NULL},
+     DYNOP_ARG_REQUIRED | DYNOP_ARG_HAS_MIN | DYNOP_ARG_MIN_EXCLUSIVE | DYNOP_ARG_HAS_MAX, 0, BLUR_MAX_SIGMA, NULL, NULL,
+     NULL},
     {DYNOP_OP_ARG_HEADER, "radius", "Kernel radius in pixels; 0 for ceil(3 sigma).", DYNOP_ARG_INT,
      DYNOP_ARG_HAS_MIN | DYNOP_ARG_HAS_MAX, 0, BLUR_MAX_RADIUS, "0", NULL, NULL},
 };
