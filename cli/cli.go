@@ -570,11 +570,7 @@ func writeOperator(w io.Writer, e op.Entry, asJSON bool, pal palette) error {
 	for i, in := range s.Inputs {
 		var parts []string
 		if len(in.DTypes) > 0 {
-			names := make([]string, len(in.DTypes))
-			for j, d := range in.DTypes {
-				names[j] = d.String()
-			}
-			parts = append(parts, strings.Join(names, "|"))
+			parts = append(parts, schema.StaticType{DTypes: in.DTypes}.String())
 		}
 		if len(in.Layouts) > 0 {
 			parts = append(parts, "layout "+strings.Join(in.Layouts, "|"))
@@ -588,12 +584,35 @@ func writeOperator(w io.Writer, e op.Entry, asJSON bool, pal palette) error {
 		row(fmt.Sprintf("input %d", i), joinDoc(in.Name+" "+strings.Join(parts, ", "), in.Doc))
 	}
 	for i, out := range s.Outputs {
-		row(fmt.Sprintf("output %d", i), joinDoc(out.Name, out.Doc))
+		row(fmt.Sprintf("output %d", i), joinDoc(out.Name+" "+outputType(out), out.Doc))
 	}
 	for _, a := range s.Args {
 		row("arg", joinDoc(argLine(a), a.Doc))
 	}
 	return t.write(w, pal)
+}
+
+// outputType says what a schema says an output is before anything runs:
+// "float32, like images", "uint8, layout HWC", "dtype of out_type"; ""
+// for nothing.
+func outputType(o schema.Output) string {
+	var parts []string
+	if len(o.DTypes) > 0 {
+		parts = append(parts, schema.StaticType{DTypes: o.DTypes}.String())
+	}
+	if o.DTypeArg != "" {
+		parts = append(parts, "dtype of "+o.DTypeArg)
+	}
+	if o.Layout != "" {
+		parts = append(parts, "layout "+o.Layout)
+	}
+	if o.NDim > 0 {
+		parts = append(parts, fmt.Sprintf("%d dims", o.NDim))
+	}
+	if o.Like != "" {
+		parts = append(parts, "like "+o.Like)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func joinDoc(what, doc string) string {

@@ -145,6 +145,9 @@ func Compile(ctx context.Context, h Registries, spec *Spec, opts Options) (*Pipe
 	if err := spec.Validate(h.Operators()); err != nil {
 		return nil, err
 	}
+	if err := spec.checkTypes(h.Operators(), !opts.Memory); err != nil {
+		return nil, err
+	}
 	if opts.Workers < 0 || opts.Prefetch < 0 {
 		return nil, fmt.Errorf("pipeline %s: %w: Options.Workers %d and Prefetch %d: each must be 0 (the default) or more", spec.file, ErrInvalid, opts.Workers, opts.Prefetch)
 	}

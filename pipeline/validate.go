@@ -12,6 +12,7 @@ import (
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/schema"
+	"github.com/dynop/dynop/tensor"
 )
 
 // Validate checks s against the operators of reg: that each operator
@@ -335,4 +336,71 @@ func (s *Spec) preds() [][]int {
 		}
 	}
 	return preds
+}
+
+// checkTypes propagates what is known of each batch before anything runs
+// (schema.StaticType) along every edge, in order: a pipeline's inputs
+// are the bytes of files (1-D uint8), or unknown when it is fed from
+// memory (files false), and each operator's outputs follow from its
+// schema ([schema.Op.Infer]). An operator input given what it cannot
+// take is reported at the reference, as is an output whose writer (with
+// files) cannot take what it is given: a float32 image into image.Encode
+// fails here, not at the first file. Call it after [Spec.Validate]
+// succeeded.
+func (s *Spec) checkTypes(reg *op.Registry, files bool) error {
+	types := map[string]schema.StaticType{} // inputs by name, outputs by "node.output"
+	for _, in := range s.inputs {
+		if files {
+			types[in.name] = schema.StaticType{DTypes: []tensor.DType{tensor.Uint8}, NDim: 1}
+		}
+	}
+	typeOf := func(r ref) schema.StaticType {
+		if r.output == "" {
+			return types[r.node]
+		}
+		return types[r.node+"."+r.output]
+	}
+	var errs errorList
+	report := func(problems []error, refs []ref, field func(k int) string) {
+		for _, p := range problems {
+			te, ok := errors.AsType[*schema.InputTypeError](p)
+			if !ok || te.Input >= len(refs) {
+				continue
+			}
+			r := refs[te.Input]
+			from := fmt.Sprintf("input %q", r.node)
+			if r.output != "" {
+				from = fmt.Sprintf("output %q of %q", r.output, r.node)
+			}
+			errs.add(r.pos, field(te.Input), p, fmt.Sprintf("%s (the %s)", te.Error(), from))
+		}
+	}
+	for _, i := range s.order() {
+		n := &s.operators[i]
+		e, err := reg.Lookup(n.operator)
+		if err != nil {
+			continue // Validate reported it
+		}
+		vals, _ := e.Schema.Check(n.args, discard)
+		ins := make([]schema.StaticType, len(n.inputs))
+		for k, r := range n.inputs {
+			ins[k] = typeOf(r)
+		}
+		outs, problems := e.Schema.Infer(vals, ins)
+		report(problems, n.inputs, func(k int) string { return fmt.Sprintf("operators[%d].inputs[%d]", i, k) })
+		for k, o := range e.Schema.Outputs {
+			types[n.name+"."+o.Name] = outs[k]
+		}
+	}
+	if files {
+		for _, o := range s.outputs {
+			e, err := reg.Lookup(writerOf(o.format).operator)
+			if err != nil {
+				continue // Compile reports a missing writer
+			}
+			_, problems := e.Schema.Infer(nil, []schema.StaticType{typeOf(o.from)})
+			report(problems, []ref{o.from}, func(int) string { return "outputs." + o.name + ".from" })
+		}
+	}
+	return errs.err()
 }

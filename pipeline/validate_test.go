@@ -1,7 +1,12 @@
 package pipeline
 
 import (
+	"context"
+	"errors"
+	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/schema"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -287,4 +292,55 @@ func TestRefString(t *testing.T) {
 			t.Errorf("%#v.String() = %q, want %q", c.ref, got, c.want)
 		}
 	}
+}
+
+// TestTypesCheckedBeforeRunning: what each edge carries is known from
+// the schemas before anything runs, so a float32 image into the PNG
+// encoder, decoded pixels into a decoder and an image into an operator
+// that takes none fail at Compile, at the reference's position, naming
+// what was given and what is taken; the files are never read (issue 24).
+func TestTypesCheckedBeforeRunning(t *testing.T) {
+	h := runHost(t)
+	for _, c := range []struct {
+		extra, from string
+		want        []string
+	}{
+		{"  - {name: tofloat, op: image.ToFloat, inputs: [gamma]}", "tofloat",
+			[]string{`p.yaml:13:18: outputs.thumbs.from: image.Encode input "images" is given float32 HWC: it takes uint8 (the output "output" of "tofloat")`}},
+		{"  - {name: again, op: image.Decode, inputs: [gamma]}", "again",
+			[]string{`p.yaml:11:46: operators[4].inputs[0]: image.Decode input "encoded" is given uint8 HWC: it takes 1 dimension, not 3 (the output "corrected" of "gamma")`}},
+		{"  - {name: tofloat, op: image.ToFloat, inputs: [photos]}\n  - {name: dec, op: image.Decode, inputs: [tofloat]}", "gamma",
+			[]string{`operators[5].inputs[0]: image.Decode input "encoded" is given float32 1-D: it takes uint8 (the output "output" of "tofloat")`}},
+	} {
+		file := setup(t, 2, 2, "stop", c.extra, c.from)
+		if err := os.RemoveAll(filepath.Join(filepath.Dir(file), "in")); err != nil { // never read
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(filepath.Join(filepath.Dir(file), "in"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		spec, err := Load(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Compile(context.Background(), h, spec, Options{})
+		testutil.WantErr(t, err, schema.ErrInputType, c.want...)
+		if !errors.Is(err, ErrInvalid) {
+			t.Errorf("%v does not wrap ErrInvalid", err)
+		}
+	}
+	// Fed from memory, the inputs are unknown: an operator reading one
+	// directly is refused only when it reads files.
+	file := setup(t, 1, 1, "stop", "  - {name: g2, op: image.Grayscale, inputs: [photos]}", "gamma")
+	spec, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Compile(context.Background(), h, spec, Options{})
+	testutil.WantErr(t, err, schema.ErrInputType, `image.Grayscale input "images" is given uint8 1-D: it takes 3 dimensions, not 1 (the input "photos")`)
+	p, err := Compile(context.Background(), h, spec, Options{Memory: true})
+	if err != nil {
+		t.Fatalf("the same pipeline fed from memory: %v", err)
+	}
+	p.Close()
 }

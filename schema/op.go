@@ -21,6 +21,9 @@ var (
 	// ErrArgument: an argument is unknown, of the wrong type, out of
 	// range, not allowed, or missing.
 	ErrArgument = errors.New("invalid operator argument")
+	// ErrInputType: an operator's input is given what it cannot take
+	// (see [InputTypeError]).
+	ErrInputType = errors.New("input of the wrong type")
 )
 
 // Device names where an operator backend runs.
@@ -136,6 +139,17 @@ type Output struct {
 	// has that layout. Go operators set OutputDesc.Layout themselves; the
 	// outputs of native operators get this one.
 	Layout string `json:"layout,omitempty"`
+	// What validation knows of the output before anything runs, to check
+	// the operators it feeds (see [Op.Infer]); none of it is required.
+	// DTypes lists the dtypes the output may have (one: it has that
+	// dtype); DTypeArg names a dtype argument whose value it has; Like
+	// names an input whose dtype, and whose layout and number of
+	// dimensions where Layout and NDim say nothing, it has; NDim is its
+	// number of dimensions (0: unknown, or what Layout says).
+	DTypes   []tensor.DType `json:"dtypes,omitempty"`
+	DTypeArg string         `json:"dtype_arg,omitempty"`
+	Like     string         `json:"like,omitempty"`
+	NDim     int            `json:"ndim,omitempty"`
 }
 
 // Arg describes one argument of an operator.
@@ -334,6 +348,9 @@ func (s *Op) Validate() error {
 	for _, out := range s.Outputs {
 		port("output", out.Name)
 		if err := tensor.ValidateLayout(out.Layout); err != nil {
+			add("output %q: %v", out.Name, err)
+		}
+		if err := s.validateOutputType(out); err != nil {
 			add("output %q: %v", out.Name, err)
 		}
 	}

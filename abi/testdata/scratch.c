@@ -136,8 +136,8 @@ static const dynop_operator reverse_op =
 
 static const dynop_op_input inputs[] = {{DYNOP_OP_INPUT_HEADER, "in", "Bytes.", "uint8", NULL, 1}};
 static const dynop_op_output outputs[] = {
-    {DYNOP_OP_OUTPUT_HEADER, "out", "The bytes in reverse order.", NULL},
-    {DYNOP_OP_OUTPUT_HEADER, "info", "The scratch's address modulo 64 and its length.", NULL},
+    {DYNOP_OP_OUTPUT_HEADER, "out", "The bytes in reverse order.", NULL, NULL, NULL, NULL, 0},
+    {DYNOP_OP_OUTPUT_HEADER, "info", "The scratch's address modulo 64 and its length.", NULL, NULL, NULL, NULL, 0},
 };
 static const dynop_op_schema schema = {
     DYNOP_OP_SCHEMA_HEADER, "test.Reverse", "Reverses bytes through scratch.", "cpu", 1, 0, inputs, 2, outputs, 0,

@@ -365,9 +365,20 @@ func (r *reader) operators(ci view) []schema.Op {
 			}
 			s.Inputs = append(s.Inputs, in)
 		}
-		for _, co := range r.structs(what+" outputs", cs.ptr(schemaOutputs), cs.u32(schemaOutputCount), &l.output, typeOpOutput, outputLayout) {
-			s.Outputs = append(s.Outputs, schema.Output{Name: r.str(what+" output: name", co.ptr(outputName)), Doc: r.str(what+" output: doc", co.ptr(outputDoc)),
-				Layout: r.str(what+" output: layout", co.ptr(outputLayout))})
+		for j, co := range r.structs(what+" outputs", cs.ptr(schemaOutputs), cs.u32(schemaOutputCount), &l.output, typeOpOutput, outputLayout) {
+			outWhat := fmt.Sprintf("%s output %d", what, j)
+			out := schema.Output{Name: r.str(outWhat+": name", co.ptr(outputName)), Doc: r.str(outWhat+": doc", co.ptr(outputDoc)),
+				Layout:   r.str(outWhat+": layout", co.ptr(outputLayout)),
+				DTypeArg: r.str(outWhat+": dtype_arg", co.ptr(outputDTypeArg)), Like: r.str(outWhat+": like", co.ptr(outputLike)),
+				NDim: int(int32(co.u32(outputNDim)))}
+			for _, name := range r.list(outWhat+": dtypes", co.ptr(outputDTypes)) {
+				dt, err := tensor.ParseDType(name)
+				if err != nil {
+					r.fail("%s: %v", outWhat, err)
+				}
+				out.DTypes = append(out.DTypes, dt)
+			}
+			s.Outputs = append(s.Outputs, out)
 		}
 		for j, ca := range r.structs(what+" args", cs.ptr(schemaArgs), cs.u32(schemaArgCount), &l.arg, typeOpArg, argDeprecated) {
 			if a, err := r.arg(fmt.Sprintf("%s arg %d", what, j), ca); err != nil {

@@ -152,6 +152,7 @@ func (im *Image) pointers(ptrs []uint32) uint32 {
 var (
 	vInfo     = iface.V(1, 2, 0)
 	vOperator = iface.V(1, 2, 0)
+	vOpOutput = iface.V(1, 1, 0)
 	v10       = iface.V(1, 0, 0)
 )
 
@@ -252,12 +253,20 @@ func (im *Image) schema(sc schema.Op) (uint32, error) {
 		s.ptr(inputLayouts, im.optString(strings.Join(in.Layouts, ",")))
 		s.u32(inputNDim, uint32(int32(in.NDim)))
 	}
-	outs := im.newStructs(&l.output, typeOpOutput, v10, len(sc.Outputs))
+	outs := im.newStructs(&l.output, typeOpOutput, vOpOutput, len(sc.Outputs))
 	for i, out := range sc.Outputs {
 		s := outs[i]
 		s.ptr(outputName, im.String(out.Name))
 		s.ptr(outputDoc, im.optString(out.Doc))
 		s.ptr(outputLayout, im.optString(out.Layout))
+		dtypes := make([]string, len(out.DTypes))
+		for j, dt := range out.DTypes {
+			dtypes[j] = dt.String()
+		}
+		s.ptr(outputDTypes, im.optString(strings.Join(dtypes, ",")))
+		s.ptr(outputDTypeArg, im.optString(out.DTypeArg))
+		s.ptr(outputLike, im.optString(out.Like))
+		s.u32(outputNDim, uint32(int32(out.NDim)))
 	}
 	args := im.newStructs(&l.arg, typeOpArg, v10, len(sc.Args))
 	for i, a := range sc.Args {

@@ -164,7 +164,7 @@ func operators() []operator {
 			Name: "image.Read",
 			Doc: "Reads files whole: one 1-D uint8 sample of each file's bytes, in the order of paths. " +
 				"Setup sizes the files; Run reads them and fails if a size changed in between.",
-			Outputs: []schema.Output{{Name: "data", Doc: "The bytes of each file, 1-D uint8."}},
+			Outputs: []schema.Output{{Name: "data", Doc: "The bytes of each file, 1-D uint8.", DTypes: uint8In, NDim: 1}},
 			Args: []schema.Arg{
 				{Name: "paths", Type: schema.StringList, Required: true,
 					Doc: "The files to read, one sample each; the batch has len(paths) samples."},
@@ -177,7 +177,7 @@ func operators() []operator {
 				"given number of channels. Setup reads only the headers, to size the outputs; Run decodes.",
 			Inputs: []schema.Input{{Name: "encoded", DTypes: uint8In, NDim: 1,
 				Doc: "The bytes of a PNG or JPEG file, 1-D uint8."}},
-			Outputs: []schema.Output{{Name: "images", Doc: "Decoded pixels, uint8 HWC."}},
+			Outputs: []schema.Output{{Name: "images", Doc: "Decoded pixels, uint8 HWC.", DTypes: uint8In, Layout: "HWC"}},
 			Args: []schema.Arg{
 				{Name: "channels", Type: schema.Int, Default: int64(3), Allowed: []any{int64(1), int64(3), int64(4)},
 					Doc: "Channels of the output: 1 for luma (BT.601, as image.Grayscale computes it), " +
@@ -192,7 +192,7 @@ func operators() []operator {
 				"instance keeps and Run copies the bytes out: the output encodes the pixels as Setup saw them.",
 			Inputs: []schema.Input{{Name: "images", DTypes: uint8In, Layouts: hwc,
 				Doc: "Pixels, uint8 HWC with 1, 3 or 4 channels."}},
-			Outputs: []schema.Output{{Name: "encoded", Doc: "The encoded file's bytes, 1-D uint8."}},
+			Outputs: []schema.Output{{Name: "encoded", Doc: "The encoded file's bytes, 1-D uint8.", DTypes: uint8In, NDim: 1}},
 			Args: []schema.Arg{
 				{Name: "format", Type: schema.String, Default: "png", Allowed: []any{"png", "jpeg"},
 					Doc: "The file format; JPEG has no alpha and drops the fourth channel."},
@@ -219,7 +219,7 @@ func operators() []operator {
 			Name:    "image.ToFloat",
 			Doc:     "Converts uint8 elements to float32 value*scale, keeping shape and layout.",
 			Inputs:  []schema.Input{{Name: "input", DTypes: uint8In, Doc: "uint8 tensors of any shape and layout."}},
-			Outputs: []schema.Output{{Name: "output", Doc: "float32 tensors of the input's shape and layout."}},
+			Outputs: []schema.Output{{Name: "output", Doc: "float32 tensors of the input's shape and layout.", Like: "input", DTypes: []tensor.DType{tensor.Float32}}},
 			Args: []schema.Arg{
 				{Name: "scale", Type: schema.Float, Default: 1.0 / 255,
 					Doc: "The factor each value is multiplied by (in float64, rounded once to float32); " +
@@ -233,14 +233,14 @@ func operators() []operator {
 				"uint8 Y = (77*R + 150*G + 29*B + 128) >> 8, float32 Y = 0.299*R + 0.587*G + 0.114*B.",
 			Inputs: []schema.Input{{Name: "images", DTypes: pixelsIn, Layouts: hwc,
 				Doc: "uint8 or float32 HWC pixels with 3 (RGB) or 4 (RGBA) channels."}},
-			Outputs: []schema.Output{{Name: "gray", Doc: "Luma, HWC with one channel, of the input's dtype."}},
+			Outputs: []schema.Output{{Name: "gray", Doc: "Luma, HWC with one channel, of the input's dtype.", Like: "images", Layout: "HWC"}},
 			Devices: cpuOnly,
 		}, newGrayscale},
 		{schema.Op{
 			Name:    "image.Crop",
 			Doc:     "Copies the box [y, y+height) x [x, x+width) of every channel out of HWC images; the box must lie inside each image.",
 			Inputs:  []schema.Input{{Name: "images", Layouts: hwc, Doc: "HWC images of any dtype."}},
-			Outputs: []schema.Output{{Name: "cropped", Doc: "The boxes, HWC of shape [height, width, C], contiguous."}},
+			Outputs: []schema.Output{{Name: "cropped", Doc: "The boxes, HWC of shape [height, width, C], contiguous.", Like: "images", Layout: "HWC"}},
 			Args: []schema.Arg{
 				{Name: "x", Type: schema.Int, Default: int64(0), Min: schema.Bounds(0), Doc: "Left column of the box."},
 				{Name: "y", Type: schema.Int, Default: int64(0), Min: schema.Bounds(0), Doc: "Top row of the box."},
@@ -255,7 +255,7 @@ func operators() []operator {
 				"uint8 results are rounded to nearest. The output has at most 2^28 pixels.",
 			Inputs: []schema.Input{{Name: "images", DTypes: pixelsIn, Layouts: hwc,
 				Doc: "uint8 or float32 HWC images, not empty."}},
-			Outputs: []schema.Output{{Name: "resized", Doc: "HWC images of shape [height, width, C], of the input's dtype."}},
+			Outputs: []schema.Output{{Name: "resized", Doc: "HWC images of shape [height, width, C], of the input's dtype.", Like: "images", Layout: "HWC"}},
 			Args: []schema.Arg{
 				{Name: "width", Type: schema.Int, Required: true, Min: schema.Bounds(1), Max: schema.Bounds(65536),
 					Doc: "Columns of the output."},
@@ -270,7 +270,7 @@ func operators() []operator {
 				"rounded half away from zero; float32 (0..1 scale) y = contrast*(x-0.5) + 0.5 + brightness/255, not clamped.",
 			Inputs: []schema.Input{{Name: "images", DTypes: pixelsIn,
 				Doc: "uint8 (0..255) or float32 (0..1) tensors of any shape and layout."}},
-			Outputs: []schema.Output{{Name: "adjusted", Doc: "The adjusted values, of the input's dtype, shape and layout."}},
+			Outputs: []schema.Output{{Name: "adjusted", Doc: "The adjusted values, of the input's dtype, shape and layout.", Like: "images"}},
 			Args: []schema.Arg{
 				{Name: "contrast", Type: schema.Float, Default: 1.0, Min: schema.Bounds(0), Max: schema.Bounds(100),
 					Doc: "The factor by which values move away from mid-grey (128, or 0.5 for float32): " +
@@ -286,7 +286,7 @@ func operators() []operator {
 				"float32 (0..1 scale) y = x^(1/gamma) for x >= 0, negative values and NaN unchanged.",
 			Inputs: []schema.Input{{Name: "images", DTypes: pixelsIn,
 				Doc: "uint8 (0..255) or float32 (0..1) tensors of any shape and layout."}},
-			Outputs: []schema.Output{{Name: "corrected", Doc: "The corrected values, of the input's dtype, shape and layout."}},
+			Outputs: []schema.Output{{Name: "corrected", Doc: "The corrected values, of the input's dtype, shape and layout.", Like: "images"}},
 			Args: []schema.Arg{
 				{Name: "gamma", Type: schema.Float, Default: 1.0, Min: schema.Bounds(0.01), Max: schema.Bounds(100),
 					Doc: "The gamma: above 1 brightens the mid-tones, below 1 darkens them, 1 changes nothing."},
@@ -298,7 +298,7 @@ func operators() []operator {
 			Doc:  "Inverts values, as in a photographic negative: uint8 y = 255 - x, float32 (0..1 scale) y = 1 - x.",
 			Inputs: []schema.Input{{Name: "images", DTypes: pixelsIn,
 				Doc: "uint8 (0..255) or float32 (0..1) tensors of any shape and layout."}},
-			Outputs: []schema.Output{{Name: "inverted", Doc: "The inverted values, of the input's dtype, shape and layout."}},
+			Outputs: []schema.Output{{Name: "inverted", Doc: "The inverted values, of the input's dtype, shape and layout.", Like: "images"}},
 			Devices: cpuOnly,
 		}, newInvert},
 	}

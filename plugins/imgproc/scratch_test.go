@@ -87,3 +87,25 @@ func TestScratchFromHost(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputTypes: the plugin's schemas say what its outputs are
+// (dynop_op_output 1.1), so a pipeline is checked through its operators
+// before anything runs: a blur of float32 images gives float32 images,
+// which an encoder of uint8 refuses.
+func TestOutputTypes(t *testing.T) {
+	h := openImgproc(t)
+	for _, name := range []string{"imgproc.GaussianBlur", "imgproc.Sobel", "imgproc.Resize", "imgproc.Grayscale"} {
+		e, err := h.Operators().Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := schema.StaticType{DTypes: []tensor.DType{tensor.Float32}, Layout: "HWC"}
+		outs, errs := e.Schema.Infer(nil, []schema.StaticType{in})
+		if errs != nil || len(outs) != 1 || outs[0].String() != "float32 HWC" {
+			t.Errorf("%s of float32 HWC: %v, %v; want float32 HWC", name, outs, errs)
+		}
+		if _, errs := e.Schema.Infer(nil, []schema.StaticType{{DTypes: []tensor.DType{tensor.Int16}}}); len(errs) != 1 {
+			t.Errorf("%s of int16: %v; want one error", name, errs)
+		}
+	}
+}

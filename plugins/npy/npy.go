@@ -46,7 +46,7 @@ func encodeSchema() schema.Op {
 		Doc: "Writes each sample as the bytes of a NumPy .npy file (format 1.0): its dtype, its shape, " +
 			"then its elements in C order, little-endian. numpy.load reads it back.",
 		Inputs:  []schema.Input{{Name: "x", Doc: "Any tensor of a dtype NumPy has: bool, int and uint of 8 to 64 bits, float16, float32, float64, complex64, complex128."}},
-		Outputs: []schema.Output{{Name: "file", Doc: "The .npy file's bytes, 1-D uint8."}},
+		Outputs: []schema.Output{{Name: "file", Doc: "The .npy file's bytes, 1-D uint8.", DTypes: []tensor.DType{tensor.Uint8}, NDim: 1}},
 		Devices: []schema.Device{schema.CPU},
 	}
 }

@@ -394,7 +394,7 @@ enum {
 #define DYNOP_OP_OUTPUT_TYPE                                                  \
     DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x07)
 #define DYNOP_OP_OUTPUT_VERSION_MAJOR 1
-#define DYNOP_OP_OUTPUT_VERSION DYNOP_V(DYNOP_OP_OUTPUT_VERSION_MAJOR, 0, 0)
+#define DYNOP_OP_OUTPUT_VERSION DYNOP_V(DYNOP_OP_OUTPUT_VERSION_MAJOR, 1, 0)
 #define DYNOP_OP_OUTPUT_HEADER                                                \
     DYNOP_HEADER(DYNOP_OP_OUTPUT_TYPE, DYNOP_OP_OUTPUT_VERSION, dynop_op_output)
 
@@ -432,12 +432,23 @@ typedef struct dynop_op_input {
 } dynop_op_input;
 
 /* One output of an operator. layout names its dimensions ("HWC") if it
- * always has that layout; NULL or "" for none. */
+ * always has that layout; NULL or "" for none. Since 1.1, what the host
+ * checks pipelines with before anything runs (each NULL, "" or 0 for
+ * unknown): dtypes lists the dtypes the output may have ("uint8";
+ * one: it has that one), dtype_arg names a dtype argument whose value it
+ * has, like names an input whose dtype, and whose layout and ndim where
+ * layout and ndim say nothing, it has, and ndim is its number of
+ * dimensions. Hosts from dynop_host 1.4 read them. */
 typedef struct dynop_op_output {
     dynop_header header; /* DYNOP_OP_OUTPUT_TYPE */
     const char *name;
     const char *doc;
     const char *layout;
+    /* Since 1.1: */
+    const char *dtypes;
+    const char *dtype_arg;
+    const char *like;
+    int32_t ndim;
 } dynop_op_output;
 
 /* One argument of an operator. Values are JSON text: default_value is the

@@ -86,10 +86,10 @@ static const dynop_op_input ab_inputs[] = {
     {DYNOP_OP_INPUT_HEADER, "b", "b", "float32", NULL, 0},
 };
 static const dynop_op_output sd_outputs[] = {
-    {DYNOP_OP_OUTPUT_HEADER, "s", "a+b", NULL},
-    {DYNOP_OP_OUTPUT_HEADER, "d", "a-b", NULL},
+    {DYNOP_OP_OUTPUT_HEADER, "s", "a+b", NULL, NULL, NULL, NULL, 0},
+    {DYNOP_OP_OUTPUT_HEADER, "d", "a-b", NULL, NULL, NULL, NULL, 0},
 };
-static const dynop_op_output y_output[] = {{DYNOP_OP_OUTPUT_HEADER, "y", "iota", NULL}};
+static const dynop_op_output y_output[] = {{DYNOP_OP_OUTPUT_HEADER, "y", "iota", NULL, NULL, NULL, NULL, 0}};
 static const dynop_op_arg iota_args[] = {
     {DYNOP_OP_ARG_HEADER, "n", "length", DYNOP_ARG_INT, 0, 0, 0, "4", NULL, NULL},
 };

@@ -2295,7 +2295,7 @@ static const dynop_op_input gray_inputs[] = {
     {DYNOP_OP_INPUT_HEADER, "images", "Images with 3 (RGB) or 4 (RGBA) channels.", "uint8,float32", "HWC", 3},
 };
 static const dynop_op_output gray_outputs[] = {
-    {DYNOP_OP_OUTPUT_HEADER, "gray", "BT.601 luma, one channel, the input's dtype.", "HWC"},
+    {DYNOP_OP_OUTPUT_HEADER, "gray", "BT.601 luma, one channel, the input's dtype.", "HWC", NULL, NULL, "images", 0},
 };
 static const dynop_op_schema gray_schema = {
     DYNOP_OP_SCHEMA_HEADER,
@@ -2315,7 +2315,8 @@ static const dynop_op_input image_inputs[] = {
 };
 
 static const dynop_op_output blur_outputs[] = {
-    {DYNOP_OP_OUTPUT_HEADER, "blurred", "The blurred images, of the input's shape and dtype.", "HWC"},
+    {DYNOP_OP_OUTPUT_HEADER, "blurred", "The blurred images, of the input's shape and dtype.", "HWC", NULL, NULL, "images",
+     0},
 };
 static const dynop_op_arg blur_args[] = {
     {DYNOP_OP_ARG_HEADER, "sigma", "Standard deviation of the Gaussian in pixels, positive.", DYNOP_ARG_FLOAT,
@@ -2338,7 +2339,8 @@ static const dynop_operator blur_op =
                                   blur_variants, DYNOP_OPERATOR_SCRATCH | DYNOP_OPERATOR_CONCURRENT);
 
 static const dynop_op_output sobel_outputs[] = {
-    {DYNOP_OP_OUTPUT_HEADER, "edges", "Sobel gradient magnitude per channel, of the input's shape and dtype.", "HWC"},
+    {DYNOP_OP_OUTPUT_HEADER, "edges", "Sobel gradient magnitude per channel, of the input's shape and dtype.", "HWC", NULL,
+     NULL, "images", 0},
 };
 static const dynop_op_schema sobel_schema = {
     DYNOP_OP_SCHEMA_HEADER,
@@ -2355,7 +2357,7 @@ static const dynop_operator sobel_op =
 
 static const dynop_op_output resize_outputs[] = {
     {DYNOP_OP_OUTPUT_HEADER, "resized", "The images resized to height x width, the input's channels and dtype.",
-     "HWC"},
+     "HWC", NULL, NULL, "images", 0},
 };
 static const dynop_op_arg resize_args[] = {
     {DYNOP_OP_ARG_HEADER, "width", "Output width in pixels.", DYNOP_ARG_INT,
@@ -2381,7 +2383,7 @@ static const dynop_op_input saxpy_inputs[] = {
     {DYNOP_OP_INPUT_HEADER, "y", "A float32 tensor of x's shape.", "float32", NULL, 0},
 };
 static const dynop_op_output saxpy_outputs[] = {
-    {DYNOP_OP_OUTPUT_HEADER, "out", "(a*x) + y, of x's shape.", NULL},
+    {DYNOP_OP_OUTPUT_HEADER, "out", "(a*x) + y, of x's shape.", NULL, NULL, NULL, "x", 0},
 };
 static const dynop_op_arg saxpy_args[] = {
     {DYNOP_OP_ARG_HEADER, "a", "The factor of x.", DYNOP_ARG_FLOAT, 0, 0, 0, "1.0", NULL, NULL},
