@@ -9,6 +9,19 @@ PLUGIN_CFLAGS = -std=c99
 PLUGIN_CXXFLAGS = -std=c++17 -fno-gnu-unique
 PLUGINS = plugins/vecmath/libdynop_vecmath.so plugins/stats/libdynop_stats.so plugins/imgproc/libdynop_imgproc.so
 
+# The native codec plugin links libturbojpeg, libpng and libwebp (flags
+# from pkg-config where it knows them). It is built when their headers
+# are there, and skipped with a note otherwise (apt-get install
+# libturbojpeg0-dev libpng-dev libwebp-dev); internal/cbuild's Codec makes
+# the same check and skips the tests that need it.
+CODEC_PKGS = libturbojpeg libpng libwebp
+CODEC_CFLAGS := $(shell pkg-config --cflags $(CODEC_PKGS) 2>/dev/null)
+CODEC_LIBS := $(shell pkg-config --libs $(CODEC_PKGS) 2>/dev/null || echo -lturbojpeg -lpng -lwebp)
+CODEC_FOUND := $(shell printf '\043include <turbojpeg.h>\n\043include <png.h>\n\043include <webp/decode.h>\n\043include <webp/encode.h>\n' | $(CC) -E -x c $(CODEC_CFLAGS) -o /dev/null - 2>/dev/null && echo yes)
+ifeq ($(CODEC_FOUND),yes)
+PLUGINS += plugins/codec/libdynop_codec.so
+endif
+
 # WebAssembly plugins: the scalar C of imgproc with the shim of abi/wasm
 # (clang, lld and wasi-libc; internal/cbuild's ImgprocWasm builds it the
 # same way), and the Go example tone (GOOS=wasip1). They are built when
@@ -91,6 +104,7 @@ build: plugins
 	$(GO) build -o bin/dynop ./cmd/dynop
 	mkdir -p bin/plugins
 	cp $(PLUGINS) bin/plugins/
+	@if [ "$(CODEC_FOUND)" != yes ]; then echo "note: the headers of libturbojpeg, libpng or libwebp are missing (apt-get install libturbojpeg0-dev libpng-dev libwebp-dev): the native codec plugin is not built, and pipelines decode and encode with Go's image packages"; fi
 	bin/dynop manifest bin/plugins/*.so
 	@if echo 'int x;' | $(WASM_CC) --target=wasm32-wasi -x c -c -o /dev/null - 2>/dev/null; then \
 		$(MAKE) --no-print-directory wasm-plugins && cp $(WASM_PLUGINS) bin/plugins/ && bin/dynop manifest bin/plugins/*.wasm; \
@@ -120,8 +134,12 @@ IMGPROC_CFLAGS = -ffp-contract=off -fno-math-errno
 plugins/imgproc/libdynop_imgproc.so: plugins/imgproc/c/imgproc.c abi/include/dynop/dynop.h
 	$(CC) $(PLUGIN_CFLAGS) $(PLUGIN_FLAGS) $(IMGPROC_CFLAGS) -o $@ $<
 
+# codec: the native codecs, linked with the libraries (after the source).
+plugins/codec/libdynop_codec.so: plugins/codec/c/codec.c abi/include/dynop/dynop.h
+	$(CC) $(PLUGIN_CFLAGS) $(PLUGIN_FLAGS) $(CODEC_CFLAGS) -o $@ $< $(CODEC_LIBS)
+
 plugins/stats/libdynop_stats.so: plugins/stats/cpp/stats.cpp plugins/stats/stats.h plugins/vecmath/vecmath.h abi/include/dynop/dynop.h
 	$(CXX) $(PLUGIN_CXXFLAGS) $(PLUGIN_FLAGS) -o $@ $<
 
 clean:
-	rm -rf bin $(PLUGINS) $(WASM_PLUGINS)
+	rm -rf bin $(PLUGINS) plugins/codec/libdynop_codec.so $(WASM_PLUGINS)

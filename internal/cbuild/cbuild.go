@@ -6,6 +6,7 @@ package cbuild
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,6 +58,12 @@ func Compiler(t testing.TB, cxx bool) string {
 // of t, with extra flags such as -DNAME=value, and returns its path.
 func Plugin(t testing.TB, name, src string, extra ...string) string {
 	t.Helper()
+	return plugin(t, name, src, extra, nil)
+}
+
+// plugin is Plugin with libraries to link, given after the source.
+func plugin(t testing.TB, name, src string, extra, libs []string) string {
+	t.Helper()
 	cxx := strings.HasSuffix(src, ".cpp")
 	out := filepath.Join(t.TempDir(), name)
 	args := append([]string{}, commonFlags...)
@@ -68,6 +75,7 @@ func Plugin(t testing.TB, name, src string, extra ...string) string {
 	args = append(args, "-I", Path("abi/include"))
 	args = append(args, extra...)
 	args = append(args, "-o", out, Path(src))
+	args = append(args, libs...)
 	cmd := exec.Command(Compiler(t, cxx), args...)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building %s: %v\n%s\n%s", name, err, cmd, msg)
@@ -93,6 +101,52 @@ func Stats(t testing.TB, extra ...string) string {
 // the library needs no libm).
 func Imgproc(t testing.TB) string {
 	return Plugin(t, "libdynop_imgproc.so", "plugins/imgproc/c/imgproc.c", "-ffp-contract=off", "-fno-math-errno")
+}
+
+// CodecHeaders are the headers the codec plugin includes; CodecFlags
+// probes for them.
+var CodecHeaders = []string{"turbojpeg.h", "png.h", "webp/decode.h", "webp/encode.h"}
+
+// CodecFlags returns the compiler and linker flags of the libraries the
+// codec plugin links (libturbojpeg, libpng, libwebp), from pkg-config
+// ($PKG_CONFIG) if it knows them, else -lturbojpeg -lpng -lwebp; and an
+// error saying what is missing if cc cannot find their headers (the
+// Makefile makes the same check before it builds the plugin).
+func CodecFlags(cc string) (cflags, libs []string, err error) {
+	pc := os.Getenv("PKG_CONFIG")
+	if pc == "" {
+		pc = "pkg-config"
+	}
+	libs = []string{"-lturbojpeg", "-lpng", "-lwebp"}
+	if out, err := exec.Command(pc, "--cflags", "libturbojpeg", "libpng", "libwebp").Output(); err == nil {
+		cflags = strings.Fields(string(out))
+		if out, err := exec.Command(pc, "--libs", "libturbojpeg", "libpng", "libwebp").Output(); err == nil {
+			libs = strings.Fields(string(out))
+		}
+	}
+	var src strings.Builder
+	for _, h := range CodecHeaders {
+		fmt.Fprintf(&src, "#include <%s>\n", h)
+	}
+	cmd := exec.Command(cc, append(append([]string{"-E", "-x", "c"}, cflags...), "-o", os.DevNull, "-")...)
+	cmd.Stdin = strings.NewReader(src.String())
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return nil, nil, fmt.Errorf("the codec libraries' headers (%s) are missing (apt-get install libturbojpeg0-dev libpng-dev libwebp-dev): %v\n%s",
+			strings.Join(CodecHeaders, ", "), err, msg)
+	}
+	return cflags, libs, nil
+}
+
+// Codec builds the native codec plugin dynop.plugin.codec, linked with
+// libturbojpeg, libpng and libwebp; it skips the test, saying why, where
+// their headers are missing.
+func Codec(t testing.TB) string {
+	t.Helper()
+	cflags, libs, err := CodecFlags(Compiler(t, false))
+	if err != nil {
+		t.Skipf("codec plugin not built: %v", err)
+	}
+	return plugin(t, "libdynop_codec.so", "plugins/codec/c/codec.c", cflags, libs)
 }
 
 // Mapped reports whether the file at path is mapped into this process,
