@@ -12,8 +12,8 @@ import (
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/internal/cbuild"
 	"github.com/dynop/dynop/internal/testutil"
-	imageplugin "github.com/dynop/dynop/plugins/image"
 	"github.com/dynop/dynop/plugin"
+	imageplugin "github.com/dynop/dynop/plugins/image"
 	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
@@ -257,3 +257,26 @@ func orient(t testing.TB, x *tensor.Tensor, o int) *tensor.Tensor {
 }
 
 var _ = color.Gray{}
+
+// mustTensor returns img's pixels as an HWC tensor of c channels: 4 is
+// RGBA, 3 RGB, 1 the green channel.
+func mustTensor(t testing.TB, img *image.NRGBA, c int) *tensor.Tensor {
+	t.Helper()
+	w, h := img.Rect.Dx(), img.Rect.Dy()
+	p := make([]uint8, 0, w*h*c)
+	for i := 0; i < len(img.Pix); i += 4 {
+		switch c {
+		case 1:
+			p = append(p, img.Pix[i+1])
+		case 3:
+			p = append(p, img.Pix[i:i+3]...)
+		default:
+			p = append(p, img.Pix[i:i+4]...)
+		}
+	}
+	x, err := tensor.FromSlice(p, int64(h), int64(w), int64(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}

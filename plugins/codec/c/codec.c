@@ -124,6 +124,7 @@ static int tiff_orientation(const uint8_t *t, size_t n) {
     ifd = rd32(t + 4, le);
     if (ifd > n || n - ifd < 2) return 1;
     count = rd16(t + ifd, le);
+    if (n - ifd - 2 < 12 * count) return 1; /* more entries than the segment holds */
     for (k = 0; k < count; k++) {
         uint64_t e = ifd + 2 + 12 * k;
         uint32_t v;
@@ -398,6 +399,7 @@ typedef struct {
     const uint8_t *p;
     size_t n, off;
     char *err;
+    char warn[128]; /* libpng's last warning, which often says why an error came */
 } png_src;
 
 static void png_read_mem(png_structp png, png_bytep out, size_t len) {
@@ -409,11 +411,18 @@ static void png_read_mem(png_structp png, png_bytep out, size_t len) {
 
 static void png_fail(png_structp png, png_const_charp msg) {
     png_src *s = (png_src *)png_get_error_ptr(png);
-    snprintf(s->err, 256, "%s", msg);
+    if (s->warn[0] != 0) snprintf(s->err, 256, "%s (%s)", msg, s->warn);
+    else snprintf(s->err, 256, "%s", msg);
     png_longjmp(png, 1);
 }
 
 static void png_warn(png_structp png, png_const_charp msg) {
+    png_src *s = (png_src *)png_get_error_ptr(png);
+    snprintf(s->warn, sizeof s->warn, "%s", msg);
+}
+
+/* png_enc_warn drops the writer's warnings (its error pointer is a buffer). */
+static void png_enc_warn(png_structp png, png_const_charp msg) {
     (void)png;
     (void)msg;
 }
@@ -431,6 +440,7 @@ static dynop_result png_decode(dec_inst *d, const uint8_t *p, size_t n, dec_plan
     src.n = n;
     src.off = 0;
     src.err = d->err;
+    src.warn[0] = 0;
     d->err[0] = 0;
     png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &src, png_fail, png_warn);
     if (png == NULL) return failf(DYNOP_ERROR_NO_MEMORY, DECODE ": PNG: cannot make a libpng reader");
@@ -559,7 +569,7 @@ static dynop_result plan(dec_inst *d, const uint8_t *p, size_t n, dec_plan *pl) 
     default: {
         char hex[3 * 8 + 1] = "";
         size_t i;
-        for (i = 0; i < n && i < 8; i++) snprintf(hex + 3 * i, 4, i ? " %02x" : "%02x", p[i]);
+        for (i = 0; i < n && i < 8; i++) snprintf(hex + (i ? 3 * i - 1 : 0), 4, i ? " %02x" : "%02x", p[i]);
         return failf(DYNOP_ERROR_INVALID_ARGUMENT,
                      DECODE ": not a JPEG, PNG or WebP file: %zu bytes starting %s%s", n, n ? "" : "(empty)", hex);
     }
@@ -745,7 +755,7 @@ static dynop_result png_encode(enc_inst *e, enc_entry *x, const uint8_t *src, in
     png_infop info;
     int64_t y;
     e->err[0] = 0;
-    png = png_create_write_struct(PNG_LIBPNG_VER_STRING, e->err, png_enc_fail, png_warn);
+    png = png_create_write_struct(PNG_LIBPNG_VER_STRING, e->err, png_enc_fail, png_enc_warn);
     if (png == NULL) return failf(DYNOP_ERROR_NO_MEMORY, ENCODE ": PNG: cannot make a libpng writer");
     info = png_create_info_struct(png);
     if (info == NULL) {
@@ -766,6 +776,49 @@ static dynop_result png_encode(enc_inst *e, enc_entry *x, const uint8_t *src, in
     for (y = 0; y < h; y++) png_write_row(png, src + y * pitch);
     png_write_end(png, info);
     png_destroy_write_struct(&png, &info);
+    return DYNOP_OK;
+}
+
+/* webp_write appends libwebp's output to an entry. */
+static int webp_write(const uint8_t *p, size_t len, const WebPPicture *pic) {
+    enc_entry *x = (enc_entry *)pic->custom_ptr;
+    if (len > SIZE_MAX - x->len || !reserve(&x->buf, &x->cap, x->len + len)) return 0;
+    memcpy(x->buf + x->len, p, len);
+    x->len += len;
+    return 1;
+}
+
+/* webp_encode encodes with libwebp's advanced API, exact: the colour of
+ * fully transparent pixels is kept, as straight alpha means. */
+static dynop_result webp_encode(enc_inst *e, enc_entry *x, const uint8_t *src, int64_t pitch, int64_t w, int64_t h,
+                                int c) {
+    WebPConfig cfg;
+    WebPPicture pic;
+    int ok;
+    if (!WebPConfigInit(&cfg) || !WebPPictureInit(&pic))
+        return failf(DYNOP_ERROR_VERSION, ENCODE ": WebP: libwebp version mismatch");
+    cfg.lossless = e->lossless;
+    cfg.quality = e->lossless ? 75 : (float)e->quality;
+    cfg.exact = 1;
+    pic.use_argb = e->lossless;
+    pic.width = (int)w;
+    pic.height = (int)h;
+    ok = c == 4 ? WebPPictureImportRGBA(&pic, src, (int)pitch) : WebPPictureImportRGB(&pic, src, (int)pitch);
+    if (!ok) {
+        WebPPictureFree(&pic);
+        return failf(DYNOP_ERROR_NO_MEMORY, ENCODE ": WebP: out of memory for a %lldx%lld image", (long long)w,
+                     (long long)h);
+    }
+    pic.writer = webp_write;
+    pic.custom_ptr = x;
+    ok = WebPEncode(&cfg, &pic);
+    if (!ok) {
+        int code = (int)pic.error_code;
+        WebPPictureFree(&pic);
+        return failf(DYNOP_ERROR_INVALID_ARGUMENT, ENCODE ": WebP: libwebp failed on a %lldx%lld image (error %d)",
+                     (long long)w, (long long)h, code);
+    }
+    WebPPictureFree(&pic);
     return DYNOP_OK;
 }
 
@@ -819,29 +872,7 @@ static dynop_result enc_sample(enc_inst *e, enc_entry *x, const dynop_tensor *t)
         return DYNOP_OK;
     }
     case OUT_PNG: return png_encode(e, x, src, pitch, w, h, (int)c);
-    default: {
-        uint8_t *o = NULL;
-        size_t size;
-        if (e->lossless)
-            size = c == 4 ? WebPEncodeLosslessRGBA(src, (int)w, (int)h, (int)pitch, &o)
-                          : WebPEncodeLosslessRGB(src, (int)w, (int)h, (int)pitch, &o);
-        else
-            size = c == 4 ? WebPEncodeRGBA(src, (int)w, (int)h, (int)pitch, (float)e->quality, &o)
-                          : WebPEncodeRGB(src, (int)w, (int)h, (int)pitch, (float)e->quality, &o);
-        if (size == 0 || o == NULL) {
-            WebPFree(o);
-            return failf(DYNOP_ERROR_INVALID_ARGUMENT, ENCODE ": WebP: libwebp failed on a %lldx%lld image",
-                         (long long)w, (long long)h);
-        }
-        if (!reserve(&x->buf, &x->cap, size)) {
-            WebPFree(o);
-            return failf(DYNOP_ERROR_NO_MEMORY, ENCODE ": out of memory");
-        }
-        memcpy(x->buf, o, size);
-        x->len = size;
-        WebPFree(o);
-        return DYNOP_OK;
-    }
+    default: return webp_encode(e, x, src, pitch, w, h, (int)c);
     }
 }
 

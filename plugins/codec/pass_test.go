@@ -1,0 +1,169 @@
+package codec_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/graph"
+	"github.com/dynop/dynop/internal/cbuild"
+	"github.com/dynop/dynop/internal/testimage"
+	"github.com/dynop/dynop/internal/testutil"
+	"github.com/dynop/dynop/pipeline"
+	"github.com/dynop/dynop/plugin"
+	"github.com/dynop/dynop/plugins/codec"
+	imageplugin "github.com/dynop/dynop/plugins/image"
+	"github.com/dynop/dynop/schema"
+)
+
+// TestNativeCodecPasses: the plugin declares its two populate passes;
+// with them a graph's image.Decode and image.Encode nodes run codec.Decode
+// (orientation off, the node's channels) and codec.Encode (the node's
+// format and quality), and compute what the Go operators compute within
+// the JPEG tolerance; skipping the passes keeps the Go operators.
+func TestNativeCodecPasses(t *testing.T) {
+	ctx := context.Background()
+	h := openCodec(t)
+	want := map[string]schema.Pass{
+		codec.NativeDecodePass: {Name: codec.NativeDecodePass, Kind: schema.Populate, Match: "image.Decode",
+			Doc: "replaces the Go image.Decode with the native codec.Decode (libjpeg-turbo, libpng)"},
+		codec.NativeEncodePass: {Name: codec.NativeEncodePass, Kind: schema.Populate, Match: "image.Encode",
+			Doc: "replaces the Go image.Encode with the native codec.Encode (libjpeg-turbo, libpng)"},
+	}
+	for _, e := range h.Passes().List() {
+		if e.Plugin == codec.PluginID {
+			if e.Desc != want[e.Desc.Name] {
+				t.Errorf("pass %+v, want %+v", e.Desc, want[e.Desc.Name])
+			}
+			delete(want, e.Desc.Name)
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("passes missing: %v", want)
+	}
+	build := func(skip ...string) *graph.Graph {
+		t.Helper()
+		g := graph.New("codecs")
+		in, _ := g.AddInput("files")
+		dec, err := g.AddNode("decode", "image.Decode", schema.Args{"channels": 4}, in.Out(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc, err := g.AddNode("encode", "image.Encode", schema.Args{"format": "jpeg", "quality": 80}, dec.Out(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.AddOutput("decoded", dec.Out(0))
+		g.AddOutput("encoded", enc.Out(0))
+		if err := graph.Build(ctx, g, graph.BuildOptions{Passes: h.Passes(), Operators: h.Operators(), Default: graph.OperatorPopulate(), Skip: skip}); err != nil {
+			g.Close()
+			t.Fatal(err)
+		}
+		return g
+	}
+	check := func(g *graph.Graph, node, name, plugin string, args schema.Args) {
+		t.Helper()
+		d, ok := g.Node(node).Definition().(*graph.OperatorDef)
+		if !ok {
+			t.Fatalf("node %s: definition %T, want an operator", node, g.Node(node).Definition())
+		}
+		if d.Instance.Name() != name || d.Instance.Plugin() != plugin {
+			t.Errorf("node %s runs %s of %q, want %s of %q", node, d.Instance.Name(), d.Instance.Plugin(), name, plugin)
+		}
+		v := d.Instance.Args()
+		for k, want := range args {
+			var got any
+			switch want.(type) {
+			case int64:
+				got = v.Int(k)
+			case bool:
+				got = v.Bool(k)
+			case string:
+				got = v.String(k)
+			}
+			if got != want {
+				t.Errorf("node %s: argument %s is %v, want %v", node, k, got, want)
+			}
+		}
+	}
+	g := build()
+	defer g.Close()
+	check(g, "decode", codec.Decode, codec.PluginID, schema.Args{"channels": int64(4), "orientation": false, "min_width": int64(0)})
+	check(g, "encode", codec.Encode, codec.PluginID, schema.Args{"format": "jpeg", "quality": int64(80), "subsampling": "420"})
+	g2 := build(codec.NativeCodecsPasses...)
+	defer g2.Close()
+	check(g2, "decode", "image.Decode", imageplugin.ID, nil)
+	check(g2, "encode", "image.Encode", imageplugin.ID, nil)
+}
+
+// TestMainJobUsesNativeCodecs: internal/testimage's main job (decode,
+// resize, blur, encode JPEG), compiled on a host with the codec plugin,
+// decodes and encodes with it, and its outputs are JPEGs of 960x540.
+func TestMainJobUsesNativeCodecs(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "in"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := testimage.WriteJPEGs(filepath.Join(dir, "in"), 3, 1280, 720); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "mainjob.yaml")
+	if err := os.WriteFile(file, []byte(testimage.MainJob), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, err := dynop.Open(ctx, dynop.Options{NoRegistered: true, Plugins: []plugin.Plugin{imageplugin.New()},
+		Paths: []string{cbuild.Codec(t), cbuild.Imgproc(t)}, NoDefaultPaths: true, CacheDir: t.TempDir(), Logger: testutil.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	spec, err := pipeline.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	p, err := pipeline.Compile(ctx, h, spec, pipeline.Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	runs := map[string]bool{}
+	for _, n := range p.Graph().Nodes() {
+		if d, ok := n.Definition().(*graph.OperatorDef); ok {
+			runs[d.Instance.Name()] = true
+			if n.Kind() == "image.Decode" || n.Kind() == "image.Encode" {
+				if d.Instance.Plugin() != codec.PluginID {
+					t.Errorf("node %s (%s) runs %s of %s", n.Name(), n.Kind(), d.Instance.Name(), d.Instance.Plugin())
+				}
+			}
+		}
+	}
+	if !runs[codec.Decode] || !runs[codec.Encode] {
+		t.Fatalf("the main job runs %v, without codec.Decode and codec.Encode", runs)
+	}
+	if _, err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	outs, _ := filepath.Glob(filepath.Join(dir, "out", "*.jpg"))
+	if len(outs) != 3 {
+		t.Fatalf("outputs %v, want 3 JPEGs", outs)
+	}
+	hh := openCodec(t)
+	for _, o := range outs {
+		data, err := os.ReadFile(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := mustDecode(t, hh, codec.Decode, data, nil)
+		if s := x.Shape(); s[0] != 540 || s[1] != 960 {
+			t.Errorf("%s is %v, want 540x960", o, s)
+		}
+	}
+}
