@@ -78,7 +78,8 @@ FUZZ_TARGETS = \
 	discover:FuzzParseManifest discover:FuzzDecodeCache \
 	pipeline:FuzzParse pipeline:FuzzReadJournal pipeline:FuzzParseShard pipeline:FuzzReadList \
 	internal/abihost:FuzzDecodeInfo loader/wasm:FuzzModuleInfo loader/native:FuzzNativeInfo \
-	.:FuzzParseSandboxPolicy loader/wasm:FuzzDecodeEntry
+	.:FuzzParseSandboxPolicy loader/wasm:FuzzDecodeEntry \
+	plugins/codec:FuzzCodecDecode plugins/codec:FuzzCodecEXIF
 fuzz:
 	@set -e; log=$$(mktemp); trap 'rm -f "$$log"' EXIT; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; target=$${t#*:}; \
