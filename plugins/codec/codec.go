@@ -72,7 +72,9 @@
 //
 // WebP decodes with libwebp (lossy with its default fancy upsampling, or
 // lossless), RGB or RGBA; one channel is the luma of its RGB, as for PNG.
-// An animated WebP is refused with an error saying so.
+// An animated WebP is refused with an error saying so. There is no Go
+// WebP decoder among the module's dependencies to compare with: the tests
+// check WebP by round trips through Encode (lossless: exact).
 //
 // Every file may have at most 2^28 pixels (16384 × 16384), image.Decode's
 // limit, checked on the header in Setup before any memory is given to the
@@ -97,6 +99,8 @@
 //   - compression (0 to 9, default 6, image/png's default level): the PNG
 //     zlib level; 0 also turns row filtering off.
 //   - lossless (bool, default false): WebP lossless (quality ignored).
+//     WebP is written "exact": the colour of fully transparent pixels is
+//     kept, as straight alpha means, lossless or not.
 //
 // The size of a file is known only once it is encoded, so Setup encodes
 // each sample into a buffer the instance keeps and reuses from batch to
