@@ -949,7 +949,7 @@ static const dynop_op_input dec_inputs[] = {
     {DYNOP_OP_INPUT_HEADER, "encoded", "The bytes of a JPEG, PNG or WebP file, 1-D uint8.", "uint8", NULL, 1},
 };
 static const dynop_op_output dec_outputs[] = {
-    {DYNOP_OP_OUTPUT_HEADER, "images", "Decoded pixels, uint8 HWC.", "HWC"},
+    {DYNOP_OP_OUTPUT_HEADER, "images", "Decoded pixels, uint8 HWC.", "HWC", "uint8", NULL, NULL, 0},
 };
 static const dynop_op_arg dec_args[] = {
     {DYNOP_OP_ARG_HEADER, "channels",
@@ -983,7 +983,7 @@ static const dynop_op_input enc_inputs[] = {
      3},
 };
 static const dynop_op_output enc_outputs[] = {
-    {DYNOP_OP_OUTPUT_HEADER, "encoded", "The encoded file's bytes, 1-D uint8.", NULL},
+    {DYNOP_OP_OUTPUT_HEADER, "encoded", "The encoded file's bytes, 1-D uint8.", NULL, "uint8", NULL, NULL, 1},
 };
 static const dynop_op_arg enc_args[] = {
     {DYNOP_OP_ARG_HEADER, "format", "The file format; JPEG has no alpha and drops the fourth channel.",
