@@ -95,6 +95,15 @@ func vecmathWasm(b *testing.B) string {
 
 func imgprocNative(b *testing.B) string { return fixture(b, "libdynop_imgproc.so", cbuild.Imgproc) }
 
+// codecNative returns the native codec plugin, or "" and why not where
+// its libraries (libjpeg-turbo, libpng, libwebp) are missing.
+func codecNative(b *testing.B) (string, error) {
+	if _, _, err := cbuild.CodecFlags(cbuild.Compiler(b, false)); err != nil {
+		return "", err
+	}
+	return fixture(b, "libdynop_codec.so", cbuild.Codec), nil
+}
+
 func imgprocWasm(b *testing.B) string { return fixture(b, "imgproc.wasm", cbuild.ImgprocWasm) }
 
 // A hostKind is one way dynop runs a plugin: a compiled-in Go plugin, a

@@ -19,23 +19,15 @@ import (
 )
 
 // BenchmarkMainJob runs issue 23's main job (testimage.MainJob) over 50
-// generated 1920x1080 JPEG photos with dynop on one worker and on two,
+// generated 1920x1080 JPEG photos with dynop on one worker and on two
+// (decoding and encoding with the native codec plugin where it builds),
 // and with OpenCV (python3-opencv, one thread, in one Python process
 // started once), alternating in one loop, and reports each one's
 // images/s, two workers over one (the goal: at least 1.8x on two cores)
 // and dynop's rate over OpenCV's. Without python3-opencv it runs dynop
 // alone.
 func BenchmarkMainJob(b *testing.B) {
-	python := ""
-	for _, py := range []string{"/usr/bin/python3", "python3"} { // Debian's, which python3-opencv is for, first
-		if exec.Command(py, "-c", "import cv2").Run() == nil {
-			python = py
-			break
-		}
-	}
-	if python == "" {
-		b.Log("no python3 imports cv2 (apt-get install python3-opencv): dynop alone")
-	}
+	python := openCVPython(b)
 	dir := b.TempDir()
 	in := filepath.Join(dir, "in")
 	if err := os.Mkdir(in, 0o755); err != nil {
@@ -49,8 +41,14 @@ func BenchmarkMainJob(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
+	paths := []string{imgprocNative(b)}
+	if codec, err := codecNative(b); err != nil {
+		b.Logf("no native codec plugin (%v): dynop decodes and encodes with Go's image/jpeg", err)
+	} else {
+		paths = append(paths, codec) // its passes replace image.Decode and image.Encode
+	}
 	h, err := dynop.Open(ctx, dynop.Options{Plugins: []plugin.Plugin{imageplugin.New()}, NoRegistered: true,
-		Paths: []string{imgprocNative(b)}, NoDefaultPaths: true, CacheDir: b.TempDir()})
+		Paths: paths, NoDefaultPaths: true, CacheDir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -107,16 +105,28 @@ func BenchmarkMainJob(b *testing.B) {
 	}
 }
 
-// openCV is the Python process of peers/opencv/mainjob.py.
-type openCV struct {
-	cmd     *exec.Cmd
-	stdin   io.WriteCloser
-	stdout  *bufio.Reader
-	in, out string
+// openCVPython returns a python3 that imports cv2 (Debian's first, which
+// python3-opencv is for), or "" with a note when there is none.
+func openCVPython(b *testing.B) string {
+	for _, py := range []string{"/usr/bin/python3", "python3"} {
+		if exec.Command(py, "-c", "import cv2").Run() == nil {
+			return py
+		}
+	}
+	b.Log("no python3 imports cv2 (apt-get install python3-opencv): dynop alone")
+	return ""
 }
 
-func startOpenCV(b *testing.B, python, in string) *openCV {
-	cmd := exec.Command(python, "peers/opencv/mainjob.py")
+// pyPeer is a Python process of peers/opencv that answers one line of
+// numbers for each line it is given.
+type pyPeer struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *bufio.Reader
+}
+
+func startPeer(b *testing.B, python, script string) *pyPeer {
+	cmd := exec.Command(python, script)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -129,27 +139,45 @@ func startOpenCV(b *testing.B, python, in string) *openCV {
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	return &openCV{cmd: cmd, stdin: stdin, stdout: bufio.NewReader(stdout), in: in, out: b.TempDir()}
+	return &pyPeer{cmd: cmd, stdin: stdin, stdout: bufio.NewReader(stdout)}
+}
+
+// ask sends the request line and scans the answer into vals.
+func (p *pyPeer) ask(b *testing.B, request string, vals ...any) {
+	if _, err := fmt.Fprintln(p.stdin, request); err != nil {
+		b.Fatal(err)
+	}
+	line, err := p.stdout.ReadString('\n')
+	if err != nil {
+		b.Fatalf("the OpenCV peer: %v", err)
+	}
+	if _, err := fmt.Sscan(line, vals...); err != nil {
+		b.Fatalf("the OpenCV peer answered %q: %v", line, err)
+	}
+}
+
+func (p *pyPeer) close() {
+	p.stdin.Close()
+	p.cmd.Wait()
+}
+
+// openCV is the Python process of peers/opencv/mainjob.py.
+type openCV struct {
+	*pyPeer
+	in, out string
+}
+
+func startOpenCV(b *testing.B, python, in string) *openCV {
+	return &openCV{pyPeer: startPeer(b, python, "peers/opencv/mainjob.py"), in: in, out: b.TempDir()}
 }
 
 // run runs the job once and returns the time Python measured.
 func (c *openCV) run(b *testing.B, want int) time.Duration {
-	if _, err := fmt.Fprintf(c.stdin, "%s %s\n", c.in, c.out); err != nil {
-		b.Fatal(err)
-	}
-	line, err := c.stdout.ReadString('\n')
-	if err != nil {
-		b.Fatalf("the OpenCV peer: %v", err)
-	}
 	var secs float64
 	var n int
-	if _, err := fmt.Sscan(line, &secs, &n); err != nil || n != want {
-		b.Fatalf("the OpenCV peer answered %q, want seconds and %d images", line, want)
+	c.ask(b, c.in+" "+c.out, &secs, &n)
+	if n != want {
+		b.Fatalf("the OpenCV peer ran over %d images, want %d", n, want)
 	}
 	return time.Duration(secs * float64(time.Second))
-}
-
-func (c *openCV) close() {
-	c.stdin.Close()
-	c.cmd.Wait()
 }

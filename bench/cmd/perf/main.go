@@ -69,6 +69,8 @@ var runs = []run{
 		bench: "^(BenchmarkDemoPipeline|BenchmarkDemoChain|BenchmarkRunMemory)$"},
 	{name: "mainjob", dir: "bench", pkgs: []string{"."}, benchtime: "1x",
 		bench: "^BenchmarkMainJob$"},
+	{name: "codec", dir: "bench", pkgs: []string{"."}, benchtime: "5x",
+		bench: "^BenchmarkJPEGCodec$"},
 	{name: "wasm", dir: ".", pkgs: []string{"./loader/wasm", "./plugins/imgproc"}, benchtime: "10x",
 		bench: "^(BenchmarkCallVsRawWazero|BenchmarkWasmVsNative)$"},
 }
