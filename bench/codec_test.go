@@ -108,7 +108,7 @@ func BenchmarkJPEGCodec(b *testing.B) {
 	if cv != nil {
 		b.ReportMetric(ms(cvDec), "opencv-decode-ms")
 		b.ReportMetric(ms(cvEnc), "opencv-encode-ms")
-		b.ReportMetric(decT.Seconds()/cvDec.Seconds(), "decode-x-opencv")
-		b.ReportMetric(encT.Seconds()/cvEnc.Seconds(), "encode-x-opencv")
+		b.ReportMetric(decT.Seconds()/cvDec.Seconds(), "x-opencv-decode")
+		b.ReportMetric(encT.Seconds()/cvEnc.Seconds(), "x-opencv-encode")
 	}
 }

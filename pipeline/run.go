@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -114,6 +115,7 @@ type Pipeline struct {
 	log     *slog.Logger
 
 	mu      sync.Mutex
+	spare   [][]byte             // buffers of files read, handed back when their batch is written
 	stats   map[string]*nodeStat // by top-level node name
 	spans   []graph.Span
 	batches []batchSpan
@@ -543,6 +545,7 @@ func (p *Pipeline) Run(ctx context.Context) (sum *Summary, err error) {
 		err := p.finish(bt, out, sum)
 		if err == nil {
 			bt.recycle() // written: nothing reads them any more
+			p.handBack(bt)
 		}
 		e.release()
 		if err != nil {
@@ -588,6 +591,7 @@ type batch struct {
 	mu      sync.Mutex    // the chunks of one batch may finish at once
 	failed  []sampleError // the samples that could not be read or run
 	results []chunkResult // the outputs of the chunks that ran
+	read    [][]byte      // the buffers its files were read into
 }
 
 // A chunkResult is what a worker's graph returned for a chunk.
@@ -826,7 +830,10 @@ next:
 	for _, i := range b.idx {
 		row := make([]*tensor.Tensor, len(p.files))
 		for k, fs := range p.files {
-			data, err := os.ReadFile(fs[i])
+			data, err := p.readFile(fs[i])
+			if data != nil {
+				b.read = append(b.read, data)
+			}
 			if err == nil && len(data) == 0 {
 				err = errors.New("empty file")
 			}
@@ -853,6 +860,71 @@ next:
 		batches[k], _ = tensor.NewBatch(s...) // 1-D uint8 samples, at least one
 	}
 	return batches
+}
+
+// readFile reads the file at path into a buffer the pipeline handed back
+// before, where one is large enough, so that a run's steady state
+// allocates no memory for the files it reads (at 1920x1080, the files
+// are most of what a run with native codecs allocates). The buffer
+// returned, even on error, is the caller's until handBack.
+func (p *Pipeline) readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size := 0
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() < math.MaxInt32 {
+		size = int(fi.Size())
+	}
+	buf := p.takeBuffer(size + 1) // one more, to see the end without growing, as os.ReadFile does
+	for {
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+		if len(buf) == cap(buf) { // the file grew
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
+}
+
+// takeBuffer returns an empty buffer of capacity at least n: a spare one
+// if there is, the smallest that fits, else a new one.
+func (p *Pipeline) takeBuffer(n int) []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	best := -1
+	for k, b := range p.spare {
+		if cap(b) >= n && (best < 0 || cap(b) < cap(p.spare[best])) {
+			best = k
+		}
+	}
+	if best < 0 {
+		return make([]byte, 0, n)
+	}
+	b := p.spare[best]
+	p.spare = slices.Delete(p.spare, best, best+1)
+	return b[:0]
+}
+
+// handBack keeps the buffers b's files were read into for later batches,
+// now that b is written and nothing reads them: as many as the batches
+// in flight hold, the largest.
+func (p *Pipeline) handBack(b *batch) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.spare = append(p.spare, b.read...)
+	b.read = nil
+	if keep := p.opts.Prefetch * p.spec.batchSize * max(len(p.files), 1); len(p.spare) > keep {
+		slices.SortFunc(p.spare, func(x, y []byte) int { return cap(y) - cap(x) })
+		clear(p.spare[keep:])
+		p.spare = p.spare[:keep]
+	}
 }
 
 // pluginOf returns the plugins that provide n's operators, subgraphs'

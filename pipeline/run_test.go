@@ -380,3 +380,44 @@ func TestInputOverrideAndValidation(t *testing.T) {
 		t.Errorf("invalid pipeline: %v", err)
 	}
 }
+
+// TestReadFileReusesBuffers: files are read into buffers handed back by
+// earlier batches, the smallest that fits, with os.ReadFile's results:
+// the whole file, empty for an empty one, all of a file whose size the
+// file system does not know (/proc), and the file system's error.
+func TestReadFileReusesBuffers(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, n int) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, bytes.Repeat([]byte{byte(n)}, n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	big, small, empty := write("big", 5000), write("small", 300), write("empty", 0)
+	p := &Pipeline{opts: Options{Prefetch: 1}, spec: &Spec{batchSize: 2}, files: [][]string{{big, small}}}
+	a, err := p.readFile(big)
+	if err != nil || len(a) != 5000 || a[4999] != byte(5000%256) {
+		t.Fatalf("readFile(big): %d bytes, %v", len(a), err)
+	}
+	b, _ := p.readFile(small)
+	p.handBack(&batch{read: [][]byte{a, b}})
+	again, err := p.readFile(small) // the 300-byte buffer fits, the smallest that does
+	if err != nil || len(again) != 300 || &again[:1][0] != &b[:1][0] {
+		t.Errorf("a file of the small one's size was not read into its buffer (%d bytes, %v)", len(again), err)
+	}
+	if e, err := p.readFile(empty); err != nil || len(e) != 0 {
+		t.Errorf("readFile(empty) = %d bytes, %v", len(e), err)
+	}
+	want, _ := os.ReadFile("/proc/self/status")
+	if got, err := p.readFile("/proc/self/status"); err != nil || len(got) < len(want)/2 || !bytes.HasPrefix(got, []byte("Name:")) {
+		t.Errorf("readFile of a /proc file: %d bytes (os.ReadFile: %d), %v", len(got), len(want), err)
+	}
+	if _, err := p.readFile(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("readFile of a missing file: %v", err)
+	}
+	p.handBack(&batch{read: [][]byte{make([]byte, 1), make([]byte, 2), make([]byte, 3)}})
+	if len(p.spare) > 2 {
+		t.Errorf("%d spare buffers kept; the batches in flight hold 2", len(p.spare))
+	}
+}

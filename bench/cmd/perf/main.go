@@ -68,7 +68,7 @@ var runs = []run{
 	{name: "pipeline", dir: ".", pkgs: []string{"./pipeline"}, benchtime: "300ms",
 		bench: "^(BenchmarkDemoPipeline|BenchmarkDemoChain|BenchmarkRunMemory)$"},
 	{name: "mainjob", dir: "bench", pkgs: []string{"."}, benchtime: "1x",
-		bench: "^BenchmarkMainJob$"},
+		bench: "^(BenchmarkMainJob|BenchmarkMainJobKernels)$"},
 	{name: "codec", dir: "bench", pkgs: []string{"."}, benchtime: "5x",
 		bench: "^BenchmarkJPEGCodec$"},
 	{name: "wasm", dir: ".", pkgs: []string{"./loader/wasm", "./plugins/imgproc"}, benchtime: "10x",
