@@ -91,7 +91,8 @@ func (p *nativePass) run(ctx context.Context, kind schema.PassKind, b *graph.Bui
 		return fmt.Errorf("pass %q: %w", p.desc.Name, err)
 	}
 	defer p.sess.leave()
-	r := &passRun{ctx: ctx, pass: p, b: b, nodes: g.Nodes()}
+	_, outs := g.Outputs()
+	r := &passRun{ctx: ctx, pass: p, b: b, nodes: g.Nodes(), outs: outs}
 	if err := r.layout(node); err != nil {
 		return fmt.Errorf("native: plugin %q: pass %q: %w", id, p.desc.Name, err)
 	}
@@ -116,6 +117,7 @@ type passRun struct {
 	pass  *nativePass
 	b     *graph.Builder
 	nodes []*graph.Node
+	outs  []graph.Port // the graph's outputs
 
 	block   unsafe.Pointer // C memory: the builder, the nodes, their inputs and strings
 	builder *C.dynop_graph_builder
@@ -154,6 +156,7 @@ func (r *passRun) layout(node *graph.Node) error {
 		s.args, s.hasArgs = argsJSON(n.Args)
 		size += 2 * 4 * uintptr(len(s.inputs))
 	}
+	size += 2 * 4 * uintptr(len(r.outs))
 	bufAt := size
 	size += errBufSize
 	strAt := size
@@ -197,6 +200,16 @@ func (r *passRun) layout(node *graph.Node) error {
 			}
 			cn.inputs, cn.input_outputs = &from[0], &outs[0]
 		}
+	}
+	if k := len(r.outs); k > 0 {
+		from, outs := ins[:k], ins[k:2*k]
+		for j, p := range r.outs {
+			from[j], outs[j] = C.DYNOP_NO_NODE, C.uint32_t(p.Index)
+			if x, ok := index[p.Node]; ok {
+				from[j] = C.uint32_t(x)
+			}
+		}
+		r.builder.output_count, r.builder.outputs, r.builder.output_outputs = C.uint32_t(k), &from[0], &outs[0]
 	}
 	r.builder.node_count = C.uint32_t(len(r.nodes))
 	if len(r.nodes) > 0 {

@@ -124,6 +124,18 @@
 // [NativeCodecsPasses]) to keep Go's codecs. (There are two passes because
 // a populate pass matches one node kind.)
 //
+// Where a decode node's images go to nothing but a resize to a fixed size
+// (imgproc.Resize or image.Resize with width and height) and the graph
+// hands none of them to its caller, the decode pass also sets min_width
+// and min_height to that size: JPEGs decode shrunk in the DCT to the
+// least 1/8, 1/4 or 1/2 still at least as large (libvips' shrink-on-load),
+// and the resize finishes the job. The main job's 1920x1080 photos, resized
+// to 960x540, decode at 960x540. The pixels are the DCT's downscale, not a
+// full decode's bilinear one: to resize from the full image, write
+// codec.Decode in the pipeline instead of image.Decode. The graph's
+// outputs come from dynop_graph_builder 1.1; on an older host the pass
+// never shrinks.
+//
 // # Instances
 //
 // An instance keeps its TurboJPEG handles and its encodings, so the

@@ -2,6 +2,7 @@ package codec_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -148,6 +149,10 @@ func TestMainJobUsesNativeCodecs(t *testing.T) {
 	if !runs[codec.Decode] || !runs[codec.Encode] {
 		t.Fatalf("the main job runs %v, without codec.Decode and codec.Encode", runs)
 	}
+	// Its decoded images only go to a resize to 960x540: shrink-on-load.
+	if d, ok := p.Graph().Node("decode").Definition().(*graph.OperatorDef); !ok || d.Instance.Args().Int("min_width") != 960 || d.Instance.Args().Int("min_height") != 540 {
+		t.Errorf("the main job's decode does not shrink on load to 960x540")
+	}
 	if _, err := p.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -165,5 +170,85 @@ func TestMainJobUsesNativeCodecs(t *testing.T) {
 		if s := x.Shape(); s[0] != 540 || s[1] != 960 {
 			t.Errorf("%s is %v, want 540x960", o, s)
 		}
+	}
+}
+
+// TestShrinkOnLoadPass: the decode pass decodes shrunk on load only where
+// the decoded images go to nothing but a resize to a fixed size: not
+// where a second node reads them, nor where the graph hands them to its
+// caller (dynop_graph_builder 1.1's outputs), nor before other nodes.
+func TestShrinkOnLoadPass(t *testing.T) {
+	ctx := context.Background()
+	h, err := dynop.Open(ctx, dynop.Options{NoRegistered: true, Plugins: []plugin.Plugin{imageplugin.New()},
+		Paths: []string{cbuild.Codec(t), cbuild.Imgproc(t)}, NoDefaultPaths: true, CacheDir: t.TempDir(), Logger: testutil.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	for _, c := range []struct {
+		name   string
+		build  func(g *graph.Graph, dec *graph.Node) error
+		shrink bool
+	}{
+		{"to imgproc.Resize", func(g *graph.Graph, dec *graph.Node) error {
+			r, err := g.AddNode("r", "imgproc.Resize", schema.Args{"width": 64, "height": 48}, dec.Out(0))
+			if err == nil {
+				err = g.AddOutput("y", r.Out(0))
+			}
+			return err
+		}, true},
+		{"to image.Resize", func(g *graph.Graph, dec *graph.Node) error {
+			r, err := g.AddNode("r", "image.Resize", schema.Args{"width": 64, "height": 48}, dec.Out(0))
+			if err == nil {
+				err = g.AddOutput("y", r.Out(0))
+			}
+			return err
+		}, true},
+		{"also an output", func(g *graph.Graph, dec *graph.Node) error {
+			r, err := g.AddNode("r", "imgproc.Resize", schema.Args{"width": 64, "height": 48}, dec.Out(0))
+			if err == nil {
+				err = errors.Join(g.AddOutput("y", r.Out(0)), g.AddOutput("full", dec.Out(0)))
+			}
+			return err
+		}, false},
+		{"two readers", func(g *graph.Graph, dec *graph.Node) error {
+			r, err := g.AddNode("r", "imgproc.Resize", schema.Args{"width": 64, "height": 48}, dec.Out(0))
+			if err != nil {
+				return err
+			}
+			s, err := g.AddNode("s", "imgproc.Sobel", nil, dec.Out(0))
+			if err == nil {
+				err = errors.Join(g.AddOutput("y", r.Out(0)), g.AddOutput("z", s.Out(0)))
+			}
+			return err
+		}, false},
+		{"to a blur", func(g *graph.Graph, dec *graph.Node) error {
+			r, err := g.AddNode("r", "imgproc.GaussianBlur", schema.Args{"sigma": 1.0}, dec.Out(0))
+			if err == nil {
+				err = g.AddOutput("y", r.Out(0))
+			}
+			return err
+		}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := graph.New("g")
+			defer g.Close()
+			in, _ := g.AddInput("x")
+			dec, err := g.AddNode("dec", "image.Decode", nil, in.Out(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.build(g, dec); err != nil {
+				t.Fatal(err)
+			}
+			if err := graph.Build(ctx, g, graph.BuildOptions{Passes: h.Passes(), Operators: h.Operators(), Default: graph.OperatorPopulate()}); err != nil {
+				t.Fatal(err)
+			}
+			d := dec.Definition().(*graph.OperatorDef).Instance
+			shrinks := d.Args().Int("min_width") == 64 && d.Args().Int("min_height") == 48
+			if d.Name() != codec.Decode || shrinks != c.shrink || !shrinks && d.Args().Int("min_width") != 0 {
+				t.Errorf("%s with min %dx%d; want codec.Decode, shrinking: %v", d.Name(), d.Args().Int("min_width"), d.Args().Int("min_height"), c.shrink)
+			}
+		})
 	}
 }

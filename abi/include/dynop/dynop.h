@@ -651,7 +651,7 @@ enum {
 #define DYNOP_GRAPH_BUILDER_TYPE                                              \
     DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x0D)
 #define DYNOP_GRAPH_BUILDER_VERSION_MAJOR 1
-#define DYNOP_GRAPH_BUILDER_VERSION DYNOP_V(DYNOP_GRAPH_BUILDER_VERSION_MAJOR, 0, 0)
+#define DYNOP_GRAPH_BUILDER_VERSION DYNOP_V(DYNOP_GRAPH_BUILDER_VERSION_MAJOR, 1, 0)
 #define DYNOP_GRAPH_BUILDER_HEADER                                            \
     DYNOP_HEADER(DYNOP_GRAPH_BUILDER_TYPE, DYNOP_GRAPH_BUILDER_VERSION, dynop_graph_builder)
 
@@ -734,6 +734,15 @@ struct dynop_graph_builder {
      * come back. */
     dynop_result (*group)(const dynop_graph_builder *b, const char *name, const uint32_t *nodes,
                           uint32_t count);
+
+    /* Since 1.1 (check with DYNOP_HAS_MEMBER): the graph's outputs, what
+     * the graph hands its caller. For each, outputs has the index in
+     * nodes of the node that makes it and output_outputs which of that
+     * node's outputs it is; a pass that changes what a node computes
+     * checks that no graph output reads it. NULL if output_count is 0. */
+    uint32_t output_count;
+    const uint32_t *outputs;
+    const uint32_t *output_outputs;
 };
 
 /* DYNOP_GRAPH_NODE(b, i) is a pointer to node i (less than node_count) of
@@ -1034,7 +1043,7 @@ DYNOP_STATIC_ASSERT(sizeof(dynop_pass_desc) == (DYNOP_PTR_ == 8 ? 72 : 52), pass
 DYNOP_STATIC_ASSERT(offsetof(dynop_graph_node, input_count) == 32 + 3 * DYNOP_PTR_, graph_node_count_offset);
 DYNOP_STATIC_ASSERT(sizeof(dynop_graph_node) == (DYNOP_PTR_ == 8 ? 88 : 60), graph_node_size);
 DYNOP_STATIC_ASSERT(offsetof(dynop_graph_builder, nodes) == 32 + DYNOP_PTR_, builder_nodes_offset);
-DYNOP_STATIC_ASSERT(sizeof(dynop_graph_builder) == (DYNOP_PTR_ == 8 ? 80 : 56), builder_size);
+DYNOP_STATIC_ASSERT(sizeof(dynop_graph_builder) == (DYNOP_PTR_ == 8 ? 104 : 68), builder_size);
 DYNOP_STATIC_ASSERT(sizeof(dynop_pass) == 32 + 3 * DYNOP_PTR_, pass_size);
 DYNOP_STATIC_ASSERT(sizeof(dynop_device) == 8 && sizeof(dynop_dtype) == 4, dlpack_value_sizes);
 DYNOP_STATIC_ASSERT(offsetof(dynop_tensor, device) == DYNOP_PTR_, tensor_device_offset);
