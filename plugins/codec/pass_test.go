@@ -188,7 +188,7 @@ func TestShrinkOnLoadPass(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		build  func(g *graph.Graph, dec *graph.Node) error
-		shrink bool
+		shrink bool // to at least 64x48
 	}{
 		{"to imgproc.Resize", func(g *graph.Graph, dec *graph.Node) error {
 			r, err := g.AddNode("r", "imgproc.Resize", schema.Args{"width": 64, "height": 48}, dec.Out(0))
@@ -204,6 +204,20 @@ func TestShrinkOnLoadPass(t *testing.T) {
 			}
 			return err
 		}, true},
+		{"to a width, the aspect kept", func(g *graph.Graph, dec *graph.Node) error {
+			r, err := g.AddNode("r", "imgproc.Resize", schema.Args{"width": 64}, dec.Out(0))
+			if err == nil {
+				err = g.AddOutput("y", r.Out(0))
+			}
+			return err
+		}, false},
+		{"to a shorter side", func(g *graph.Graph, dec *graph.Node) error {
+			r, err := g.AddNode("r", "imgproc.Resize", schema.Args{"resize_shorter": 48}, dec.Out(0))
+			if err == nil {
+				err = g.AddOutput("y", r.Out(0))
+			}
+			return err
+		}, false},
 		{"also an output", func(g *graph.Graph, dec *graph.Node) error {
 			r, err := g.AddNode("r", "imgproc.Resize", schema.Args{"width": 64, "height": 48}, dec.Out(0))
 			if err == nil {
@@ -245,9 +259,17 @@ func TestShrinkOnLoadPass(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := dec.Definition().(*graph.OperatorDef).Instance
-			shrinks := d.Args().Int("min_width") == 64 && d.Args().Int("min_height") == 48
-			if d.Name() != codec.Decode || shrinks != c.shrink || !shrinks && d.Args().Int("min_width") != 0 {
-				t.Errorf("%s with min %dx%d; want codec.Decode, shrinking: %v", d.Name(), d.Args().Int("min_width"), d.Args().Int("min_height"), c.shrink)
+			want := [2]int64{}
+			switch {
+			case c.shrink:
+				want = [2]int64{64, 48}
+			case c.name == "to a width, the aspect kept":
+				want = [2]int64{64, 0}
+			case c.name == "to a shorter side":
+				want = [2]int64{48, 48}
+			}
+			if got := [2]int64{d.Args().Int("min_width"), d.Args().Int("min_height")}; d.Name() != codec.Decode || got != want {
+				t.Errorf("%s with min %v; want codec.Decode with min %v", d.Name(), got, want)
 			}
 		})
 	}

@@ -44,8 +44,15 @@
 // out = min(255, int(sqrtf(float32(gx² + gy²)) + 0.5)); on float32
 // out = sqrtf(gx·gx + gy·gy), each product rounded.
 //
-// [Resize] (width, height: 1 to 1<<20) resamples 1-, 3- or 4-channel
-// images bilinearly to height × width, pixel centres aligned: along each
+// [Resize] resamples 1-, 3- or 4-channel images bilinearly to an output
+// size given as DALI's resize modes, exactly one of: width and/or height
+// (1 to 1<<20; one alone keeps the aspect ratio), resize_shorter or
+// resize_longer (that side's length, the aspect ratio kept), or scale (in
+// (0, 64]: both sides times it); max_size (with any of them but a fixed
+// width and height) then caps both sides, keeping the aspect ratio. A
+// derived side is round(in·target/base) half away from zero, at least 1:
+// a 1920×1080 image to width 256 becomes 256×144. Pixel centres are
+// aligned: along each
 // axis, output index d reads src = ((d + 0.5)·in)/out - 0.5 (float64),
 // clamped to [0, in-1], from pixels i0 = floor(src) and
 // i1 = min(i0+1, in-1) with fraction f = src - i0. On uint8 with

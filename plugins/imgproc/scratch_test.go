@@ -9,6 +9,7 @@ import (
 	"github.com/dynop/dynop/kernel"
 	"github.com/dynop/dynop/loader/native"
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/plugins/imgproc"
 	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
@@ -106,6 +107,49 @@ func TestOutputTypes(t *testing.T) {
 		}
 		if _, errs := e.Schema.Infer(nil, []schema.StaticType{{DTypes: []tensor.DType{tensor.Int16}}}); len(errs) != 1 {
 			t.Errorf("%s of int16: %v; want one error", name, errs)
+		}
+	}
+}
+
+// TestResizeModes: imgproc.Resize's output size follows DALI's modes:
+// width and/or height (a missing one keeps the aspect ratio), the
+// shorter or the longer side, a scale, and max_size capping both sides,
+// each derived side rounded half away from zero; and a size derived is
+// resized to exactly as the same size given.
+func TestResizeModes(t *testing.T) {
+	h := openImgproc(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	land := randomImages(t, rng, [][]int64{{30, 40, 3}}, func() uint8 { return uint8(rng.IntN(256)) })
+	port := randomImages(t, rng, [][]int64{{40, 30, 3}}, func() uint8 { return uint8(rng.IntN(256)) })
+	for _, c := range []struct {
+		args schema.Args
+		in   *tensor.Batch
+		h, w int64
+	}{
+		{schema.Args{"width": 20}, land, 15, 20},
+		{schema.Args{"height": 15}, land, 15, 20},
+		{schema.Args{"width": 40, "height": 10}, land, 10, 40},
+		{schema.Args{"resize_shorter": 15}, land, 15, 20},
+		{schema.Args{"resize_shorter": 15}, port, 20, 15},
+		{schema.Args{"resize_longer": 20}, land, 15, 20},
+		{schema.Args{"resize_longer": 20}, port, 20, 15},
+		{schema.Args{"scale": 0.5}, land, 15, 20},
+		{schema.Args{"scale": 0.1}, land, 3, 4},
+		{schema.Args{"width": 7}, land, 5, 7},                             // 30*7/40 = 5.25
+		{schema.Args{"resize_shorter": 60, "max_size": 70}, land, 53, 70}, // 60x80, then 52.5x70
+		{schema.Args{"width": 80, "max_size": 50}, port, 50, 37},          // 106.7x80 → 107x80, then 50x37.4
+	} {
+		outs, err := exec(h, imgproc.Resize, c.args, c.in)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if s := outs[0].Sample(0).Shape(); s[0] != c.h || s[1] != c.w || s[2] != 3 {
+			t.Errorf("%v of %v: %v, want %dx%dx3", c.args, c.in.Sample(0).Shape(), s, c.h, c.w)
+			continue
+		}
+		fixed, err := exec(h, imgproc.Resize, schema.Args{"width": c.w, "height": c.h}, c.in)
+		if err != nil || !bytes.Equal(fixed[0].Sample(0).Span(), outs[0].Sample(0).Span()) {
+			t.Errorf("%v: not the pixels of width %d height %d (%v)", c.args, c.w, c.h, err)
 		}
 	}
 }

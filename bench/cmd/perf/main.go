@@ -71,6 +71,8 @@ var runs = []run{
 		bench: "^(BenchmarkMainJob|BenchmarkMainJobKernels)$"},
 	{name: "codec", dir: "bench", pkgs: []string{"."}, benchtime: "5x",
 		bench: "^BenchmarkJPEGCodec$"},
+	{name: "thumbnail", dir: "bench", pkgs: []string{"."}, benchtime: "1x",
+		bench: "^BenchmarkThumbnail$"},
 	{name: "wasm", dir: ".", pkgs: []string{"./loader/wasm", "./plugins/imgproc"}, benchtime: "10x",
 		bench: "^(BenchmarkCallVsRawWazero|BenchmarkWasmVsNative)$"},
 }

@@ -1097,14 +1097,15 @@ static dynop_result replace(const dynop_graph_builder *b, const char *op, const 
 }
 
 /* resize_target finds what shrink-on-load may decode for node i of b:
- * when its only reader is a resize to a fixed size (imgproc.Resize or
- * image.Resize with integer width and height) and no graph output reads
- * it, it writes that size into w and h (JSON integers) and returns 1. A
+ * when its only reader is a resize (imgproc.Resize or image.Resize) to a
+ * width, a height or both, or to a shorter side (both sides at least
+ * that), and no graph output reads node i, it writes the least width and
+ * height into w and h (JSON integers, "0" for no bound) and returns 1. A
  * host from before dynop_graph_builder 1.1 does not say which nodes the
  * graph's outputs read: then 0. */
 static int resize_target(const dynop_graph_builder *b, uint32_t i, char *w, char *h, size_t cap) {
     const dynop_graph_node *reader = NULL;
-    json_kv kv[4];
+    json_kv kv[8];
     uint32_t j, k;
     int readers = 0, n;
     if (!DYNOP_HAS_MEMBER(dynop_graph_builder, b, output_outputs)) return 0;
@@ -1122,13 +1123,19 @@ static int resize_target(const dynop_graph_builder *b, uint32_t i, char *w, char
     }
     if (readers != 1 || (strcmp(reader->kind, "imgproc.Resize") != 0 && strcmp(reader->kind, "image.Resize") != 0))
         return 0;
-    n = json_args(reader->args_json, kv, 4);
-    w[0] = h[0] = 0;
+    n = json_args(reader->args_json, kv, 8);
+    snprintf(w, cap, "0");
+    snprintf(h, cap, "0");
     for (j = 0; j < (uint32_t)(n > 0 ? n : 0); j++) {
-        if (strcmp(kv[j].key, "width") == 0 && is_int(kv[j].val)) snprintf(w, cap, "%s", kv[j].val);
-        if (strcmp(kv[j].key, "height") == 0 && is_int(kv[j].val)) snprintf(h, cap, "%s", kv[j].val);
+        if (!is_int(kv[j].val)) continue;
+        if (strcmp(kv[j].key, "width") == 0) snprintf(w, cap, "%s", kv[j].val);
+        if (strcmp(kv[j].key, "height") == 0) snprintf(h, cap, "%s", kv[j].val);
+        if (strcmp(kv[j].key, "resize_shorter") == 0 && strcmp(kv[j].val, "0") != 0) { /* both sides at least */
+            snprintf(w, cap, "%s", kv[j].val);
+            snprintf(h, cap, "%s", kv[j].val);
+        }
     }
-    return w[0] != 0 && h[0] != 0;
+    return strcmp(w, "0") != 0 || strcmp(h, "0") != 0;
 }
 
 /* native_decode: image.Decode's one argument, channels, means the same for

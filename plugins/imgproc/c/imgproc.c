@@ -1823,9 +1823,14 @@ static dynop_result sobel_run_avx512(void *instance, const dynop_tensor *out, ui
 /* ==== imgproc.Resize ===================================================== */
 
 #define RESIZE_MAX ((int64_t)1 << 20)
+#define RESIZE_MAX_SCALE 64.0
 
+/* The output size rule of a resize, from its arguments (DALI's modes):
+ * width and/or height (a missing one keeps the aspect ratio), or the
+ * shorter or longer side, or a scale factor; max_size caps both sides. */
 typedef struct {
-    int64_t width, height;
+    int64_t width, height, shorter, longer, max_size;
+    double scale;
 } resize_inst;
 
 /* resize_coord maps output index d of out to source pixels i0, i1 of in
@@ -2081,23 +2086,75 @@ static const resize_kernels resize_avx512 = {resize_h8_avx512, resize_v8_avx512,
 #endif /* IMGPROC_X86 */
 
 static dynop_result resize_create(void *user_data, const dynop_arg *args, uint32_t n, void **instance) {
-    int64_t w, h;
-    resize_inst *r;
+    resize_inst k = {0, 0, 0, 0, 0, 0.0}, *r;
+    int64_t *ints[] = {&k.width, &k.height, &k.shorter, &k.longer, &k.max_size};
+    const char *names[] = {"width", "height", "resize_shorter", "resize_longer", "max_size"};
+    int i, modes;
     (void)user_data;
-    if (!arg_int(args, n, "width", &w)) return fail(DYNOP_ERROR_INVALID_ARGUMENT, "imgproc.Resize: width is required");
-    if (!arg_int(args, n, "height", &h)) return fail(DYNOP_ERROR_INVALID_ARGUMENT, "imgproc.Resize: height is required");
-    if (w < 1 || w > RESIZE_MAX)
-        return failf(DYNOP_ERROR_INVALID_ARGUMENT, "imgproc.Resize: width must be between 1 and %lld, got %lld",
-                     (long long)RESIZE_MAX, (long long)w);
-    if (h < 1 || h > RESIZE_MAX)
-        return failf(DYNOP_ERROR_INVALID_ARGUMENT, "imgproc.Resize: height must be between 1 and %lld, got %lld",
-                     (long long)RESIZE_MAX, (long long)h);
-    r = (resize_inst *)calloc(1, sizeof *r);
+    for (i = 0; i < 5; i++) {
+        arg_int(args, n, names[i], ints[i]);
+        if (*ints[i] < 0 || *ints[i] > RESIZE_MAX)
+            return failf(DYNOP_ERROR_INVALID_ARGUMENT, "imgproc.Resize: %s must be between 0 and %lld, got %lld",
+                         names[i], (long long)RESIZE_MAX, (long long)*ints[i]);
+    }
+    arg_float(args, n, "scale", &k.scale);
+    if (!(k.scale >= 0.0 && k.scale <= RESIZE_MAX_SCALE))
+        return failf(DYNOP_ERROR_INVALID_ARGUMENT, "imgproc.Resize: scale must be between 0 and %g, got %g",
+                     RESIZE_MAX_SCALE, k.scale);
+    modes = (k.width > 0 || k.height > 0) + (k.shorter > 0) + (k.longer > 0) + (k.scale > 0.0);
+    if (modes != 1)
+        return fail(DYNOP_ERROR_INVALID_ARGUMENT,
+                    modes == 0 ? "imgproc.Resize: give the output size: width and/or height, resize_shorter, "
+                                 "resize_longer or scale"
+                               : "imgproc.Resize: give one of width and/or height, resize_shorter, resize_longer "
+                                 "and scale, not several");
+    if (k.max_size > 0 && k.width > 0 && k.height > 0)
+        return fail(DYNOP_ERROR_INVALID_ARGUMENT,
+                    "imgproc.Resize: max_size with both width and height: the size is fixed already");
+    r = (resize_inst *)malloc(sizeof *r);
     if (r == NULL) return fail(DYNOP_ERROR_NO_MEMORY, "imgproc.Resize: out of memory");
-    r->width = w;
-    r->height = h;
+    *r = k;
     *instance = r;
     return DYNOP_OK;
+}
+
+/* scaled returns round(v * num / den), half away from zero, at least 1. */
+static int64_t scaled(int64_t v, double num, double den) {
+    int64_t x = lround_pos((double)v * num / den);
+    return x < 1 ? 1 : x;
+}
+
+/* resize_size computes the output height and width for an ih x iw input
+ * (both at least 1) by r's rule; 0 if it is larger than RESIZE_MAX. */
+static int resize_size(const resize_inst *r, int64_t ih, int64_t iw, int64_t *oh, int64_t *ow) {
+    int64_t h = r->height, w = r->width, m;
+    if (r->scale > 0.0) {
+        h = scaled(ih, r->scale, 1.0);
+        w = scaled(iw, r->scale, 1.0);
+    } else if (r->shorter > 0 || r->longer > 0) {
+        const int64_t side = r->shorter > 0 ? r->shorter : r->longer;
+        const int by_height = r->shorter > 0 ? ih <= iw : ih >= iw;
+        h = by_height ? side : scaled(ih, (double)side, (double)iw);
+        w = by_height ? scaled(iw, (double)side, (double)ih) : side;
+    } else if (h == 0) {
+        h = scaled(ih, (double)w, (double)iw);
+    } else if (w == 0) {
+        w = scaled(iw, (double)h, (double)ih);
+    }
+    m = h > w ? h : w;
+    if (r->max_size > 0 && m > r->max_size) { /* both sides, keeping the aspect ratio */
+        if (h >= w) {
+            w = scaled(w, (double)r->max_size, (double)h);
+            h = r->max_size;
+        } else {
+            h = scaled(h, (double)r->max_size, (double)w);
+            w = r->max_size;
+        }
+    }
+    if (h > RESIZE_MAX || w > RESIZE_MAX) return 0;
+    *oh = h;
+    *ow = w;
+    return 1;
 }
 
 static void resize_destroy(void *instance) { free(instance); }
@@ -2129,6 +2186,7 @@ static dynop_result resize_setup(void *instance, const dynop_tensor *in, uint32_
     const resize_inst *r = (const resize_inst *)instance;
     dynop_result rc = check_image("imgproc.Resize", in, nin, nout, 0);
     resize_plan pl;
+    int64_t oh, ow;
     if (rc != DYNOP_OK) return rc;
     if (in->shape[0] == 0 || in->shape[1] == 0)
         return failf(DYNOP_ERROR_INVALID_ARGUMENT, "imgproc.Resize: cannot resize an empty %lldx%lld image",
@@ -2136,13 +2194,17 @@ static dynop_result resize_setup(void *instance, const dynop_tensor *in, uint32_
     if (in->shape[1] > INT32_MAX)
         return failf(DYNOP_ERROR_UNSUPPORTED, "imgproc.Resize: input width %lld is too large (at most %ld)",
                      (long long)in->shape[1], (long)INT32_MAX);
+    if (!resize_size(r, in->shape[0], in->shape[1], &oh, &ow))
+        return failf(DYNOP_ERROR_INVALID_ARGUMENT,
+                     "imgproc.Resize: a %lldx%lld image would become larger than %lld pixels on a side",
+                     (long long)in->shape[1], (long long)in->shape[0], (long long)RESIZE_MAX);
     out->dtype = in->dtype;
     out->ndim = 3;
-    out->shape[0] = r->height;
-    out->shape[1] = r->width;
+    out->shape[0] = oh;
+    out->shape[1] = ow;
     out->shape[2] = in->shape[2];
     /* Outputs are contiguous: the host allocates them compact. */
-    if (!resize_plan_of(in->dtype.code == DYNOP_DTYPE_UINT, in->shape[1], r->width, in->shape[2],
+    if (!resize_plan_of(in->dtype.code == DYNOP_DTYPE_UINT, in->shape[1], ow, in->shape[2],
                         tensor_rows_contig(in), 1, &pl))
         return no_memory("imgproc.Resize", SIZE_MAX);
     return set_scratch(&out[nout], pl.size, "imgproc.Resize");
@@ -2360,19 +2422,28 @@ static const dynop_op_output resize_outputs[] = {
      "HWC", NULL, NULL, "images", 0},
 };
 static const dynop_op_arg resize_args[] = {
-    {DYNOP_OP_ARG_HEADER, "width", "Output width in pixels.", DYNOP_ARG_INT,
-     DYNOP_ARG_REQUIRED | DYNOP_ARG_HAS_MIN | DYNOP_ARG_HAS_MAX, 1, (double)RESIZE_MAX, NULL, NULL, NULL},
-    {DYNOP_OP_ARG_HEADER, "height", "Output height in pixels.", DYNOP_ARG_INT,
-     DYNOP_ARG_REQUIRED | DYNOP_ARG_HAS_MIN | DYNOP_ARG_HAS_MAX, 1, (double)RESIZE_MAX, NULL, NULL, NULL},
+    {DYNOP_OP_ARG_HEADER, "width", "Output width in pixels; 0 keeps the aspect ratio of height.", DYNOP_ARG_INT,
+     DYNOP_ARG_HAS_MIN | DYNOP_ARG_HAS_MAX, 0, (double)RESIZE_MAX, "0", NULL, NULL},
+    {DYNOP_OP_ARG_HEADER, "height", "Output height in pixels; 0 keeps the aspect ratio of width.", DYNOP_ARG_INT,
+     DYNOP_ARG_HAS_MIN | DYNOP_ARG_HAS_MAX, 0, (double)RESIZE_MAX, "0", NULL, NULL},
+    {DYNOP_OP_ARG_HEADER, "resize_shorter", "The shorter side's length, the aspect ratio kept; 0 for none.",
+     DYNOP_ARG_INT, DYNOP_ARG_HAS_MIN | DYNOP_ARG_HAS_MAX, 0, (double)RESIZE_MAX, "0", NULL, NULL},
+    {DYNOP_OP_ARG_HEADER, "resize_longer", "The longer side's length, the aspect ratio kept; 0 for none.",
+     DYNOP_ARG_INT, DYNOP_ARG_HAS_MIN | DYNOP_ARG_HAS_MAX, 0, (double)RESIZE_MAX, "0", NULL, NULL},
+    {DYNOP_OP_ARG_HEADER, "scale", "The factor both sides are multiplied by; 0 for none.", DYNOP_ARG_FLOAT,
+     DYNOP_ARG_HAS_MIN | DYNOP_ARG_HAS_MAX, 0, RESIZE_MAX_SCALE, "0", NULL, NULL},
+    {DYNOP_OP_ARG_HEADER, "max_size", "The most either side may be; the aspect ratio kept; 0 for no limit.",
+     DYNOP_ARG_INT, DYNOP_ARG_HAS_MIN | DYNOP_ARG_HAS_MAX, 0, (double)RESIZE_MAX, "0", NULL, NULL},
 };
 static const dynop_op_schema resize_schema = {
     DYNOP_OP_SCHEMA_HEADER,
     "imgproc.Resize",
-    "Resizes images with bilinear interpolation, pixel centres aligned.",
+    "Resizes images with bilinear interpolation, pixel centres aligned, to width x height, or keeping the aspect "
+    "ratio to a width, a height, a shorter or longer side or a scale, optionally capped by max_size.",
     "cpu",
     1, 0, image_inputs,
     1, resize_outputs,
-    2, resize_args,
+    6, resize_args,
 };
 static const dynop_operator resize_op =
     DYNOP_OPERATOR_VARIANTS_FLAGS("imgproc.Resize", "cpu", NULL, resize_create, resize_setup, resize_destroy,

@@ -1,0 +1,120 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/internal/testimage"
+	"github.com/dynop/dynop/pipeline"
+	"github.com/dynop/dynop/plugin"
+	imageplugin "github.com/dynop/dynop/plugins/image"
+)
+
+// thumbnailJob makes 256-pixel-wide JPEG thumbnails, the aspect ratio
+// kept: what vipsthumbnail does.
+const thumbnailJob = `name: thumbnail
+batch_size: 8
+inputs:
+  photos: {files: [in/]}
+operators:
+  - {name: decode, op: image.Decode, inputs: [photos]}
+  - {name: thumb, op: imgproc.Resize, inputs: [decode], args: {width: 256}}
+outputs:
+  thumbs: {from: thumb, dir: out, format: jpeg, quality: 90}
+`
+
+// BenchmarkThumbnail makes 256-wide JPEG thumbnails (quality 90) of 50
+// generated 1920x1080 photos with dynop (image.Decode → imgproc.Resize
+// width 256 → JPEG; with the native codec plugin its decode pass shrinks
+// JPEGs on load, as libvips does) on one worker and on two, and with
+// libvips' vipsthumbnail (libvips-tools; -s 256, one thread:
+// VIPS_CONCURRENCY=1, one process for all 50 files, its start included),
+// alternating in one loop, and reports images/s and dynop's over
+// vipsthumbnail's (issue 24 asks for the ratio). Without vipsthumbnail
+// dynop runs alone.
+func BenchmarkThumbnail(b *testing.B) {
+	vips, _ := exec.LookPath("vipsthumbnail")
+	if vips == "" {
+		b.Log("no vipsthumbnail (apt-get install libvips-tools): dynop alone")
+	}
+	dir := b.TempDir()
+	in := filepath.Join(dir, "in")
+	if err := os.Mkdir(in, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := testimage.WriteJPEGs(in, 50, 1920, 1080); err != nil {
+		b.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(in, "*.jpg"))
+	file := filepath.Join(dir, "thumbnail.yaml")
+	if err := os.WriteFile(file, []byte(thumbnailJob), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	paths := []string{imgprocNative(b)}
+	if codec, err := codecNative(b); err != nil {
+		b.Logf("no native codec plugin (%v): Go's image/jpeg decodes at full size", err)
+	} else {
+		paths = append(paths, codec)
+	}
+	h, err := dynop.Open(ctx, dynop.Options{Plugins: []plugin.Plugin{imageplugin.New()}, NoRegistered: true,
+		Paths: paths, NoDefaultPaths: true, CacheDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close(ctx)
+	spec, err := pipeline.Load(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var pipes [2]*pipeline.Pipeline
+	for i := range pipes {
+		if pipes[i], err = pipeline.Compile(ctx, h, spec, pipeline.Options{Workers: i + 1, OutDir: b.TempDir()}); err != nil {
+			b.Fatal(err)
+		}
+		defer pipes[i].Close()
+	}
+	vipsOut := b.TempDir()
+	var dynopTime [2]time.Duration
+	var vipsTime time.Duration
+	images := 0
+	run := func() {
+		for i, p := range pipes {
+			start := time.Now()
+			sum, err := p.Run(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			dynopTime[i] += time.Since(start)
+			if i == 0 {
+				images += sum.Images
+			}
+		}
+		if vips != "" {
+			cmd := exec.Command(vips, append([]string{"-s", "256", "-o", filepath.Join(vipsOut, "%s.jpg[Q=90]")}, files...)...)
+			cmd.Env = append(os.Environ(), "VIPS_CONCURRENCY=1")
+			start := time.Now()
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("vipsthumbnail: %v\n%s", err, out)
+			}
+			vipsTime += time.Since(start)
+		}
+	}
+	run() // warm up
+	dynopTime, vipsTime, images = [2]time.Duration{}, 0, 0
+	for b.Loop() {
+		run()
+	}
+	perSec := func(d time.Duration) float64 { return float64(images) / d.Seconds() }
+	b.ReportMetric(perSec(dynopTime[0]), "dynop1-images/s")
+	b.ReportMetric(perSec(dynopTime[1]), "dynop2-images/s")
+	if vips != "" {
+		b.ReportMetric(perSec(vipsTime), "vips-images/s")
+		b.ReportMetric(vipsTime.Seconds()/dynopTime[0].Seconds(), "x-vips-1worker")
+	}
+}
