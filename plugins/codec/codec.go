@@ -65,7 +65,7 @@
 // image.Decode converts them), and the channels convert as image.Decode
 // does: gray replicated to RGB, alpha 255 where there is none, alpha
 // dropped for 3 channels, and one channel from a colour image is
-// (77 R + 150 G + 29 B + 128) >> 8 of its RGB (through scratch). Outputs
+// (9798 R + 19235 G + 3735 B + 16384) >> 15 of its RGB (through scratch). Outputs
 // equal image.Decode's exactly, interlaced files included. Critical-chunk
 // CRC errors and truncation fail; ancillary chunks are not interpreted
 // (no gamma or colour-profile conversion, as in Go).

@@ -75,5 +75,5 @@ func Example() {
 	fmt.Println(y, v)
 	// Output:
 	// tensor(uint8 [1 4 3] HWC cpu)
-	// tensor(uint8 [1 4 1] HWC cpu) [77 149 29 255]
+	// tensor(uint8 [1 4 1] HWC cpu) [76 150 29 255]
 }

@@ -176,7 +176,7 @@ func hwc(img stdimage.Image, c int) []uint8 {
 			case 3:
 				out = append(out, p.R, p.G, p.B)
 			case 1:
-				out = append(out, uint8((77*uint32(p.R)+150*uint32(p.G)+29*uint32(p.B)+128)>>8))
+				out = append(out, uint8((9798*uint32(p.R)+19235*uint32(p.G)+3735*uint32(p.B)+16384)>>15))
 			}
 		}
 	}

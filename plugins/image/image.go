@@ -29,7 +29,7 @@
 // with exactly these operations, so that other implementations can match
 // them bit for bit:
 //
-//	uint8:   Y = (77*R + 150*G + 29*B + 128) >> 8     in uint32
+//	uint8:   Y = (9798*R + 19235*G + 3735*B + 16384) >> 15     in uint32 (OpenCV's cvtColor)
 //	float32: Y = 0.299f*R + 0.587f*G + 0.114f*B       in float32, each
 //	                                                  product rounded, summed left to right
 //
@@ -230,7 +230,7 @@ func operators() []operator {
 		{schema.Op{
 			Name: "image.Grayscale",
 			Doc: "Computes BT.601 luma of RGB or RGBA pixels (alpha ignored): " +
-				"uint8 Y = (77*R + 150*G + 29*B + 128) >> 8, float32 Y = 0.299*R + 0.587*G + 0.114*B.",
+				"uint8 Y = (9798*R + 19235*G + 3735*B + 16384) >> 15, float32 Y = 0.299*R + 0.587*G + 0.114*B.",
 			Inputs: []schema.Input{{Name: "images", DTypes: pixelsIn, Layouts: hwc,
 				Doc: "uint8 or float32 HWC pixels with 3 (RGB) or 4 (RGBA) channels."}},
 			Outputs: []schema.Output{{Name: "gray", Doc: "Luma, HWC with one channel, of the input's dtype.", Like: "images", Layout: "HWC"}},
@@ -332,7 +332,7 @@ func dims(t *tensor.Tensor) (h, w, c int) {
 
 // luma8 is BT.601 luma of 8-bit RGB, exactly as the package doc says.
 func luma8(r, g, b uint8) uint8 {
-	return uint8((77*uint32(r) + 150*uint32(g) + 29*uint32(b) + 128) >> 8)
+	return uint8((9798*uint32(r) + 19235*uint32(g) + 3735*uint32(b) + 16384) >> 15)
 }
 
 // luma32 is BT.601 luma of float32 RGB. The conversions round each

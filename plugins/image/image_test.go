@@ -170,9 +170,12 @@ func TestGrayscaleUint8(t *testing.T) {
 	h := openHost(t)
 	// red, green, blue, white, black, and a mixture
 	rgb := []uint8{255, 0, 0, 0, 255, 0, 0, 0, 255, 255, 255, 255, 0, 0, 0, 10, 20, 30}
-	// (77*255+128)>>8 = 77, (150*255+128)>>8 = 149, (29*255+128)>>8 = 29,
-	// (256*255+128)>>8 = 255, 128>>8 = 0, (770+3000+870+128)>>8 = 18.
-	want := []uint8{77, 149, 29, 255, 0, 18}
+	// BT.601 in 15-bit fixed point, as OpenCV's cvtColor:
+	// (9798*255+16384)>>15 = 76, (19235*255+16384)>>15 = 150,
+	// (3735*255+16384)>>15 = 29, 255, 0, and
+	// (97980+384700+112050+16384)>>15 = 18: each the exact luma rounded
+	// (76.2, 149.7, 29.1, 18.2), where 8-bit coefficients gave 77 and 149.
+	want := []uint8{76, 150, 29, 255, 0, 18}
 	outs := run(t, h, "image.Grayscale", nil, batch(t, sample(t, "HWC", rgb, 2, 3, 3)))
 	wantShape(t, outs[0].Sample(0), "HWC", 2, 3, 1)
 	wantValues(t, outs[0].Sample(0), want)

@@ -17,9 +17,13 @@
 //
 // [Grayscale] is bit-identical to the Go operator image.Grayscale of
 // plugins/image: BT.601 luma of 3- or 4-channel images (alpha ignored) to
-// one channel, (77 R + 150 G + 29 B + 128) >> 8 on uint8 and
+// one channel, (9798 R + 19235 G + 3735 B + 16384) >> 15 on uint8 and
 // (0.299 R + 0.587 G) + 0.114 B on float32, each product rounded to
-// float32. Like image.Grayscale, it takes no arguments.
+// float32. Like image.Grayscale, it takes no arguments. On uint8 it is
+// also OpenCV's cv2.cvtColor(COLOR_RGB2GRAY) bit for bit
+// (TestGrayscaleMatchesOpenCV): 15-bit coefficients, which OpenCV 4.6
+// uses, round every luma to nearest as the 8-bit ones (77, 150, 29)
+// did not (pure red came out 77, not 76).
 //
 // [GaussianBlur] (sigma > 0, at most 256; radius, 0 for ceil(3 sigma), at
 // most 1024) blurs 1-, 3- or 4-channel images with a separable Gaussian,

@@ -3,7 +3,11 @@ package imgproc_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/dynop/dynop/kernel"
@@ -150,6 +154,55 @@ func TestResizeModes(t *testing.T) {
 		fixed, err := exec(h, imgproc.Resize, schema.Args{"width": c.w, "height": c.h}, c.in)
 		if err != nil || !bytes.Equal(fixed[0].Sample(0).Span(), outs[0].Sample(0).Span()) {
 			t.Errorf("%v: not the pixels of width %d height %d (%v)", c.args, c.w, c.h, err)
+		}
+	}
+}
+
+// TestGrayscaleMatchesOpenCV: imgproc.Grayscale on uint8 is OpenCV's
+// cv2.cvtColor(COLOR_RGB2GRAY) bit for bit (both BT.601 in 15-bit fixed
+// point: 9798, 19235, 3735, rounded), on random RGB and RGBA images. It
+// needs python3
+// with cv2 (python3-opencv) and skips without.
+func TestGrayscaleMatchesOpenCV(t *testing.T) {
+	py := "/usr/bin/python3"
+	if osexec.Command(py, "-c", "import cv2").Run() != nil {
+		t.Skip("no python3 imports cv2 (apt-get install python3-opencv)")
+	}
+	h := openImgproc(t)
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, c := range []int64{3, 4} {
+		in := randomImages(t, rng, [][]int64{{37, 53, c}}, func() uint8 { return uint8(rng.IntN(256)) })
+		dir := t.TempDir()
+		src, dst := filepath.Join(dir, "in.raw"), filepath.Join(dir, "out.raw")
+		if err := os.WriteFile(src, in.Sample(0).Span(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code := "COLOR_RGB2GRAY"
+		if c == 4 {
+			code = "COLOR_RGBA2GRAY"
+		}
+		script := fmt.Sprintf(`import cv2, numpy as np
+img = np.fromfile(%q, dtype=np.uint8).reshape(37, 53, %d)
+cv2.cvtColor(img, cv2.%s).tofile(%q)`, src, c, code, dst)
+		if out, err := osexec.Command(py, "-c", script).CombinedOutput(); err != nil {
+			t.Fatalf("OpenCV: %v\n%s", err, out)
+		}
+		want, err := os.ReadFile(dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs, err := exec(h, imgproc.Grayscale, nil, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := outs[0].Sample(0).Span(); !bytes.Equal(got, want) {
+			diff := 0
+			for i := range got {
+				if got[i] != want[i] {
+					diff++
+				}
+			}
+			t.Errorf("%d channels: %d of %d pixels differ from OpenCV's", c, diff, len(got))
 		}
 	}
 }

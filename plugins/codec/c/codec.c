@@ -99,7 +99,9 @@ static const char *arg_string(const dynop_arg *args, uint32_t n, const char *nam
 
 static int is_u8(dynop_dtype t) { return t.code == DYNOP_DTYPE_UINT && t.bits == 8 && t.lanes == 1; }
 
-static uint8_t luma8(uint32_t r, uint32_t g, uint32_t b) { return (uint8_t)((77 * r + 150 * g + 29 * b + 128) >> 8); }
+static uint8_t luma8(uint32_t r, uint32_t g, uint32_t b) {
+    return (uint8_t)((9798 * r + 19235 * g + 3735 * b + 16384) >> 15);
+}
 
 /* ==== EXIF orientation ===================================================== */
 

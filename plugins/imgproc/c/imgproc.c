@@ -23,7 +23,7 @@
  *
  * imgproc.Grayscale: BT.601 luma of an HWC image with 3 or 4 channels
  * (alpha ignored), uint8 or float32, to HWC with 1 channel:
- *   uint8    Y = (77 R + 150 G + 29 B + 128) >> 8
+ *   uint8    Y = (9798 R + 19235 G + 3735 B + 16384) >> 15
  *   float32  Y = (0.299f*R + 0.587f*G) + 0.114f*B, each product rounded
  * bit-identical to the Go operator image.Grayscale. The scalar kernels are
  * exported for direct calls: dynop_imgproc_gray_u8, dynop_imgproc_gray_f32.
@@ -327,8 +327,8 @@ DYNOP_EXPORT void dynop_imgproc_gray_u8(const uint8_t *src, int64_t h, int64_t w
         const uint8_t *s = src + y * sy;
         uint8_t *d = dst + y * dy;
         for (x = 0; x < w; x++, s += sx, d += dx) {
-            uint32_t v = 77u * s[0] + 150u * s[sc] + 29u * s[2 * sc] + 128u;
-            *d = (uint8_t)(v >> 8);
+            uint32_t v = 9798u * s[0] + 19235u * s[sc] + 3735u * s[2 * sc] + 16384u;
+            *d = (uint8_t)(v >> 15);
         }
     }
 }
@@ -408,9 +408,9 @@ static inline void gray_tail_f32(const float *s, float *d, int64_t x, int64_t w,
 /* gray8_rb_g_avx2: luma from pixels as 32-bit lanes holding R and B as
  * 16-bit halves (rb) and G as the low half (g). */
 IMGPROC_AVX2 static inline __m256i gray8_rb_g_avx2(__m256i rb, __m256i g) {
-    __m256i y = _mm256_add_epi32(_mm256_madd_epi16(rb, _mm256_set1_epi32((29 << 16) | 77)),
-                                 _mm256_madd_epi16(g, _mm256_set1_epi32(150)));
-    return _mm256_srli_epi32(_mm256_add_epi32(y, _mm256_set1_epi32(128)), 8);
+    __m256i y = _mm256_add_epi32(_mm256_madd_epi16(rb, _mm256_set1_epi32((3735 << 16) | 9798)),
+                                 _mm256_madd_epi16(g, _mm256_set1_epi32(19235)));
+    return _mm256_srli_epi32(_mm256_add_epi32(y, _mm256_set1_epi32(16384)), 15);
 }
 
 /* 8 RGBA pixels to 8 int32 lumas. */
@@ -485,9 +485,9 @@ IMGPROC_AVX2 static void gray_f32_avx2(const float *s, float *d, int64_t w, int6
 }
 
 IMGPROC_AVX512 static inline __m512i gray8_rb_g_avx512(__m512i rb, __m512i g) {
-    __m512i y = _mm512_add_epi32(_mm512_madd_epi16(rb, _mm512_set1_epi32((29 << 16) | 77)),
-                                 _mm512_madd_epi16(g, _mm512_set1_epi32(150)));
-    return _mm512_srli_epi32(_mm512_add_epi32(y, _mm512_set1_epi32(128)), 8);
+    __m512i y = _mm512_add_epi32(_mm512_madd_epi16(rb, _mm512_set1_epi32((3735 << 16) | 9798)),
+                                 _mm512_madd_epi16(g, _mm512_set1_epi32(19235)));
+    return _mm512_srli_epi32(_mm512_add_epi32(y, _mm512_set1_epi32(16384)), 15);
 }
 
 IMGPROC_AVX512 static inline __m512i gray8_rgba_avx512(__m512i v) {
