@@ -9,7 +9,7 @@
 //	on_error: skip      # optional: stop (the default) or skip an input file that cannot be processed
 //	inputs:             # at least one, by name
 //	  photos:
-//	    # Files, directories (their *.png, *.jpg and *.jpeg files) and
+//	    # Files, directories (their *.png, *.jpg, *.jpeg and *.webp files) and
 //	    # globs, relative to the pipeline file's directory; one string
 //	    # is a list of one.
 //	    files: ["images/*.png", "more/", "one.jpg"]

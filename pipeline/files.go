@@ -13,11 +13,44 @@ import (
 )
 
 // imageExts are the extensions, in lower case, of the files taken from a
-// directory.
-var imageExts = []string{".png", ".jpg", ".jpeg"}
+// directory: what the decoders read (image.Decode PNG and JPEG, the
+// codec plugin WebP too).
+var imageExts = []string{".png", ".jpg", ".jpeg", ".webp"}
+
+// otherImageExts are extensions of images no decoder reads: a directory's
+// files with them are left out, and the run says so (Spec.leftOut).
+var otherImageExts = []string{".gif", ".bmp", ".tif", ".tiff", ".heic", ".heif", ".avif", ".jxl"}
+
+// leftOut returns the files of in's directories (below them too, if in is
+// recursive) that look like images no decoder reads, which a directory
+// leaves out: a run warns about them rather than ignore them silently.
+func (s *Spec) leftOut(in input) []string {
+	var out []string
+	for _, pattern := range in.files {
+		path := pattern
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(s.dir, path)
+		}
+		if info, err := os.Stat(path); err != nil || !info.IsDir() {
+			continue
+		}
+		filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+			switch {
+			case err != nil:
+				return nil // the listing of inputs reports it
+			case d.IsDir() && p != path && !in.recursive:
+				return filepath.SkipDir
+			case !d.IsDir() && slices.Contains(otherImageExts, strings.ToLower(filepath.Ext(d.Name()))):
+				out = append(out, p)
+			}
+			return nil
+		})
+	}
+	return out
+}
 
 // files expands the patterns of in, relative to s.dir: a file, which must
-// exist; a directory, for its *.png, *.jpg and *.jpeg files (in any case,
+// exist; a directory, for its *.png, *.jpg, *.jpeg and *.webp files (in any case,
 // not in subdirectories); or a glob, as [filepath.Glob] reads it, for the
 // files it matches. Each pattern must give at least one file. The result
 // holds clean paths, in pattern order, each pattern's sorted, each path
@@ -206,7 +239,7 @@ func images(dir string, recursive bool) ([]string, error) {
 		if recursive {
 			where += " or below it"
 		}
-		return nil, fmt.Errorf("no *.png, *.jpg or *.jpeg files in %s", where)
+		return nil, fmt.Errorf("no *.png, *.jpg, *.jpeg or *.webp files in %s", where)
 	}
 	return files, nil
 }

@@ -1,8 +1,10 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"github.com/dynop/dynop/internal/testutil"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -101,7 +103,7 @@ func TestFilesErrors(t *testing.T) {
 		{"missing file", "missing.png", []string{`"missing.png": `, "no such file or directory"}, fs.ErrNotExist},
 		{"glob matching nothing", "images/*.jpg", []string{`"images/*.jpg": matches no files`}, nil},
 		{"glob matching directories only", "*", []string{`"*": matches no files`}, nil},
-		{"directory without images", "empty", []string{`"empty": no *.png, *.jpg or *.jpeg files in directory ` + filepath.Join(dir, "empty")}, nil},
+		{"directory without images", "empty", []string{`"empty": no *.png, *.jpg, *.jpeg or *.webp files in directory ` + filepath.Join(dir, "empty")}, nil},
 		{"bad glob", "images/[a.png", []string{`"images/[a.png": syntax error in pattern`}, filepath.ErrBadPattern},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -200,5 +202,38 @@ func TestListErrors(t *testing.T) {
 			}
 			errorCase{want: "p.yaml:4:9: inputs.raw.list: ", words: c.words}.check(t, err)
 		})
+	}
+}
+
+// TestLeftOutImages: a directory takes PNG, JPEG and WebP files; images
+// of other formats in it (GIF, BMP, TIFF, …) are left out, and a run says
+// so in a warning naming the input, how many and the first, instead of
+// ignoring them silently.
+func TestLeftOutImages(t *testing.T) {
+	h := runHost(t)
+	file := setup(t, 2, 2, "stop", "", "gamma")
+	in := filepath.Join(filepath.Dir(file), "in")
+	for _, name := range []string{"a.gif", "b.BMP", "c.tiff", "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(in, name), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs testutil.LogBuffer
+	p, err := Compile(context.Background(), h, spec, Options{Logger: logs.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if n := len(p.files[0]); n != 2 {
+		t.Errorf("%d files taken, want the 2 PNGs", n)
+	}
+	for _, want := range []string{"input files left out: no decoder reads their format", "input=photos", "count=3", "first=" + filepath.Join(in, "a.gif")} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the log does not say %q:\n%s", want, logs.String())
+		}
 	}
 }

@@ -221,6 +221,10 @@ func (p *Pipeline) findInputs() error {
 		if err != nil {
 			return err
 		}
+		if left := p.spec.leftOut(in); len(left) > 0 {
+			p.log.Warn("input files left out: no decoder reads their format (a directory takes PNG, JPEG and WebP)",
+				"input", in.name, "count", len(left), "first", left[0])
+		}
 		p.files = append(p.files, files)
 		if p.rels == nil {
 			p.rels = rels // the first input's: samples are sharded by them

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dynop/dynop/tensor"
@@ -224,6 +225,9 @@ func (a *Arg) Normalize() error {
 // Bounds returns a *float64 for Arg.Min and Arg.Max literals.
 func Bounds(v float64) *float64 { return &v }
 
+// bound formats a bound as a number is written: 1048576, 0.5, 1e+30.
+func bound(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
 // Range describes the values Min and Max allow in interval notation,
 // "[0, 256]", "(0, 256]", "> 0" or "≤ 100"; "" when there is no bound.
 func (a *Arg) Range() string {
@@ -236,15 +240,15 @@ func (a *Arg) Range() string {
 		if a.MaxExclusive {
 			hi = ")"
 		}
-		return fmt.Sprintf("%s%g, %g%s", lo, *a.Min, *a.Max, hi)
+		return fmt.Sprintf("%s%s, %s%s", lo, bound(*a.Min), bound(*a.Max), hi)
 	case a.Min != nil && a.MinExclusive:
-		return fmt.Sprintf("> %g", *a.Min)
+		return "> " + bound(*a.Min)
 	case a.Min != nil:
-		return fmt.Sprintf("≥ %g", *a.Min)
+		return "≥ " + bound(*a.Min)
 	case a.Max != nil && a.MaxExclusive:
-		return fmt.Sprintf("< %g", *a.Max)
+		return "< " + bound(*a.Max)
 	case a.Max != nil:
-		return fmt.Sprintf("≤ %g", *a.Max)
+		return "≤ " + bound(*a.Max)
 	}
 	return ""
 }
