@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/internal/opfmt"
 	_ "github.com/dynop/dynop/loader/native" // native plugin files
 	"github.com/dynop/dynop/loader/wasm"     // WebAssembly plugin files, sandboxed
 	_ "github.com/dynop/dynop/machine/nvml"  // NVIDIA GPUs, for plugins that require one
@@ -499,17 +500,9 @@ func writeInspect(w io.Writer, e listEntry, pal palette) error {
 	}
 	row("requires", requirements(e.Requirements))
 	for _, s := range e.Operators {
-		row("operator", fmt.Sprintf("%s (%s)", s.Name, devices(s.Devices)))
+		row("operator", fmt.Sprintf("%s (%s)", s.Name, opfmt.Devices(s.Devices)))
 	}
 	return t.write(w, pal)
-}
-
-func devices(ds []schema.Device) string {
-	parts := make([]string, len(ds))
-	for i, d := range ds {
-		parts[i] = string(d)
-	}
-	return strings.Join(parts, ", ")
 }
 
 // listOps lists the operators of the compiled-in plugins and the plugin
@@ -534,7 +527,7 @@ func listOps(ctx context.Context, w io.Writer, paths []string, asJSON bool, pal 
 		var t table
 		t.add(headerCells("OPERATOR", "DEVICES", "PLUGIN", "DOC")...)
 		for _, e := range list {
-			t.addText(e.Schema.Name, devices(e.Schema.Devices), e.Plugin, firstSentence(e.Schema.Doc))
+			t.addText(e.Schema.Name, opfmt.Devices(e.Schema.Devices), e.Plugin, firstSentence(e.Schema.Doc))
 		}
 		if err := t.write(w, pal); err != nil {
 			return err
@@ -565,54 +558,18 @@ func writeOperator(w io.Writer, e op.Entry, asJSON bool, pal palette) error {
 	row := t.row
 	row("operator", s.Name)
 	row("plugin", cmp.Or(e.Plugin, "(registered directly)"))
-	row("devices", devices(s.Devices))
+	row("devices", opfmt.Devices(s.Devices))
 	row("doc", s.Doc)
 	for i, in := range s.Inputs {
-		var parts []string
-		if len(in.DTypes) > 0 {
-			parts = append(parts, schema.StaticType{DTypes: in.DTypes}.String())
-		}
-		if len(in.Layouts) > 0 {
-			parts = append(parts, "layout "+strings.Join(in.Layouts, "|"))
-		}
-		if in.NDim > 0 {
-			parts = append(parts, fmt.Sprintf("%d dims", in.NDim))
-		}
-		if i >= s.MinInputs() {
-			parts = append(parts, "optional")
-		}
-		row(fmt.Sprintf("input %d", i), joinDoc(in.Name+" "+strings.Join(parts, ", "), in.Doc))
+		row(fmt.Sprintf("input %d", i), joinDoc(in.Name+" "+opfmt.Input(&s, i), in.Doc))
 	}
 	for i, out := range s.Outputs {
-		row(fmt.Sprintf("output %d", i), joinDoc(out.Name+" "+outputType(out), out.Doc))
+		row(fmt.Sprintf("output %d", i), joinDoc(out.Name+" "+opfmt.Output(out), out.Doc))
 	}
 	for _, a := range s.Args {
-		row("arg", joinDoc(argLine(a), a.Doc))
+		row("arg", joinDoc(opfmt.Arg(a), a.Doc))
 	}
 	return t.write(w, pal)
-}
-
-// outputType says what a schema says an output is before anything runs:
-// "float32, like images", "uint8, layout HWC", "dtype of out_type"; ""
-// for nothing.
-func outputType(o schema.Output) string {
-	var parts []string
-	if len(o.DTypes) > 0 {
-		parts = append(parts, schema.StaticType{DTypes: o.DTypes}.String())
-	}
-	if o.DTypeArg != "" {
-		parts = append(parts, "dtype of "+o.DTypeArg)
-	}
-	if o.Layout != "" {
-		parts = append(parts, "layout "+o.Layout)
-	}
-	if o.NDim > 0 {
-		parts = append(parts, fmt.Sprintf("%d dims", o.NDim))
-	}
-	if o.Like != "" {
-		parts = append(parts, "like "+o.Like)
-	}
-	return strings.Join(parts, ", ")
 }
 
 func joinDoc(what, doc string) string {
@@ -621,32 +578,6 @@ func joinDoc(what, doc string) string {
 		return what
 	}
 	return what + " — " + doc
-}
-
-// argLine describes an argument: name, type, default or required, bounds,
-// allowed values and former names.
-func argLine(a schema.Arg) string {
-	line := a.Name + " " + a.Type.String()
-	switch {
-	case a.Required:
-		line += " (required)"
-	case a.Default != nil:
-		line += fmt.Sprintf(" = %v", a.Default)
-	}
-	var extra []string
-	if r := a.Range(); r != "" {
-		extra = append(extra, "range "+r)
-	}
-	if len(a.Allowed) > 0 {
-		extra = append(extra, fmt.Sprintf("one of %v", a.Allowed))
-	}
-	if len(a.Deprecated) > 0 {
-		extra = append(extra, "formerly "+strings.Join(a.Deprecated, ", "))
-	}
-	if extra != nil {
-		line += " [" + strings.Join(extra, "; ") + "]"
-	}
-	return line
 }
 
 // requirements spells out what a plugin needs of the machine, or "" for
