@@ -39,6 +39,16 @@ func Path(rel string) string { return filepath.Join(Root(), filepath.FromSlash(r
 // there is none.
 func Compiler(t testing.TB, cxx bool) string {
 	t.Helper()
+	cc, err := CompilerCommand(cxx)
+	if err != nil {
+		t.Skip(err)
+	}
+	return cc
+}
+
+// CompilerCommand returns the C or C++ compiler command ($CC or $CXX, else
+// cc or c++), or an error saying there is none: [Compiler] for programs.
+func CompilerCommand(cxx bool) (string, error) {
 	env, def := "CC", "cc"
 	if cxx {
 		env, def = "CXX", "c++"
@@ -48,9 +58,9 @@ func Compiler(t testing.TB, cxx bool) string {
 		cc = def
 	}
 	if _, err := exec.LookPath(cc); err != nil {
-		t.Skipf("no %s compiler (%s): %v", env, cc, err)
+		return "", fmt.Errorf("no %s compiler (%s): %v", env, cc, err)
 	}
-	return cc
+	return cc, nil
 }
 
 // Plugin compiles the repository-relative source src (C, or C++ if it
@@ -64,8 +74,22 @@ func Plugin(t testing.TB, name, src string, extra ...string) string {
 // plugin is Plugin with libraries to link, given after the source.
 func plugin(t testing.TB, name, src string, extra, libs []string) string {
 	t.Helper()
+	cc := Compiler(t, strings.HasSuffix(src, ".cpp"))
+	out, err := Build(cc, t.TempDir(), name, src, extra, libs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Build compiles the repository-relative source src (C, or C++ if it ends
+// in .cpp) with the compiler cc into a shared library named name in dir,
+// with the plugin flags, extra flags such as -DNAME=value and the
+// libraries libs to link, and returns its path; an error has the
+// command and the compiler's output. It is [Plugin] for programs.
+func Build(cc, dir, name, src string, extra, libs []string) (string, error) {
 	cxx := strings.HasSuffix(src, ".cpp")
-	out := filepath.Join(t.TempDir(), name)
+	out := filepath.Join(dir, name)
 	args := append([]string{}, commonFlags...)
 	if cxx {
 		args = append(args, CXXFlags...)
@@ -76,11 +100,11 @@ func plugin(t testing.TB, name, src string, extra, libs []string) string {
 	args = append(args, extra...)
 	args = append(args, "-o", out, Path(src))
 	args = append(args, libs...)
-	cmd := exec.Command(Compiler(t, cxx), args...)
+	cmd := exec.Command(cc, args...)
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building %s: %v\n%s\n%s", name, err, cmd, msg)
+		return "", fmt.Errorf("building %s: %v\n%s\n%s", name, err, cmd, msg)
 	}
-	return out
+	return out, nil
 }
 
 // VecMath builds the example C plugin dynop.plugin.vecmath.
@@ -100,8 +124,15 @@ func Stats(t testing.TB, extra ...string) string {
 // bit) and no errno from math functions (sqrtf is an instruction, and
 // the library needs no libm).
 func Imgproc(t testing.TB) string {
-	return Plugin(t, "libdynop_imgproc.so", "plugins/imgproc/c/imgproc.c", "-ffp-contract=off", "-fno-math-errno")
+	return Plugin(t, "libdynop_imgproc.so", ImgprocSource, ImgprocFlags...)
 }
+
+// ImgprocSource is the imgproc plugin's source, and ImgprocFlags the
+// flags [Imgproc] adds for it.
+const ImgprocSource = "plugins/imgproc/c/imgproc.c"
+
+// ImgprocFlags are IMGPROC_CFLAGS of the Makefile (see [Imgproc]).
+var ImgprocFlags = []string{"-ffp-contract=off", "-fno-math-errno"}
 
 // CodecHeaders are the headers the codec plugin includes; CodecFlags
 // probes for them.
@@ -146,7 +177,21 @@ func Codec(t testing.TB) string {
 	if err != nil {
 		t.Skipf("codec plugin not built: %v", err)
 	}
-	return plugin(t, "libdynop_codec.so", "plugins/codec/c/codec.c", cflags, libs)
+	return plugin(t, "libdynop_codec.so", CodecSource, cflags, libs)
+}
+
+// CodecSource is the codec plugin's source.
+const CodecSource = "plugins/codec/c/codec.c"
+
+// BuildCodec builds the codec plugin into dir with the compiler cc, as
+// [Codec] does for tests; its error says what is missing where the
+// libraries' headers are ([CodecFlags]).
+func BuildCodec(cc, dir string) (string, error) {
+	cflags, libs, err := CodecFlags(cc)
+	if err != nil {
+		return "", err
+	}
+	return Build(cc, dir, "libdynop_codec.so", CodecSource, cflags, libs)
 }
 
 // Mapped reports whether the file at path is mapped into this process,
