@@ -1,0 +1,159 @@
+package main
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/dynop/dynop/op"
+)
+
+// comparison is a test or benchmark of the repository that compares
+// operators with OpenCV.
+type comparison struct {
+	file string // repository-relative, slash-separated
+	fn   string // the test or benchmark function
+	// ops are the operators it compares.
+	ops []string
+	// outputs: it compares the operators' outputs with OpenCV's (what
+	// says how closely, with its tolerance); else only their speed.
+	outputs bool
+	// what it compares, in a sentence of Markdown, from the test
+	// itself: never a number the test does not check or print.
+	what string
+}
+
+// openCV lists every test and benchmark that compares with OpenCV.
+// Generation fails where a test function's doc comment or body mentions
+// OpenCV (or cv2) and this table lacks it, or where the table names a
+// test that is not there or no longer mentions OpenCV: a new comparison
+// with OpenCV cannot go undocumented. Describe each from its code, and
+// give a tolerance only where the test enforces one.
+var openCV = []comparison{
+	{
+		file: "bench/codec_test.go", fn: "BenchmarkJPEGCodec",
+		ops:  []string{"codec.Decode", "codec.Encode"},
+		what: "decodes a generated 1920x1080 JPEG photo to RGB and encodes it again at quality 90, alternating with cv2.imdecode and cv2.imencode (bench/peers/opencv/codec.py, one thread), and reports each one's milliseconds per image and dynop's time over OpenCV's (issue 24's goal: at most 1.1x each); the pixels and files are not compared. `make bench` records the numbers in docs/PERFORMANCE.md.",
+	},
+	{
+		file: "bench/mainjob_test.go", fn: "BenchmarkMainJob",
+		ops:  []string{"image.Decode", "codec.Decode", "imgproc.Resize", "imgproc.GaussianBlur", "image.Encode", "codec.Encode"},
+		what: "runs the main job (internal/testimage.MainJob: image.Decode, imgproc.Resize to 960x540, imgproc.GaussianBlur with sigma 2, JPEG quality 90 out; with the native codec plugin its passes decode and encode with codec.Decode and codec.Encode) over 50 generated 1920x1080 JPEG photos, alternating with cv2.imread, cv2.resize (`INTER_LINEAR`), cv2.GaussianBlur and cv2.imwrite (bench/peers/opencv/mainjob.py, one thread), and reports images/s and dynop's rate over OpenCV's; the images are not compared. `make bench` records the numbers in docs/PERFORMANCE.md.",
+	},
+}
+
+// checkOpenCV checks the table [openCV] against the repository's tests
+// under root and returns its comparisons by operator name, for the
+// operators ops of the host; missing are the plugins not built, whose
+// operators the table may name.
+func checkOpenCV(root string, ops []op.Entry, missing []Missing) (map[string][]comparison, error) {
+	found, err := findOpenCVTests(root)
+	if err != nil {
+		return nil, err
+	}
+	var errs []string
+	for _, key := range found {
+		if !slices.ContainsFunc(openCV, func(c comparison) bool { return c.file+": "+c.fn == key }) {
+			errs = append(errs, fmt.Sprintf("%s mentions OpenCV, and the openCV table of internal/tools/opdocs does not say what it compares: add it", key))
+		}
+	}
+	byOp := map[string][]comparison{}
+	for _, c := range openCV {
+		if !slices.Contains(found, c.file+": "+c.fn) {
+			errs = append(errs, fmt.Sprintf("the openCV table of internal/tools/opdocs names %s: %s, which is not there or no longer mentions OpenCV", c.file, c.fn))
+		}
+		for _, name := range c.ops {
+			known := slices.ContainsFunc(ops, func(e op.Entry) bool { return e.Schema.Name == name })
+			notBuilt := slices.ContainsFunc(missing, func(m Missing) bool {
+				return m.ID == "dynop.plugin."+name[:strings.LastIndexByte(name, '.')]
+			})
+			if !known && !notBuilt {
+				errs = append(errs, fmt.Sprintf("the openCV table of internal/tools/opdocs names operator %s for %s, and there is no such operator", name, c.fn))
+			}
+			byOp[name] = append(byOp[name], c)
+		}
+	}
+	if errs != nil {
+		return nil, fmt.Errorf("comparisons with OpenCV:\n\t%s", strings.Join(errs, "\n\t"))
+	}
+	return byOp, nil
+}
+
+// findOpenCVTests returns "file: Func" for every test, benchmark, fuzz
+// target and example function under root (nested modules such as bench
+// included, this generator's own tests not) whose doc comment or body
+// mentions OpenCV or cv2, in any case, sorted.
+func findOpenCVTests(root string) ([]string, error) {
+	var found []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if rel, err := filepath.Rel(root, path); err == nil && filepath.ToSlash(rel) == selfDir {
+				return filepath.SkipDir
+			}
+			if path != root && (name == "testdata" || name == "vendor" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		lower := strings.ToLower(string(src))
+		if !strings.Contains(lower, "opencv") && !strings.Contains(lower, "cv2") {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, src, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Recv != nil || !isTestName(fd.Name.Name) {
+				continue
+			}
+			start := fd.Pos()
+			if fd.Doc != nil {
+				start = fd.Doc.Pos()
+			}
+			text := strings.ToLower(string(src[fset.Position(start).Offset:fset.Position(fd.End()).Offset]))
+			if strings.Contains(text, "opencv") || strings.Contains(text, "cv2") {
+				found = append(found, filepath.ToSlash(rel)+": "+fd.Name.Name)
+			}
+		}
+		return nil
+	})
+	slices.Sort(found)
+	return found, err
+}
+
+// selfDir is the generator's package, whose tests mention OpenCV to test
+// the check.
+const selfDir = "internal/tools/opdocs"
+
+func isTestName(name string) bool {
+	for _, p := range []string{"Test", "Benchmark", "Fuzz", "Example"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
