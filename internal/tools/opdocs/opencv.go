@@ -37,6 +37,16 @@ type comparison struct {
 // give a tolerance only where the test enforces one.
 var openCV = []comparison{
 	{
+		file: "plugins/imgproc/scratch_test.go", fn: "TestGrayscaleMatchesOpenCV",
+		ops: []string{"imgproc.Grayscale"}, outputs: true,
+		what: "runs imgproc.Grayscale on random 37x53 uint8 RGB and RGBA images and cv2.cvtColor (`COLOR_RGB2GRAY`, `COLOR_RGBA2GRAY`) on the same pixels, and requires identical bytes: **bit-identical** (both BT.601 in 15-bit fixed point). It skips without python3-opencv.",
+	},
+	{
+		file: "plugins/image/image_test.go", fn: "TestGrayscaleUint8",
+		ops: []string{"image.Grayscale"}, outputs: true,
+		what: "checks image.Grayscale on pure red, green, blue, white, black and a mixture against the exact luma rounded, which is what OpenCV's cvtColor computes there (76, 150, 29, 255, 0, 18); image.Grayscale is bit-identical to imgproc.Grayscale, which TestGrayscaleMatchesOpenCV compares with OpenCV directly.",
+	},
+	{
 		file: "bench/codec_test.go", fn: "BenchmarkJPEGCodec",
 		ops:  []string{"codec.Decode", "codec.Encode"},
 		what: "decodes a generated 1920x1080 JPEG photo to RGB and encodes it again at quality 90, alternating with cv2.imdecode and cv2.imencode (bench/peers/opencv/codec.py, one thread), and reports each one's milliseconds per image and dynop's time over OpenCV's (issue 24's goal: at most 1.1x each); the pixels and files are not compared. `make bench` records the numbers in docs/PERFORMANCE.md.",
