@@ -28,42 +28,7 @@ import (
 // alone.
 func BenchmarkMainJob(b *testing.B) {
 	python := openCVPython(b)
-	dir := b.TempDir()
-	in := filepath.Join(dir, "in")
-	if err := os.Mkdir(in, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	if err := testimage.WriteJPEGs(in, 50, 1920, 1080); err != nil {
-		b.Fatal(err)
-	}
-	file := filepath.Join(dir, "mainjob.yaml")
-	if err := os.WriteFile(file, []byte(testimage.MainJob), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	paths := []string{imgprocNative(b)}
-	if codec, err := codecNative(b); err != nil {
-		b.Logf("no native codec plugin (%v): dynop decodes and encodes with Go's image/jpeg", err)
-	} else {
-		paths = append(paths, codec) // its passes replace image.Decode and image.Encode
-	}
-	h, err := dynop.Open(ctx, dynop.Options{Plugins: []plugin.Plugin{imageplugin.New()}, NoRegistered: true,
-		Paths: paths, NoDefaultPaths: true, CacheDir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close(ctx)
-	spec, err := pipeline.Load(file)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var pipes [2]*pipeline.Pipeline
-	for i := range pipes {
-		if pipes[i], err = pipeline.Compile(ctx, h, spec, pipeline.Options{Workers: i + 1, OutDir: b.TempDir()}); err != nil {
-			b.Fatal(err)
-		}
-		defer pipes[i].Close()
-	}
+	in, pipes := jobPipelines(b, testimage.MainJob, 50)
 	var cv *openCV
 	if python != "" {
 		cv = startOpenCV(b, python, in)
@@ -103,6 +68,52 @@ func BenchmarkMainJob(b *testing.B) {
 		b.ReportMetric(cvTime.Seconds()/dynopTime[0].Seconds(), "x-opencv-1worker")
 		b.ReportMetric(cvTime.Seconds()/dynopTime[1].Seconds(), "x-opencv-2workers")
 	}
+}
+
+// jobPipelines writes n generated 1920x1080 JPEG photos into a new
+// directory's in/ and the pipeline job beside them, and compiles the job
+// for one worker and for two on a host with imgproc and, where it
+// builds, the native codec plugin (whose passes replace image.Decode and
+// image.Encode); it returns the photos' directory and the pipelines,
+// closed when the benchmark ends.
+func jobPipelines(b *testing.B, job string, n int) (string, [2]*pipeline.Pipeline) {
+	dir := b.TempDir()
+	in := filepath.Join(dir, "in")
+	if err := os.Mkdir(in, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := testimage.WriteJPEGs(in, n, 1920, 1080); err != nil {
+		b.Fatal(err)
+	}
+	file := filepath.Join(dir, "job.yaml")
+	if err := os.WriteFile(file, []byte(job), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	paths := []string{imgprocNative(b)}
+	if codec, err := codecNative(b); err != nil {
+		b.Logf("no native codec plugin (%v): dynop decodes and encodes with Go's image/jpeg", err)
+	} else {
+		paths = append(paths, codec)
+	}
+	h, err := dynop.Open(ctx, dynop.Options{Plugins: []plugin.Plugin{imageplugin.New()}, NoRegistered: true,
+		Paths: paths, NoDefaultPaths: true, CacheDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { h.Close(ctx) })
+	spec, err := pipeline.Load(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var pipes [2]*pipeline.Pipeline
+	for i := range pipes {
+		if pipes[i], err = pipeline.Compile(ctx, h, spec, pipeline.Options{Workers: i + 1, OutDir: b.TempDir()}); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { pipes[i].Close() })
+	}
+	return in, pipes
 }
 
 // openCVPython returns a python3 that imports cv2 (Debian's first, which

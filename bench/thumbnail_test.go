@@ -7,12 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/dynop/dynop"
-	"github.com/dynop/dynop/internal/testimage"
-	"github.com/dynop/dynop/pipeline"
-	"github.com/dynop/dynop/plugin"
-	imageplugin "github.com/dynop/dynop/plugins/image"
 )
 
 // thumbnailJob makes 256-pixel-wide JPEG thumbnails, the aspect ratio
@@ -42,43 +36,9 @@ func BenchmarkThumbnail(b *testing.B) {
 	if vips == "" {
 		b.Log("no vipsthumbnail (apt-get install libvips-tools): dynop alone")
 	}
-	dir := b.TempDir()
-	in := filepath.Join(dir, "in")
-	if err := os.Mkdir(in, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	if err := testimage.WriteJPEGs(in, 50, 1920, 1080); err != nil {
-		b.Fatal(err)
-	}
+	in, pipes := jobPipelines(b, thumbnailJob, 50)
 	files, _ := filepath.Glob(filepath.Join(in, "*.jpg"))
-	file := filepath.Join(dir, "thumbnail.yaml")
-	if err := os.WriteFile(file, []byte(thumbnailJob), 0o644); err != nil {
-		b.Fatal(err)
-	}
 	ctx := context.Background()
-	paths := []string{imgprocNative(b)}
-	if codec, err := codecNative(b); err != nil {
-		b.Logf("no native codec plugin (%v): Go's image/jpeg decodes at full size", err)
-	} else {
-		paths = append(paths, codec)
-	}
-	h, err := dynop.Open(ctx, dynop.Options{Plugins: []plugin.Plugin{imageplugin.New()}, NoRegistered: true,
-		Paths: paths, NoDefaultPaths: true, CacheDir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close(ctx)
-	spec, err := pipeline.Load(file)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var pipes [2]*pipeline.Pipeline
-	for i := range pipes {
-		if pipes[i], err = pipeline.Compile(ctx, h, spec, pipeline.Options{Workers: i + 1, OutDir: b.TempDir()}); err != nil {
-			b.Fatal(err)
-		}
-		defer pipes[i].Close()
-	}
 	vipsOut := b.TempDir()
 	var dynopTime [2]time.Duration
 	var vipsTime time.Duration
