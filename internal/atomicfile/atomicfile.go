@@ -12,7 +12,9 @@ import (
 
 // Write writes data to path atomically with permissions perm. On failure
 // the temporary file is removed and path is unchanged. Errors name path.
-func Write(path string, data []byte, perm fs.FileMode) (err error) {
+func Write(path string, data []byte, perm fs.FileMode) error { return write(path, data, perm, true) }
+
+func write(path string, data []byte, perm fs.FileMode, sync bool) (err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -30,8 +32,10 @@ func Write(path string, data []byte, perm fs.FileMode) (err error) {
 	if err := f.Chmod(perm); err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		return err
+	if sync {
+		if err := f.Sync(); err != nil {
+			return err
+		}
 	}
 	if err := f.Close(); err != nil {
 		return err

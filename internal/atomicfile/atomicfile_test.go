@@ -45,3 +45,32 @@ func TestWriteFails(t *testing.T) {
 		t.Errorf("err %v, want one naming the missing directory", err)
 	}
 }
+
+// TestWriteUnsyncedThenSyncAll: files written unsynced hold their content
+// and no temporary is left; SyncAll makes them durable in one go, and
+// names what it cannot sync.
+func TestWriteUnsyncedThenSyncAll(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	paths := []string{filepath.Join(a, "x"), filepath.Join(a, "y"), filepath.Join(b, "z")}
+	for i, p := range paths {
+		if err := WriteUnsynced(p, []byte{byte(i)}, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := SyncAll(paths); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range paths {
+		got, err := os.ReadFile(p)
+		if err != nil || len(got) != 1 || got[0] != byte(i) {
+			t.Errorf("%s holds %v, %v", p, got, err)
+		}
+	}
+	if entries, _ := os.ReadDir(a); len(entries) != 2 {
+		t.Errorf("%s holds %d entries, want x and y only", a, len(entries))
+	}
+	missing := filepath.Join(a, "gone", "w")
+	if err := SyncAll([]string{missing}); err == nil || !strings.Contains(err.Error(), "gone") {
+		t.Errorf("SyncAll of a file in a missing directory: %v", err)
+	}
+}
