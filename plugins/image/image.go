@@ -8,6 +8,7 @@
 //   - image.ToFloat converts uint8 to float32, scaled.
 //   - image.Grayscale turns RGB or RGBA pixels into luma.
 //   - image.Crop copies a box out of HWC images.
+//   - image.Flip mirrors HWC images left to right, top to bottom, or both.
 //   - image.Resize resamples HWC images bilinearly.
 //   - image.Adjust changes brightness and contrast.
 //   - image.Gamma applies gamma correction.
@@ -32,6 +33,11 @@
 //	uint8:   Y = (9798*R + 19235*G + 3735*B + 16384) >> 15     in uint32 (OpenCV's cvtColor)
 //	float32: Y = 0.299f*R + 0.587f*G + 0.114f*B       in float32, each
 //	                                                  product rounded, summed left to right
+//
+// Flip moves whole pixels, all channels together, of any dtype: output
+// pixel (y, x) of an H×W image is input pixel (y, W-1-x) left to right,
+// (H-1-y, x) top to bottom, (H-1-y, W-1-x) both, as cv2.flip does with
+// flip codes 1, 0 and -1 (TestFlipMatchesOpenCV).
 //
 // Resize interpolates bilinearly with half-pixel centres: output column x
 // samples source column sx = (x+0.5)*inW/outW - 0.5, clamped to [0, inW-1]
@@ -249,6 +255,18 @@ func operators() []operator {
 			},
 			Devices: cpuOnly,
 		}, newCrop},
+		{schema.Op{
+			Name: "image.Flip",
+			Doc: "Mirrors HWC images of any dtype left to right (horizontal), top to bottom (vertical), or both: " +
+				"output pixel (y, x) is input pixel (y, W-1-x), (H-1-y, x) or (H-1-y, W-1-x); with neither, a copy.",
+			Inputs:  []schema.Input{{Name: "images", Layouts: hwc, Doc: "HWC images of any dtype."}},
+			Outputs: []schema.Output{{Name: "flipped", Doc: "The images mirrored, of the input's shape and dtype, contiguous.", Like: "images", Layout: "HWC"}},
+			Args: []schema.Arg{
+				{Name: "horizontal", Type: schema.Bool, Default: true, Doc: "Mirror left to right."},
+				{Name: "vertical", Type: schema.Bool, Default: false, Doc: "Mirror top to bottom."},
+			},
+			Devices: cpuOnly,
+		}, newFlip},
 		{schema.Op{
 			Name: "image.Resize",
 			Doc: "Resizes HWC images bilinearly, with half-pixel centres and the border replicated, computing in float32; " +

@@ -30,7 +30,7 @@ import (
 )
 
 var operatorNames = []string{
-	"image.Adjust", "image.Crop", "image.Decode", "image.Encode", "image.Gamma",
+	"image.Adjust", "image.Crop", "image.Decode", "image.Encode", "image.Flip", "image.Gamma",
 	"image.Grayscale", "image.Invert", "image.Read", "image.Resize", "image.ToFloat", "image.Write",
 }
 

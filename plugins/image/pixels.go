@@ -296,3 +296,56 @@ func resample[T uint8 | float32](r *resize, out, in *tensor.Tensor, store func(d
 		return nil
 	})
 }
+
+// flip is image.Flip.
+type flip struct{ horizontal, vertical bool }
+
+func newFlip(args *schema.Values) (op.Impl, error) {
+	return flip{horizontal: args.Bool("horizontal"), vertical: args.Bool("vertical")}, nil
+}
+
+// Share implements op.SharedImpl: flip keeps nothing.
+func (f flip) Share() (op.Impl, bool) { return f, true }
+
+func (flip) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
+	in := inputs[0]
+	return []op.OutputDesc{{DType: in.DType(), Layout: "HWC", Shapes: in.Shapes()}}, nil
+}
+
+func (f flip) Run(ctx context.Context, outputs, inputs []*tensor.Batch) error {
+	for i, t := range inputs[0].Samples() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		src, err := t.Contiguous() // the sample itself when it is compact
+		if err != nil {
+			return fmt.Errorf("sample %d: %w", i, err)
+		}
+		in, err := src.Bytes()
+		if err != nil {
+			return fmt.Errorf("sample %d: %w", i, err)
+		}
+		out, err := outputs[0].Sample(i).Bytes()
+		if err != nil {
+			return fmt.Errorf("sample %d: %w", i, err)
+		}
+		h, w, c := dims(t)
+		px := c * t.DType().Size() // bytes per pixel
+		row := w * px
+		for y := range h {
+			sy := y
+			if f.vertical {
+				sy = h - 1 - y
+			}
+			s, d := in[sy*row:(sy+1)*row], out[y*row:(y+1)*row]
+			if !f.horizontal {
+				copy(d, s)
+				continue
+			}
+			for x := range w {
+				copy(d[x*px:(x+1)*px], s[(w-1-x)*px:(w-x)*px])
+			}
+		}
+	}
+	return nil
+}

@@ -37,6 +37,11 @@ type comparison struct {
 // give a tolerance only where the test enforces one.
 var openCV = []comparison{
 	{
+		file: "plugins/image/flip_test.go", fn: "TestFlipMatchesOpenCV",
+		ops: []string{"image.Flip"}, outputs: true,
+		what: "flips a random 17x23 uint8 RGB image left to right, top to bottom and both, and cv2.flip with flip codes 1, 0 and -1, and requires identical bytes: **bit-identical**. It skips without python3-opencv.",
+	},
+	{
 		file: "plugins/imgproc/scratch_test.go", fn: "TestGrayscaleMatchesOpenCV",
 		ops: []string{"imgproc.Grayscale"}, outputs: true,
 		what: "runs imgproc.Grayscale on random 37x53 uint8 RGB and RGBA images and cv2.cvtColor (`COLOR_RGB2GRAY`, `COLOR_RGBA2GRAY`) on the same pixels, and requires identical bytes: **bit-identical** (both BT.601 in 15-bit fixed point). It skips without python3-opencv.",
