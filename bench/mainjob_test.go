@@ -35,30 +35,11 @@ func BenchmarkMainJob(b *testing.B) {
 		defer cv.close()
 	}
 
-	var dynopTime [2]time.Duration
-	var cvTime time.Duration
-	images := 0
-	run := func() {
-		for i, p := range pipes {
-			start := time.Now()
-			sum, err := p.Run(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			dynopTime[i] += time.Since(start)
-			if i == 0 {
-				images += sum.Images
-			}
-		}
-		if cv != nil {
-			cvTime += cv.run(b, 50)
-		}
+	var peer func() time.Duration
+	if cv != nil {
+		peer = func() time.Duration { return cv.run(b, 50) }
 	}
-	run() // warm up: the page cache, OpenCV's and dynop's first calls
-	dynopTime, cvTime, images = [2]time.Duration{}, 0, 0
-	for b.Loop() {
-		run()
-	}
+	dynopTime, cvTime, images := alternate(b, pipes, peer)
 	perSec := func(d time.Duration) float64 { return float64(images) / d.Seconds() }
 	b.ReportMetric(perSec(dynopTime[0]), "dynop1-images/s")
 	b.ReportMetric(perSec(dynopTime[1]), "dynop2-images/s")
@@ -68,6 +49,35 @@ func BenchmarkMainJob(b *testing.B) {
 		b.ReportMetric(cvTime.Seconds()/dynopTime[0].Seconds(), "x-opencv-1worker")
 		b.ReportMetric(cvTime.Seconds()/dynopTime[1].Seconds(), "x-opencv-2workers")
 	}
+}
+
+// alternate runs the pipelines, one worker then two, and peer (if not
+// nil) in turn, once to warm up (the page cache, every side's first
+// calls) and then for each round of b.Loop; it returns the time each
+// took in all, and the images one run of the pipelines wrote in all.
+func alternate(b *testing.B, pipes [2]*pipeline.Pipeline, peer func() time.Duration) (dynop [2]time.Duration, peerTime time.Duration, images int) {
+	round := func() {
+		for i, p := range pipes {
+			start := time.Now()
+			sum, err := p.Run(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			dynop[i] += time.Since(start)
+			if i == 0 {
+				images += sum.Images
+			}
+		}
+		if peer != nil {
+			peerTime += peer()
+		}
+	}
+	round()
+	dynop, peerTime, images = [2]time.Duration{}, 0, 0
+	for b.Loop() {
+		round()
+	}
+	return dynop, peerTime, images
 }
 
 // jobPipelines writes n generated 1920x1080 JPEG photos into a new

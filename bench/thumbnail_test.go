@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,38 +37,20 @@ func BenchmarkThumbnail(b *testing.B) {
 	}
 	in, pipes := jobPipelines(b, thumbnailJob, 50)
 	files, _ := filepath.Glob(filepath.Join(in, "*.jpg"))
-	ctx := context.Background()
 	vipsOut := b.TempDir()
-	var dynopTime [2]time.Duration
-	var vipsTime time.Duration
-	images := 0
-	run := func() {
-		for i, p := range pipes {
-			start := time.Now()
-			sum, err := p.Run(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			dynopTime[i] += time.Since(start)
-			if i == 0 {
-				images += sum.Images
-			}
-		}
-		if vips != "" {
+	var peer func() time.Duration
+	if vips != "" {
+		peer = func() time.Duration {
 			cmd := exec.Command(vips, append([]string{"-s", "256", "-o", filepath.Join(vipsOut, "%s.jpg[Q=90]")}, files...)...)
 			cmd.Env = append(os.Environ(), "VIPS_CONCURRENCY=1")
 			start := time.Now()
 			if out, err := cmd.CombinedOutput(); err != nil {
 				b.Fatalf("vipsthumbnail: %v\n%s", err, out)
 			}
-			vipsTime += time.Since(start)
+			return time.Since(start)
 		}
 	}
-	run() // warm up
-	dynopTime, vipsTime, images = [2]time.Duration{}, 0, 0
-	for b.Loop() {
-		run()
-	}
+	dynopTime, vipsTime, images := alternate(b, pipes, peer)
 	perSec := func(d time.Duration) float64 { return float64(images) / d.Seconds() }
 	b.ReportMetric(perSec(dynopTime[0]), "dynop1-images/s")
 	b.ReportMetric(perSec(dynopTime[1]), "dynop2-images/s")
