@@ -12,7 +12,8 @@
  * OVERRUN (run writes one byte past the scratch), BAD_FLAG (flags has a
  * bit no host knows), OLD_STRUCT (the operator is a dynop_operator 1.1,
  * from before flags, whose memory after its end happens to hold
- * DYNOP_OPERATOR_SCRATCH: it must run as it did, without scratch),
+ * DYNOP_OPERATOR_SCRATCH: it must run as it did, without scratch; and
+ * its outputs are dynop_op_output 1.0, before the static types),
  * CONCURRENT (the operator sets DYNOP_OPERATOR_CONCURRENT too; create
  * and destroy log "test.Reverse: create" and "test.Reverse: destroy", so
  * tests count the instances the plugin made).
@@ -135,12 +136,30 @@ static const dynop_operator reverse_op =
 #endif
 
 static const dynop_op_input inputs[] = {{DYNOP_OP_INPUT_HEADER, "in", "Bytes.", "uint8", NULL, 1}};
-static const dynop_op_output outputs[] = {
-    {DYNOP_OP_OUTPUT_HEADER, "out", "The bytes in reverse order.", NULL, NULL, NULL, NULL, 0},
-    {DYNOP_OP_OUTPUT_HEADER, "info", "The scratch's address modulo 64 and its length.", NULL, NULL, NULL, NULL, 0},
+#ifdef OLD_STRUCT
+/* Outputs as dynop_op_output 1.0 laid them out, before dtypes, dtype_arg,
+ * like and ndim: an array of the smaller struct. */
+typedef struct {
+    dynop_header header;
+    const char *name;
+    const char *doc;
+    const char *layout;
+} output_1_0;
+static const output_1_0 old_outputs[] = {
+    {{DYNOP_OP_OUTPUT_TYPE, DYNOP_V(1, 0, 0), (uint32_t)sizeof(output_1_0)}, "out", "The bytes in reverse order.", NULL},
+    {{DYNOP_OP_OUTPUT_TYPE, DYNOP_V(1, 0, 0), (uint32_t)sizeof(output_1_0)}, "info", "The scratch's address modulo 64.",
+     NULL},
 };
+#define OUTPUTS ((const dynop_op_output *)(const void *)old_outputs)
+#else
+static const dynop_op_output outputs[] = {
+    {DYNOP_OP_OUTPUT_HEADER, "out", "The bytes in reverse order.", NULL, "uint8", NULL, NULL, 1},
+    {DYNOP_OP_OUTPUT_HEADER, "info", "The scratch's address modulo 64 and its length.", NULL, "int64", NULL, NULL, 1},
+};
+#define OUTPUTS outputs
+#endif
 static const dynop_op_schema schema = {
-    DYNOP_OP_SCHEMA_HEADER, "test.Reverse", "Reverses bytes through scratch.", "cpu", 1, 0, inputs, 2, outputs, 0,
+    DYNOP_OP_SCHEMA_HEADER, "test.Reverse", "Reverses bytes through scratch.", "cpu", 1, 0, inputs, 2, OUTPUTS, 0,
     NULL,
 };
 static const dynop_op_schema *const schemas[] = {&schema};

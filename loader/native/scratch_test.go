@@ -11,6 +11,7 @@ import (
 	"github.com/dynop/dynop/kernel"
 	"github.com/dynop/dynop/loader/native"
 	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/tensor"
 )
 
 func scratchPlugin(t testing.TB, defines ...string) string {
@@ -86,6 +87,21 @@ func TestNativeScratchOldOperator(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.CheckReversed(t, outs, inputs, false)
+	// Its outputs, dynop_op_output 1.0, read as they are: names, no types.
+	e, err := h.Operators().Lookup("test.Reverse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, name := range []string{"out", "info"} {
+		if o := e.Schema.Outputs[k]; o.Name != name || o.DTypes != nil || o.NDim != 0 || o.Like != "" {
+			t.Errorf("output %d of a 1.0 struct reads as %+v", k, o)
+		}
+	}
+	// The current struct's say what they are.
+	h2 := openHost(t, []string{scratchPlugin(t)})
+	if e, err := h2.Operators().Lookup("test.Reverse"); err != nil || e.Schema.Outputs[1].DTypes[0] != tensor.Int64 || e.Schema.Outputs[1].NDim != 1 {
+		t.Errorf("the 1.1 outputs read as %+v, %v", e.Schema.Outputs, err)
+	}
 }
 
 // TestNativeScratchErrors: a scratch request that cannot be meant, a
