@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
+	"github.com/dynop/dynop/internal/cvtest"
 	"github.com/dynop/dynop/schema"
 )
 
@@ -48,34 +46,19 @@ func TestFlip(t *testing.T) {
 // bit for bit on a random RGB image. It needs python3 with cv2
 // (python3-opencv) and skips without.
 func TestFlipMatchesOpenCV(t *testing.T) {
-	py := "/usr/bin/python3"
-	if exec.Command(py, "-c", "import cv2").Run() != nil {
-		t.Skip("no python3 imports cv2 (apt-get install python3-opencv)")
-	}
+	cvtest.Require(t)
 	h := openHost(t)
 	rng := rand.New(rand.NewPCG(5, 6))
 	data := make([]uint8, 17*23*3)
 	for i := range data {
 		data[i] = uint8(rng.IntN(256))
 	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "in.raw")
-	if err := os.WriteFile(src, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	in := cvtest.Array{DType: "uint8", Shape: []int64{17, 23, 3}, Data: data}
 	for _, c := range []struct {
 		code int
 		args schema.Args
 	}{{1, nil}, {0, schema.Args{"horizontal": false, "vertical": true}}, {-1, schema.Args{"vertical": true}}} {
-		dst := filepath.Join(dir, fmt.Sprintf("out%d.raw", c.code))
-		script := fmt.Sprintf("import cv2, numpy as np\nimg = np.fromfile(%q, dtype=np.uint8).reshape(17, 23, 3)\ncv2.flip(img, %d).tofile(%q)", src, c.code, dst)
-		if out, err := exec.Command(py, "-c", script).CombinedOutput(); err != nil {
-			t.Fatalf("OpenCV: %v\n%s", err, out)
-		}
-		want, err := os.ReadFile(dst)
-		if err != nil {
-			t.Fatal(err)
-		}
+		want := cvtest.Run(t, fmt.Sprintf("outputs = [cv2.flip(inputs[0], %d)]", c.code), in)[0].Data
 		outs := run(t, h, "image.Flip", c.args, batch(t, sample(t, "HWC", data, 17, 23, 3)))
 		if got, _ := outs[0].Sample(0).Bytes(); !bytes.Equal(got, want) {
 			t.Errorf("flipCode %d: differs from cv2.flip", c.code)

@@ -3,13 +3,10 @@ package imgproc_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"math/rand/v2"
-	"os"
-	osexec "os/exec"
-	"path/filepath"
 	"testing"
 
+	"github.com/dynop/dynop/internal/cvtest"
 	"github.com/dynop/dynop/kernel"
 	"github.com/dynop/dynop/loader/native"
 	"github.com/dynop/dynop/op"
@@ -164,33 +161,16 @@ func TestResizeModes(t *testing.T) {
 // needs python3
 // with cv2 (python3-opencv) and skips without.
 func TestGrayscaleMatchesOpenCV(t *testing.T) {
-	py := "/usr/bin/python3"
-	if osexec.Command(py, "-c", "import cv2").Run() != nil {
-		t.Skip("no python3 imports cv2 (apt-get install python3-opencv)")
-	}
+	cvtest.Require(t)
 	h := openImgproc(t)
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, c := range []int64{3, 4} {
 		in := randomImages(t, rng, [][]int64{{37, 53, c}}, func() uint8 { return uint8(rng.IntN(256)) })
-		dir := t.TempDir()
-		src, dst := filepath.Join(dir, "in.raw"), filepath.Join(dir, "out.raw")
-		if err := os.WriteFile(src, in.Sample(0).Span(), 0o644); err != nil {
-			t.Fatal(err)
-		}
 		code := "COLOR_RGB2GRAY"
 		if c == 4 {
 			code = "COLOR_RGBA2GRAY"
 		}
-		script := fmt.Sprintf(`import cv2, numpy as np
-img = np.fromfile(%q, dtype=np.uint8).reshape(37, 53, %d)
-cv2.cvtColor(img, cv2.%s).tofile(%q)`, src, c, code, dst)
-		if out, err := osexec.Command(py, "-c", script).CombinedOutput(); err != nil {
-			t.Fatalf("OpenCV: %v\n%s", err, out)
-		}
-		want, err := os.ReadFile(dst)
-		if err != nil {
-			t.Fatal(err)
-		}
+		want := cvtest.Run(t, "outputs = [cv2.cvtColor(inputs[0], cv2."+code+")]", cvtest.FromTensor(t, in.Sample(0)))[0].Data
 		outs, err := exec(h, imgproc.Grayscale, nil, in)
 		if err != nil {
 			t.Fatal(err)
