@@ -114,7 +114,7 @@ build: plugins
 ## wasm-plugins: build the example WebAssembly plugins next to their sources.
 wasm-plugins: $(WASM_PLUGINS)
 
-plugins/imgproc/dynop_imgproc.wasm: plugins/imgproc/c/imgproc.c abi/wasm/dynop_wasm.c abi/include/dynop/dynop.h abi/include/dynop/dynop_wasm.h
+plugins/imgproc/dynop_imgproc.wasm: $(wildcard plugins/imgproc/c/*.c) abi/wasm/dynop_wasm.c abi/include/dynop/dynop.h abi/include/dynop/dynop_wasm.h
 	$(WASM_CC) $(WASM_CFLAGS) $(IMGPROC_CFLAGS) -DIMGPROC_NO_SIMD -o $@ plugins/imgproc/c/imgproc.c abi/wasm/dynop_wasm.c
 
 plugins/tone/dynop_tone.wasm: plugins/tone/*.go $(wildcard loader/wasm/guest/*.go)
@@ -132,7 +132,8 @@ plugins/vecmath/libdynop_vecmath.so: plugins/vecmath/c/vecmath.c plugins/vecmath
 # Imgproc builds it the same way.
 IMGPROC_CFLAGS = -ffp-contract=off -fno-math-errno
 
-plugins/imgproc/libdynop_imgproc.so: plugins/imgproc/c/imgproc.c abi/include/dynop/dynop.h
+# It is one translation unit: imgproc.c includes the other files of c/.
+plugins/imgproc/libdynop_imgproc.so: plugins/imgproc/c/imgproc.c $(wildcard plugins/imgproc/c/*.c) abi/include/dynop/dynop.h
 	$(CC) $(PLUGIN_CFLAGS) $(PLUGIN_FLAGS) $(IMGPROC_CFLAGS) -o $@ $<
 
 # codec: the native codecs, linked with the libraries (after the source).

@@ -128,6 +128,18 @@ static dynop_result failf(dynop_result rc, const char *fmt, ...) {
 
 /* ---- helpers ------------------------------------------------------------ */
 
+/* IMGPROC_VARIANTS(op) lists an operator's variants, best first and the
+ * reference last: op_run_avx512, op_run_avx2 and op_run_scalar on x86,
+ * only op_run_scalar elsewhere. */
+#if IMGPROC_X86
+#define IMGPROC_VARIANTS(op)                                                                                           \
+    DYNOP_VARIANT("avx512", IMGPROC_AVX512_FEATURES, op##_run_avx512),                                                 \
+        DYNOP_VARIANT("avx2", IMGPROC_AVX2_FEATURES, op##_run_avx2), DYNOP_VARIANT("scalar", 0, op##_run_scalar)
+#else
+#define IMGPROC_VARIANTS(op) DYNOP_VARIANT("scalar", 0, op##_run_scalar)
+#endif
+
+
 static int is_dtype(dynop_dtype t, int code, int bits) {
     return t.code == code && t.bits == bits && t.lanes == 1;
 }
@@ -2336,15 +2348,14 @@ static dynop_result resize_run_avx512(void *instance, const dynop_tensor *out, u
 }
 #endif
 
-/* ==== schemas and registration =========================================== */
+/* ==== operators in files of their own ==================================== */
 
-#if IMGPROC_X86
-#define IMGPROC_VARIANTS(op)                                                                                           \
-    DYNOP_VARIANT("avx512", IMGPROC_AVX512_FEATURES, op##_run_avx512),                                                 \
-        DYNOP_VARIANT("avx2", IMGPROC_AVX2_FEATURES, op##_run_avx2), DYNOP_VARIANT("scalar", 0, op##_run_scalar)
-#else
-#define IMGPROC_VARIANTS(op) DYNOP_VARIANT("scalar", 0, op##_run_scalar)
-#endif
+/* The library is one translation unit: imgproc.c includes the files below,
+ * which use its helpers and define each operator's kernels, schema and
+ * dynop_operator (listed in the arrays that follow). Nothing compiles them
+ * on their own. */
+
+/* ==== schemas and registration =========================================== */
 
 /* Best first, the reference last. */
 static const dynop_variant gray_variants[] = {IMGPROC_VARIANTS(gray)};
