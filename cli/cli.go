@@ -85,6 +85,7 @@ Commands:
                               --trace FILE                 write a Chrome trace (ui.perfetto.dev)
                               --json                       print the summary as JSON
                               --no-fuse                    keep pointwise operators apart
+                              --skip-pass NAME             do not run graph pass NAME (repeatable)
                               --plugin PATH                search a plugin file or directory first (repeatable)
                               --sandbox[=POLICY]           run plugin files sandboxed (below; graph and bench take it too)
   graph [--dot] [--plugin PATH] PIPELINE.yaml

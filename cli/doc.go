@@ -40,7 +40,7 @@
 //	                                 and write its outputs; flags --in, --out,
 //	                                 --workers, --prefetch, --resume, --atomic,
 //	                                 --journal, --shard, --shards, --trace,
-//	                                 --json, --no-fuse, --plugin
+//	                                 --json, --no-fuse, --skip-pass, --plugin
 //	dynop graph [--dot] PIPELINE.yaml
 //	                                 print the pipeline's graph after passes
 //	dynop manifest PLUGIN...         write PLUGIN.dynop.json, read in a child process

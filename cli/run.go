@@ -48,13 +48,15 @@ func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 
 // pipelineFlags are the flags run and graph share.
 type pipelineFlags struct {
-	plugins listFlag
-	noFuse  bool
+	plugins    listFlag
+	noFuse     bool
+	skipPasses listFlag
 }
 
 func (f *pipelineFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.plugins, "plugin", "a plugin file or directory to search first (repeatable)")
 	fs.BoolVar(&f.noFuse, "no-fuse", false, "do not fuse chains of pointwise operators")
+	fs.Var(&f.skipPasses, "skip-pass", "do not run the graph pass `NAME` (repeatable), such as codec.native-codecs.decode to decode with Go's image packages; dynop inspect OPERATOR says which pass replaces an operator")
 }
 
 // compile opens a host over the plugin files and compiles spec; the
@@ -71,6 +73,7 @@ func compile(ctx context.Context, spec *pipeline.Spec, f *pipelineFlags, opts pi
 		}
 	}
 	opts.NoFuse = f.noFuse
+	opts.SkipPasses = f.skipPasses
 	p, err := pipeline.Compile(ctx, h, spec, opts)
 	if err != nil {
 		return nil, nil, errors.Join(err, h.Close(ctx))

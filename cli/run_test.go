@@ -117,6 +117,20 @@ func TestGraphCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "gamma: image.Gamma (dynop.plugin.image) <- contrast.adjusted") || strings.Contains(stdout, "subgraph") {
 		t.Errorf("graph --no-fuse: exit %d\n%s", code, stdout)
 	}
+	// --skip-pass keeps the operator a pass would replace; an unknown
+	// pass name is an error listing the host's passes.
+	code, stdout, _ = runCLI(t, "graph", demo)
+	if code != 0 || !strings.Contains(stdout, "gray: imgproc.Grayscale (dynop.plugin.imgproc)") {
+		t.Errorf("graph: exit %d\n%s", code, stdout)
+	}
+	code, stdout, _ = runCLI(t, "graph", "--skip-pass", "imgproc.native-grayscale", demo)
+	if code != 0 || !strings.Contains(stdout, "gray: image.Grayscale (dynop.plugin.image)") {
+		t.Errorf("graph --skip-pass imgproc.native-grayscale: exit %d\n%s", code, stdout)
+	}
+	code, _, stderr = runCLI(t, "graph", "--skip-pass", "imgproc.native-grayscal", demo)
+	if code != 1 || !strings.Contains(stderr, `skipping pass "imgproc.native-grayscal": the host has no pass of that name (it has `) || !strings.Contains(stderr, "imgproc.native-grayscale") {
+		t.Errorf("graph --skip-pass with a misspelt pass: exit %d\n%s", code, stderr)
+	}
 }
 
 func TestRunErrors(t *testing.T) {

@@ -53,6 +53,15 @@ func nonNil(s []string) []string {
 // (schema dynop.operator/v1). Learning the variants starts the plugin.
 func inspectOperator(ctx context.Context, w io.Writer, h *dynop.Host, e op.Entry, asJSON bool, pal palette) error {
 	ch, verr := h.Operators().Variants(ctx, e.Schema.Name)
+	var graphs *graphsEntry
+	if verr == nil {
+		g, err := inGraphs(ctx, h, e)
+		if err != nil {
+			verr = fmt.Errorf("what graphs run for it: %w", err)
+		} else {
+			graphs = &g
+		}
+	}
 	var variants []variantEntry
 	for _, s := range ch.Variants {
 		variants = append(variants, variantEntry{Name: s.Name, Needs: nonNil(s.Needs.Names()), Runnable: s.Runnable(),
@@ -64,8 +73,9 @@ func inspectOperator(ctx context.Context, w io.Writer, h *dynop.Host, e op.Entry
 			Operator op.Entry       `json:"operator"`
 			CPU      cpuEntry       `json:"cpu"`
 			Variants []variantEntry `json:"variants,omitempty"`
+			Graphs   *graphsEntry   `json:"graphs,omitempty"`
 			Error    string         `json:"error,omitempty"`
-		}{"dynop.operator/v1", e, newCPUEntry(h.CPU()), variants, errString(verr)}
+		}{"dynop.operator/v1", e, newCPUEntry(h.CPU()), variants, graphs, errString(verr)}
 		enc := newJSONEncoder(w)
 		if err := enc.Encode(out); err != nil {
 			return err
@@ -94,6 +104,16 @@ func inspectOperator(ctx context.Context, w io.Writer, h *dynop.Host, e op.Entry
 			}
 			t.add(cell{text: fmt.Sprintf("  %s %s", mark, v.Name), style: st},
 				cell{text: "needs " + strings.Join(cmpOr(v.Needs, "nothing"), ",")}, cell{text: v.Why, style: st})
+		}
+	}
+	if graphs != nil {
+		if graphs.Runs == e.Schema.Name {
+			t.row("in graphs", "runs as named: "+graphs.Why)
+		} else {
+			t.styledRow("in graphs", graphs.Runs+" runs in its place: "+graphs.Why, styleBold)
+		}
+		for _, r := range graphs.Replaces {
+			t.row("replaces", fmt.Sprintf("%s in graphs (pass %s)", r.Operator, r.Pass))
 		}
 	}
 	if err := t.write(w, pal); err != nil {

@@ -86,6 +86,11 @@ type Options struct {
 	Prefetch int
 	// NoFuse turns off the fusion pass (graph.FuseDesc).
 	NoFuse bool
+	// SkipPasses names passes not to run, such as
+	// "codec.native-codecs.decode" to decode with the Go image.Decode
+	// rather than the native codecs. A name the host has no pass of is
+	// an error ([ErrInvalid]).
+	SkipPasses []string
 	// Progress, if set, is called after each batch.
 	Progress func(Progress)
 	// Trace keeps a span per node execution, for WriteTrace.
@@ -159,6 +164,17 @@ func Compile(ctx context.Context, h Registries, spec *Spec, opts Options) (*Pipe
 	if opts.Shard != (Shard{}) {
 		if err := opts.Shard.Validate(); err != nil {
 			return nil, fmt.Errorf("pipeline %s: %w: Options.Shard: %w", spec.file, ErrInvalid, err)
+		}
+	}
+	for _, name := range opts.SkipPasses {
+		known := []string{}
+		found := false
+		for _, e := range h.Passes().List() {
+			known = append(known, e.Desc.Name)
+			found = found || e.Desc.Name == name
+		}
+		if !found {
+			return nil, fmt.Errorf("pipeline %s: %w: skipping pass %q: the host has no pass of that name (it has %s)", spec.file, ErrInvalid, name, strings.Join(known, ", "))
 		}
 	}
 	opts.Workers = cmp.Or(opts.Workers, runtime.GOMAXPROCS(0))
@@ -421,8 +437,9 @@ func (p *Pipeline) buildGraph(ctx context.Context, h Registries, w int) (*graph.
 	if w > 0 { // operators safe for concurrent calls are made once, for every worker
 		opts.ShareWith = p.graphs[0]
 	}
+	opts.Skip = slices.Clone(p.opts.SkipPasses)
 	if p.opts.NoFuse {
-		opts.Skip = []string{graph.FuseDesc.Name}
+		opts.Skip = append(opts.Skip, graph.FuseDesc.Name)
 	}
 	if err := graph.Build(ctx, g, opts); err != nil {
 		return nil, errors.Join(fmt.Errorf("pipeline %s: %w", p.spec.file, err), g.Close())

@@ -1204,10 +1204,10 @@ static dynop_result native_encode(void *user, const dynop_graph_builder *b) {
 
 static const dynop_pass_desc native_decode_desc =
     DYNOP_PASS_DESC("codec.native-codecs.decode", DYNOP_PASS_POPULATE, "image.Decode", 0,
-                    "replaces the Go image.Decode with the native codec.Decode (libjpeg-turbo, libpng)");
+                    "replaces the Go image.Decode with the native codec.Decode (libjpeg-turbo, libpng, libwebp)");
 static const dynop_pass_desc native_encode_desc =
     DYNOP_PASS_DESC("codec.native-codecs.encode", DYNOP_PASS_POPULATE, "image.Encode", 0,
-                    "replaces the Go image.Encode with the native codec.Encode (libjpeg-turbo, libpng)");
+                    "replaces the Go image.Encode with the native codec.Encode (libjpeg-turbo, libpng, libwebp)");
 static const dynop_pass native_decode_pass = {DYNOP_PASS_HEADER, "codec.native-codecs.decode", NULL, native_decode};
 static const dynop_pass native_encode_pass = {DYNOP_PASS_HEADER, "codec.native-codecs.encode", NULL, native_encode};
 
