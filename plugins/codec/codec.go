@@ -39,6 +39,13 @@
 //     (a 0 bounds nothing), full size if none is. A scale 1/d gives
 //     ceil(w/d) × ceil(h/d) pixels, libjpeg's scaled IDCT, far cheaper than
 //     decoding at full size and resizing. PNG and WebP ignore them.
+//   - dtype (uint8 or uint16, default uint8): the output's dtype. With
+//     uint16 a 16-bit PNG's samples are kept whole (what
+//     cv2.imread(IMREAD_UNCHANGED) reads, TestDecode16BitMatchesOpenCV),
+//     and 8-bit samples (JPEG, WebP, PNG of 8 bits or fewer) become
+//     v·257, so that 255 is 65535; the channels convert as for uint8,
+//     alpha 65535 where there is none and one channel from colour
+//     (9798 R + 19235 G + 3735 B + 16384) >> 15 on the 16-bit samples.
 //
 // JPEG decodes with libjpeg-turbo's accurate integer IDCT and chroma
 // upsampled by replication (TJFLAG_FASTUPSAMPLE: as Go's image/jpeg
@@ -61,8 +68,8 @@
 // (TJFLAG_LIMITSCANS) against files built to take forever.
 //
 // PNG decodes with libpng: palette, tRNS and gray below 8 bits expand,
-// 16-bit samples keep their high byte (16-bit PNGs decode to 8 bits, as
-// image.Decode converts them), and the channels convert as image.Decode
+// 16-bit samples keep their high byte into uint8 (16-bit PNGs decode to 8
+// bits, as image.Decode converts them; dtype uint16 keeps them whole), and the channels convert as image.Decode
 // does: gray replicated to RGB, alpha 255 where there is none, alpha
 // dropped for 3 channels, and one channel from a colour image is
 // (9798 R + 19235 G + 3735 B + 16384) >> 15 of its RGB (through scratch). Outputs
@@ -85,7 +92,8 @@
 // # Encode
 //
 // [Encode] takes uint8 HWC images with 1 (gray), 3 (RGB) or 4 (RGBA,
-// straight alpha) channels, with any strides, and yields each encoded
+// straight alpha) channels, with any strides (uint16 ones too, written as
+// 16-bit PNG; JPEG and WebP, whose samples are 8-bit, refuse them), and yields each encoded
 // file's bytes as a 1-D uint8 vector. Arguments:
 //
 //   - format ("png", "jpeg", "webp"; default "png"). JPEG has no alpha and

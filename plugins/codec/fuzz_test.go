@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"image/png"
+	"math/rand/v2"
 	"os"
 	"testing"
 
@@ -47,7 +48,8 @@ func fuzzDecode(t *testing.T, inst *op.Instance, data []byte) (*tensor.Tensor, e
 
 // FuzzCodecDecode: arbitrary bytes into codec.Decode's Setup and Run
 // (through the host, in the bounds-checking mode) never crash, only
-// return errors, for each channel count and with shrink-on-load.
+// return errors, for each channel count, with shrink-on-load and into
+// uint16 (16-bit PNG seeds included).
 func FuzzCodecDecode(f *testing.F) {
 	h := openCodec(f)
 	jpg := encodeJPEG(f, photo(16, 8, false), 80)
@@ -66,10 +68,12 @@ func FuzzCodecDecode(f *testing.F) {
 	if w, err := encodeWith(f, h, codec.Encode, mustTensor(f, photo(9, 5, true), 4), schema.Args{"format": "webp", "lossless": true}); err == nil {
 		f.Add(w)
 	}
+	p16, _ := png16(f, rand.New(rand.NewPCG(1, 2)), 5, 3, "rgba")
+	f.Add(p16)
 	f.Add([]byte("RIFF\x1a\x00\x00\x00WEBPVP8X\x0a\x00\x00\x00\x02\x00\x00\x00\x0f\x00\x00\x0f\x00\x00"))
 	ctx := context.Background()
 	var insts []*op.Instance
-	for _, args := range []schema.Args{{"channels": 1}, {"channels": 3, "min_width": 4}, {"channels": 4}} {
+	for _, args := range []schema.Args{{"channels": 1}, {"channels": 3, "min_width": 4}, {"channels": 4}, {"channels": 1, "dtype": "uint16"}, {"channels": 3, "dtype": "uint16", "min_width": 4}} {
 		inst, err := h.NewOperator(ctx, codec.Decode, args)
 		if err != nil {
 			f.Fatal(err)

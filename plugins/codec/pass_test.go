@@ -29,9 +29,9 @@ func TestNativeCodecPasses(t *testing.T) {
 	h := openCodec(t)
 	want := map[string]schema.Pass{
 		codec.NativeDecodePass: {Name: codec.NativeDecodePass, Kind: schema.Populate, Match: "image.Decode",
-			Doc: "replaces the Go image.Decode with the native codec.Decode (libjpeg-turbo, libpng)"},
+			Doc: "replaces the Go image.Decode with the native codec.Decode (libjpeg-turbo, libpng, libwebp)"},
 		codec.NativeEncodePass: {Name: codec.NativeEncodePass, Kind: schema.Populate, Match: "image.Encode",
-			Doc: "replaces the Go image.Encode with the native codec.Encode (libjpeg-turbo, libpng)"},
+			Doc: "replaces the Go image.Encode with the native codec.Encode (libjpeg-turbo, libpng, libwebp)"},
 	}
 	for _, e := range h.Passes().List() {
 		if e.Plugin == codec.PluginID {

@@ -3,11 +3,14 @@ package image
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"image"
 	"image/color"
 	"image/jpeg"
 	"image/png"
+	"strings"
+	"unsafe"
 
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/schema"
@@ -315,6 +318,18 @@ func (e *encoder) encode(buf *bytes.Buffer, i int, t *tensor.Tensor) error {
 		}
 		t = v
 	}
+	if t.DType() == tensor.Uint16 {
+		if h == 0 || w == 0 {
+			return fmt.Errorf("%w: sample %d: cannot encode an empty %dx%d image", ErrEncode, i, w, h)
+		}
+		if e.format != "png" {
+			return fmt.Errorf("%w: sample %d is uint16, and %s holds 8-bit samples: write format png (16-bit), or cast the image to uint8 first", op.ErrInput, i, strings.ToUpper(e.format))
+		}
+		if err := e.png.Encode(buf, image16(t, h, w, c)); err != nil {
+			return fmt.Errorf("%w: sample %d (%dx%d, %d channels) as png: %w", ErrEncode, i, w, h, c, err)
+		}
+		return nil
+	}
 	// Image shares t's memory where it can; three channels are copied.
 	img, err := t.Image()
 	if err != nil {
@@ -353,4 +368,37 @@ func (e *encoder) Run(ctx context.Context, outputs, _ []*tensor.Batch) error {
 func (e *encoder) Close() error {
 	e.bufs, e.pool.b = nil, nil
 	return nil
+}
+
+// image16 copies the uint16 HWC image t (any strides) into a 16-bit Go
+// image that image/png writes as a 16-bit PNG: Gray16 for one channel,
+// NRGBA64 for four (straight alpha) and for three (alpha 65535).
+func image16(t *tensor.Tensor, h, w, c int) image.Image {
+	st := t.Strides()
+	src := unsafe.Slice((*uint16)(t.Data()), int(st[0])*(h-1)+int(st[1])*(w-1)+int(st[2])*(c-1)+1)
+	at := func(y, x, k int) uint16 { return src[y*int(st[0])+x*int(st[1])+k*int(st[2])] }
+	r := image.Rect(0, 0, w, h)
+	if c == 1 {
+		g := image.NewGray16(r)
+		for y := range h {
+			for x := range w {
+				binary.BigEndian.PutUint16(g.Pix[y*g.Stride+2*x:], at(y, x, 0))
+			}
+		}
+		return g
+	}
+	m := image.NewNRGBA64(r)
+	for y := range h {
+		for x := range w {
+			d := m.Pix[y*m.Stride+8*x:]
+			for k := range 4 {
+				v := uint16(0xffff)
+				if k < c {
+					v = at(y, x, k)
+				}
+				binary.BigEndian.PutUint16(d[2*k:], v)
+			}
+		}
+	}
+	return m
 }

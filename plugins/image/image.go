@@ -3,7 +3,8 @@
 //
 //   - image.Read reads files into 1-D uint8 tensors of their bytes.
 //   - image.Decode decodes PNG or JPEG bytes to uint8 HWC pixels.
-//   - image.Encode encodes uint8 HWC pixels as PNG or JPEG bytes.
+//   - image.Encode encodes uint8 HWC pixels as PNG or JPEG bytes (uint16
+//     ones as 16-bit PNG).
 //   - image.Write writes 1-D uint8 tensors to files.
 //   - image.ToFloat converts uint8 to float32, scaled.
 //   - image.Grayscale turns RGB or RGBA pixels into luma.
@@ -196,8 +197,8 @@ func operators() []operator {
 			Doc: "Encodes uint8 HWC images with 1 (gray), 3 (RGB) or 4 (RGBA, straight alpha) channels as PNG or JPEG. " +
 				"The encoded size is known only once encoded, so Setup encodes each sample into a buffer the " +
 				"instance keeps and Run copies the bytes out: the output encodes the pixels as Setup saw them.",
-			Inputs: []schema.Input{{Name: "images", DTypes: uint8In, Layouts: hwc,
-				Doc: "Pixels, uint8 HWC with 1, 3 or 4 channels."}},
+			Inputs: []schema.Input{{Name: "images", DTypes: []tensor.DType{tensor.Uint8, tensor.Uint16}, Layouts: hwc,
+				Doc: "Pixels, HWC with 1, 3 or 4 channels: uint8, or uint16 for 16-bit PNG."}},
 			Outputs: []schema.Output{{Name: "encoded", Doc: "The encoded file's bytes, 1-D uint8.", DTypes: uint8In, NDim: 1}},
 			Args: []schema.Arg{
 				{Name: "format", Type: schema.String, Default: "png", Allowed: []any{"png", "jpeg"},

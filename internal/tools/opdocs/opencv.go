@@ -52,6 +52,11 @@ var openCV = []comparison{
 		what: "checks image.Grayscale on pure red, green, blue, white, black and a mixture against the exact luma rounded, which is what OpenCV's cvtColor computes there (76, 150, 29, 255, 0, 18); image.Grayscale is bit-identical to imgproc.Grayscale, which TestGrayscaleMatchesOpenCV compares with OpenCV directly.",
 	},
 	{
+		file: "plugins/codec/depth16_test.go", fn: "TestDecode16BitMatchesOpenCV",
+		ops: []string{"codec.Decode"}, outputs: true,
+		what: "decodes random 21x11 16-bit RGB and RGBA PNGs with dtype uint16 and compares with cv2.imdecode(`IMREAD_UNCHANGED`), its BGR(A) reordered to RGB(A): **bit-identical**. It skips without python3-opencv.",
+	},
+	{
 		file: "bench/codec_test.go", fn: "BenchmarkJPEGCodec",
 		ops:  []string{"codec.Decode", "codec.Encode"},
 		what: "decodes a generated 1920x1080 JPEG photo to RGB and encodes it again at quality 90, alternating with cv2.imdecode and cv2.imencode (bench/peers/opencv/codec.py, one thread), and reports each one's milliseconds per image and dynop's time over OpenCV's (issue 24's goal: at most 1.1x each); the pixels and files are not compared. `make bench` records the numbers in docs/PERFORMANCE.md.",

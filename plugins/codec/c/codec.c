@@ -98,6 +98,18 @@ static const char *arg_string(const dynop_arg *args, uint32_t n, const char *nam
 }
 
 static int is_u8(dynop_dtype t) { return t.code == DYNOP_DTYPE_UINT && t.bits == 8 && t.lanes == 1; }
+static int is_u16(dynop_dtype t) { return t.code == DYNOP_DTYPE_UINT && t.bits == 16 && t.lanes == 1; }
+
+/* host_le reports whether uint16_t is little-endian here (PNG's samples
+ * are big-endian). */
+static int host_le(void) {
+    const uint16_t one = 1;
+    return *(const uint8_t *)&one == 1;
+}
+
+static uint16_t luma16(uint32_t r, uint32_t g, uint32_t b) {
+    return (uint16_t)(((uint64_t)9798 * r + (uint64_t)19235 * g + (uint64_t)3735 * b + 16384) >> 15);
+}
 
 static uint8_t luma8(uint32_t r, uint32_t g, uint32_t b) {
     return (uint8_t)((9798 * r + 19235 * g + 3735 * b + 16384) >> 15);
@@ -187,6 +199,7 @@ typedef struct {
     tjhandle tj;   /* made on the first JPEG */
     int channels;  /* 1, 3, 4 */
     int orient;    /* apply EXIF orientation */
+    int u16;       /* uint16 output */
     int64_t min_w, min_h;
     char err[256]; /* libpng's message */
 } dec_inst;
@@ -202,6 +215,8 @@ typedef struct {
     int cmyk;         /* JPEG: CMYK or YCCK */
     int via_rgb;      /* JPEG: colour to one channel, through RGB */
     int png_gray;     /* PNG: gray (or gray+alpha) colour type */
+    int png16;        /* PNG: 16-bit samples, decoded as they are into a uint16 output */
+    size_t stage;     /* uint16 from 8-bit samples: bytes of the uint8 image widened after */
     size_t scratch;   /* bytes of scratch run needs */
 } dec_plan;
 
@@ -214,6 +229,19 @@ static dynop_result dec_create(void *user, const dynop_arg *args, uint32_t n, vo
     d->orient = arg_bool(args, n, "orientation", 1);
     d->min_w = arg_int(args, n, "min_width", 0);
     d->min_h = arg_int(args, n, "min_height", 0);
+    {
+        const dynop_arg *a = find_arg(args, n, "dtype");
+        if (a != NULL && a->type == DYNOP_ARG_DTYPE) {
+            dynop_dtype t = *(const dynop_dtype *)a->values;
+            if (!is_u8(t) && !is_u16(t)) {
+                free(d);
+                return failf(DYNOP_ERROR_INVALID_ARGUMENT, DECODE ": dtype %s%u; want uint8 or uint16",
+                             t.code == DYNOP_DTYPE_UINT ? "uint" : t.code == DYNOP_DTYPE_INT ? "int" : "float",
+                             (unsigned)t.bits);
+            }
+            d->u16 = is_u16(t);
+        }
+    }
     if (d->channels != 1 && d->channels != 3 && d->channels != 4) {
         int c = d->channels;
         free(d);
@@ -465,28 +493,40 @@ static dynop_result png_decode(dec_inst *d, const uint8_t *p, size_t n, dec_plan
         pl->fw = pl->w = pl->ow = w;
         pl->fh = pl->h = pl->oh = h;
         pl->png_gray = !(ct & PNG_COLOR_MASK_COLOR);
+        pl->png16 = d->u16 && png_get_bit_depth(png, info) == 16;
         if ((int64_t)w * h > MAX_PIXELS) {
             rc = too_large("PNG", w, h);
         } else if (out != NULL) {
             int via_rgb = c == 1 && !pl->png_gray; /* luma of RGB, as image.Decode */
+            size_t es = pl->png16 ? 2 : 1;           /* bytes per sample */
             png_set_expand(png);                     /* palette to RGB, gray to 8 bits, tRNS to alpha */
-            png_set_strip_16(png);                   /* the high byte, as Go's 16-to-8 bits */
+            if (pl->png16) {
+                if (host_le()) png_set_swap(png); /* samples in the host's order */
+            } else {
+                png_set_strip_16(png); /* the high byte, as Go's 16-to-8 bits */
+            }
             if (c == 1 || c == 3) png_set_strip_alpha(png);
             if (c >= 3 || via_rgb) png_set_gray_to_rgb(png);
-            if (c == 4) png_set_add_alpha(png, 0xFF, PNG_FILLER_AFTER);
+            if (c == 4) png_set_add_alpha(png, pl->png16 ? 0xFFFF : 0xFF, PNG_FILLER_AFTER);
             passes = png_set_interlace_handling(png);
             png_read_update_info(png, info);
-            if (png_get_rowbytes(png, info) != (size_t)w * (via_rgb ? 3 : (size_t)c))
+            if (png_get_rowbytes(png, info) != (size_t)w * (via_rgb ? 3 : (size_t)c) * es)
                 png_error(png, "unexpected row size after conversion");
             for (pass = 0; pass < passes; pass++)
                 for (y = 0; y < (int64_t)h; y++)
-                    png_read_row(png, via_rgb ? scratch + (size_t)y * w * 3 : out + y * pitch, NULL);
+                    png_read_row(png, via_rgb ? scratch + (size_t)y * w * 3 * es : out + y * pitch, NULL);
             if (via_rgb) {
                 for (y = 0; y < (int64_t)h; y++) {
-                    const uint8_t *s = scratch + (size_t)y * w * 3;
-                    uint8_t *o = out + y * pitch;
                     png_uint_32 x;
-                    for (x = 0; x < w; x++, s += 3) o[x] = luma8(s[0], s[1], s[2]);
+                    if (pl->png16) {
+                        const uint16_t *s = (const uint16_t *)(const void *)(scratch + (size_t)y * w * 6);
+                        uint16_t *o = (uint16_t *)(void *)(out + y * pitch);
+                        for (x = 0; x < w; x++, s += 3) o[x] = luma16(s[0], s[1], s[2]);
+                    } else {
+                        const uint8_t *s = scratch + (size_t)y * w * 3;
+                        uint8_t *o = out + y * pitch;
+                        for (x = 0; x < w; x++, s += 3) o[x] = luma8(s[0], s[1], s[2]);
+                    }
                 }
             }
             png_read_end(png, NULL);
@@ -587,8 +627,15 @@ static dynop_result plan(dec_inst *d, const uint8_t *p, size_t n, dec_plan *pl) 
         break;
     case FMT_PNG:
     case FMT_WEBP:
-        if (c == 1 && (pl->fmt == FMT_WEBP || !pl->png_gray)) pl->scratch = px * 3;
+        if (c == 1 && (pl->fmt == FMT_WEBP || !pl->png_gray)) pl->scratch = px * 3 * (pl->png16 ? 2 : 1);
         break;
+    }
+    /* uint16 from 8-bit samples: the uint8 image is staged after the
+     * scratch, then widened (v * 257). */
+    if (d->u16 && !pl->png16) {
+        pl->scratch = (pl->scratch + 63) & ~(size_t)63;
+        pl->stage = (size_t)pl->ow * (size_t)pl->oh * c;
+        pl->scratch += pl->stage;
     }
     return DYNOP_OK;
 }
@@ -603,7 +650,7 @@ static dynop_result dec_setup(void *instance, const dynop_tensor *in, uint32_t n
     if (nout != 1) return failf(DYNOP_ERROR_INVALID_ARGUMENT, DECODE ": has 1 output, got %u", (unsigned)nout);
     if ((rc = plan(d, p, n, &pl)) != DYNOP_OK) return rc;
     out[0].dtype.code = DYNOP_DTYPE_UINT;
-    out[0].dtype.bits = 8;
+    out[0].dtype.bits = d->u16 ? 16 : 8;
     out[0].dtype.lanes = 1;
     out[0].ndim = 3;
     out[0].shape[0] = pl.oh;
@@ -622,6 +669,7 @@ static dynop_result dec_run(void *instance, const dynop_tensor *out, uint32_t no
     uint8_t *o, *scratch;
     int64_t pitch;
     int c = d->channels;
+    size_t es = d->u16 ? 2 : 1;
     dynop_result rc = input_bytes(in, nin, &p, &n);
     if (rc != DYNOP_OK) return rc;
     if (nout != 1) return failf(DYNOP_ERROR_INVALID_ARGUMENT, DECODE ": has 1 output, got %u", (unsigned)nout);
@@ -636,9 +684,28 @@ static dynop_result dec_run(void *instance, const dynop_tensor *out, uint32_t no
         return failf(DYNOP_ERROR_INVALID_ARGUMENT, DECODE ": run needs %zu bytes of scratch; the host gave %lld",
                      pl.scratch, out[1].data == NULL ? 0LL : (long long)out[1].shape[0]);
     if (pl.oh == 0 || pl.ow == 0) return DYNOP_OK;
+    if (!(d->u16 ? is_u16(out[0].dtype) : is_u8(out[0].dtype)))
+        return failf(DYNOP_ERROR_INVALID_ARGUMENT, DECODE ": the output is not the %s setup asked for",
+                     d->u16 ? "uint16" : "uint8");
     o = (uint8_t *)out[0].data + out[0].byte_offset;
-    pitch = pl.oh > 1 ? out[0].strides[0] : pl.ow * c;
+    pitch = (pl.oh > 1 ? out[0].strides[0] : pl.ow * c) * (int64_t)es; /* bytes */
     scratch = pl.scratch > 0 ? (uint8_t *)out[1].data + out[1].byte_offset : NULL;
+    if (pl.stage > 0) { /* 8-bit samples into a uint16 output: decode, then widen */
+        uint8_t *stage = scratch + (pl.scratch - pl.stage);
+        int64_t y, i, row = pl.ow * c;
+        switch (pl.fmt) {
+        case FMT_JPEG: rc = jpeg_run(d, p, n, &pl, stage, row, scratch); break;
+        case FMT_PNG: rc = png_decode(d, p, n, &pl, stage, row, scratch); break;
+        default: rc = webp_run(d, p, n, &pl, stage, row, scratch); break;
+        }
+        if (rc != DYNOP_OK) return rc;
+        for (y = 0; y < pl.oh; y++) {
+            const uint8_t *s = stage + y * row;
+            uint16_t *w = (uint16_t *)(void *)(o + y * pitch);
+            for (i = 0; i < row; i++) w[i] = (uint16_t)(s[i] * 257u);
+        }
+        return DYNOP_OK;
+    }
     switch (pl.fmt) {
     case FMT_JPEG: return jpeg_run(d, p, n, &pl, o, pitch, scratch);
     case FMT_PNG: return png_decode(d, p, n, &pl, o, pitch, scratch);
@@ -653,6 +720,7 @@ enum { OUT_PNG, OUT_JPEG, OUT_WEBP };
 /* One encoding, made by setup from the input tensor key names. */
 typedef struct {
     const void *data;
+    int bits; /* 8 or 16 */
     int64_t shape[3], strides[3];
     uint8_t *buf;
     size_t len, cap;
@@ -730,7 +798,7 @@ static int reserve(uint8_t **buf, size_t *cap, size_t n) {
 }
 
 static int same_input(const enc_entry *x, const dynop_tensor *t) {
-    return x->data == (const char *)t->data + t->byte_offset && x->shape[0] == t->shape[0] &&
+    return x->data == (const char *)t->data + t->byte_offset && x->bits == t->dtype.bits && x->shape[0] == t->shape[0] &&
            x->shape[1] == t->shape[1] && x->shape[2] == t->shape[2] && x->strides[0] == t->strides[0] &&
            x->strides[1] == t->strides[1] && x->strides[2] == t->strides[2];
 }
@@ -752,7 +820,7 @@ static void png_enc_fail(png_structp png, png_const_charp msg) {
 }
 
 static dynop_result png_encode(enc_inst *e, enc_entry *x, const uint8_t *src, int64_t pitch, int64_t w, int64_t h,
-                               int c) {
+                               int c, int depth) {
     png_structp png;
     png_infop info;
     int64_t y;
@@ -771,10 +839,11 @@ static dynop_result png_encode(enc_inst *e, enc_entry *x, const uint8_t *src, in
     png_set_write_fn(png, x, png_write_mem, png_flush_mem);
     png_set_compression_level(png, e->compression);
     if (e->compression == 0) png_set_filter(png, 0, PNG_FILTER_NONE);
-    png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8,
+    png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, depth,
                  c == 1 ? PNG_COLOR_TYPE_GRAY : c == 3 ? PNG_COLOR_TYPE_RGB : PNG_COLOR_TYPE_RGBA, PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_write_info(png, info);
+    if (depth == 16 && host_le()) png_set_swap(png); /* the rows hold host-order samples */
     for (y = 0; y < h; y++) png_write_row(png, src + y * pitch);
     png_write_end(png, info);
     png_destroy_write_struct(&png, &info);
@@ -838,6 +907,24 @@ static dynop_result enc_sample(enc_inst *e, enc_entry *x, const dynop_tensor *t)
         return failf(DYNOP_ERROR_INVALID_ARGUMENT, ENCODE ": a %lldx%lld image is too large for %s (at most %d per side)",
                      (long long)w, (long long)h, names[e->format],
                      e->format == OUT_JPEG ? 65535 : e->format == OUT_WEBP ? WEBP_MAX_DIMENSION : 0x7fffffff);
+    if (t->dtype.bits == 16) { /* PNG only (enc_setup checks): rows of host-order samples */
+        const uint16_t *b16 = (const uint16_t *)(const void *)base;
+        pitch = t->strides[0];
+        if ((w > 1 && t->strides[1] != c) || (c > 1 && t->strides[2] != 1) || (h > 1 && pitch < w * c)) {
+            size_t need = (size_t)w * (size_t)h * (size_t)c * 2;
+            uint16_t *d;
+            if (!reserve(&e->tmp, &e->tmpcap, need)) return failf(DYNOP_ERROR_NO_MEMORY, ENCODE ": out of memory");
+            d = (uint16_t *)(void *)e->tmp;
+            for (y = 0; y < h; y++)
+                for (xx = 0; xx < w; xx++)
+                    for (k = 0; k < c; k++) *d++ = b16[y * t->strides[0] + xx * t->strides[1] + k * t->strides[2]];
+            src = e->tmp;
+            pitch = w * c;
+        } else if (h == 1) {
+            pitch = w * c;
+        }
+        return png_encode(e, x, src, pitch * 2, w, h, (int)c, 16);
+    }
     /* The libraries read rows of contiguous pixels; copy other layouts,
      * and gray for WebP (which takes RGB), into tmp. */
     pitch = t->strides[0];
@@ -873,7 +960,7 @@ static dynop_result enc_sample(enc_inst *e, enc_entry *x, const dynop_tensor *t)
         x->len = size;
         return DYNOP_OK;
     }
-    case OUT_PNG: return png_encode(e, x, src, pitch, w, h, (int)c);
+    case OUT_PNG: return png_encode(e, x, src, pitch, w, h, (int)c, 8);
     default: return webp_encode(e, x, src, pitch, w, h, (int)c);
     }
 }
@@ -884,8 +971,14 @@ static dynop_result enc_setup(void *instance, const dynop_tensor *in, uint32_t n
     size_t i;
     dynop_result rc;
     if (nin != 1 || nout != 1) return failf(DYNOP_ERROR_INVALID_ARGUMENT, ENCODE ": takes 1 input and 1 output");
-    if (!is_u8(in->dtype) || in->ndim != 3)
-        return failf(DYNOP_ERROR_INVALID_ARGUMENT, ENCODE ": the input must be a uint8 HWC image (3 dimensions)");
+    if ((!is_u8(in->dtype) && !is_u16(in->dtype)) || in->ndim != 3)
+        return failf(DYNOP_ERROR_INVALID_ARGUMENT,
+                     ENCODE ": the input must be a uint8 (or, for PNG, uint16) HWC image (3 dimensions)");
+    if (is_u16(in->dtype) && e->format != OUT_PNG)
+        return failf(DYNOP_ERROR_INVALID_ARGUMENT,
+                     ENCODE ": the image is uint16, and %s holds 8-bit samples: write format png (16-bit), or "
+                            "cast the image to uint8 first",
+                     e->format == OUT_JPEG ? "JPEG" : "WebP");
     if (in->shape[2] != 1 && in->shape[2] != 3 && in->shape[2] != 4)
         return failf(DYNOP_ERROR_INVALID_ARGUMENT,
                      ENCODE ": the image has %lld channels; Encode takes 1 (gray), 3 (RGB) or 4 (RGBA)",
@@ -909,6 +1002,7 @@ static dynop_result enc_setup(void *instance, const dynop_tensor *in, uint32_t n
         x = &e->e[e->n++];
     }
     x->data = (const char *)in->data + in->byte_offset;
+    x->bits = in->dtype.bits;
     for (i = 0; i < 3; i++) {
         x->shape[i] = in->shape[i];
         x->strides[i] = in->strides[i];
@@ -951,7 +1045,8 @@ static const dynop_op_input dec_inputs[] = {
     {DYNOP_OP_INPUT_HEADER, "encoded", "The bytes of a JPEG, PNG or WebP file, 1-D uint8.", "uint8", NULL, 1},
 };
 static const dynop_op_output dec_outputs[] = {
-    {DYNOP_OP_OUTPUT_HEADER, "images", "Decoded pixels, uint8 HWC.", "HWC", "uint8", NULL, NULL, 0},
+    {DYNOP_OP_OUTPUT_HEADER, "images", "Decoded pixels, HWC, of the dtype argument's dtype.", "HWC", NULL, "dtype",
+     NULL, 0},
 };
 static const dynop_op_arg dec_args[] = {
     {DYNOP_OP_ARG_HEADER, "channels",
@@ -966,23 +1061,28 @@ static const dynop_op_arg dec_args[] = {
      DYNOP_ARG_INT, DYNOP_ARG_HAS_MIN | DYNOP_ARG_HAS_MAX, 0, 1 << 20, "0", NULL, NULL},
     {DYNOP_OP_ARG_HEADER, "min_height", "JPEG shrink-on-load: the least height of the output (see min_width).",
      DYNOP_ARG_INT, DYNOP_ARG_HAS_MIN | DYNOP_ARG_HAS_MAX, 0, 1 << 20, "0", NULL, NULL},
+    {DYNOP_OP_ARG_HEADER, "dtype",
+     "The output's dtype: uint8, or uint16, which keeps a 16-bit PNG's samples whole (8-bit samples become v * "
+     "257).",
+     DYNOP_ARG_DTYPE, 0, 0, 0, "\"uint8\"", "[\"uint8\", \"uint16\"]", NULL},
 };
 static const dynop_op_schema dec_schema = {
     DYNOP_OP_SCHEMA_HEADER,
     DECODE,
     "Decodes JPEG (libjpeg-turbo), PNG (libpng) or WebP (libwebp) files, told apart by their first bytes, to uint8 "
-    "HWC pixels; JPEG with EXIF orientation and shrink-on-load. Setup reads only the headers.",
+    "(or uint16) HWC pixels; JPEG with EXIF orientation and shrink-on-load. Setup reads only the headers.",
     "cpu",
     1, 0, dec_inputs,
     1, dec_outputs,
-    4, dec_args,
+    5, dec_args,
 };
 static const dynop_operator dec_op = DYNOP_OPERATOR_FLAGS(DECODE, "cpu", NULL, dec_create, dec_setup, dec_run,
                                                           dec_destroy, DYNOP_OPERATOR_SCRATCH);
 
 static const dynop_op_input enc_inputs[] = {
-    {DYNOP_OP_INPUT_HEADER, "images", "Pixels, uint8 HWC with 1 (gray), 3 (RGB) or 4 (RGBA) channels.", "uint8", "HWC",
-     3},
+    {DYNOP_OP_INPUT_HEADER, "images",
+     "Pixels, HWC with 1 (gray), 3 (RGB) or 4 (RGBA) channels: uint8, or uint16 for 16-bit PNG.", "uint8,uint16",
+     "HWC", 3},
 };
 static const dynop_op_output enc_outputs[] = {
     {DYNOP_OP_OUTPUT_HEADER, "encoded", "The encoded file's bytes, 1-D uint8.", NULL, "uint8", NULL, NULL, 1},
