@@ -1,7 +1,11 @@
 // Command genimages draws the sample images of the demo pipelines in
-// examples/pipelines: six colourful 320x240 RGB PNG files, a Mandelbrot
-// set, a plasma, interfering rings, translucent shapes on a sunset, a
-// checkerboard with a lens and a landscape of sine hills.
+// examples/pipelines: six colourful 320x240 RGB PNG files in images/, a
+// Mandelbrot set, a plasma, interfering rings, translucent shapes on a
+// sunset, a checkerboard with a lens and a landscape of sine hills; and in
+// photos/ three of them drawn at 640x480 as JPEG "photos" (quality 90)
+// the way cameras store them: hills.jpg upright, mandelbrot.jpg stored
+// sideways with EXIF orientation 6 (turn 90° clockwise to view: a
+// portrait), shapes.jpg stored upside down with orientation 3.
 //
 // The images are made by this program, which draws them from nothing but
 // its own code, and are dedicated to the public domain under CC0 1.0
@@ -17,17 +21,19 @@
 //
 //	go run ./examples/pipelines/genimages
 //
-// or with go generate in this directory. The -dir flag names the
-// directory to write into.
+// or with go generate in this directory. The -dir and -photos flags name
+// the directories to write into.
 package main
 
-//go:generate go run . -dir ../images
+//go:generate go run . -dir ../images -photos ../photos
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"image"
 	"image/color"
+	"image/jpeg"
 	"image/png"
 	"log"
 	"math"
@@ -72,12 +78,82 @@ var pictures = []struct {
 	{"hills.png", hills},
 }
 
+// photos are the pictures drawn at twice the size as JPEG photos, each
+// with the EXIF orientation it is stored with: the pixels are the upright
+// picture turned so that the orientation turns them back.
+var photos = []struct {
+	name        string
+	draw        picture
+	orientation int // 1 upright, 3 stored upside down, 6 stored turned 90° anticlockwise
+}{
+	{"hills.jpg", hills, 1},
+	{"mandelbrot.jpg", mandelbrot, 6},
+	{"shapes.jpg", shapes, 3},
+}
+
 func main() {
 	dir := flag.String("dir", "examples/pipelines/images", "the directory to write the images into")
+	photoDir := flag.String("photos", "examples/pipelines/photos", "the directory to write the JPEG photos into")
 	flag.Parse()
 	if err := generate(*dir); err != nil {
 		log.Fatal(err)
 	}
+	if err := generatePhotos(*photoDir); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// generatePhotos writes every photo into dir as a JPEG file of quality
+// 90 with its EXIF orientation, creating dir if need be.
+func generatePhotos(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, p := range photos {
+		m := renderDouble(p.draw)
+		if p.orientation == 3 {
+			m = turn180(m)
+		}
+		// Orientation 6: the upright (portrait) photo is the landscape
+		// picture turned 90° clockwise; the camera stores the picture.
+		var buf bytes.Buffer
+		if err := jpeg.Encode(&buf, m, &jpeg.Options{Quality: 90}); err != nil {
+			return fmt.Errorf("%s: %w", p.name, err)
+		}
+		data := buf.Bytes()
+		if p.orientation != 1 {
+			data = withOrientation(data, p.orientation)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p.name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// withOrientation inserts after the JPEG's SOI marker an APP1 segment
+// with EXIF holding one tag, Orientation (0x0112, SHORT) = o, big-endian.
+func withOrientation(jpg []byte, o int) []byte {
+	tiff := []byte{'M', 'M', 0, 42, 0, 0, 0, 8, // header, IFD0 at 8
+		0, 1, // one entry
+		0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, byte(o), 0, 0, // Orientation, SHORT, count 1, value
+		0, 0, 0, 0} // no next IFD
+	payload := append([]byte("Exif\x00\x00"), tiff...)
+	n := len(payload) + 2
+	seg := append([]byte{0xFF, 0xE1, byte(n >> 8), byte(n)}, payload...)
+	return append(append(append([]byte{}, jpg[:2]...), seg...), jpg[2:]...)
+}
+
+// turn180 returns m turned upside down.
+func turn180(m *image.RGBA) *image.RGBA {
+	b := m.Bounds()
+	t := image.NewRGBA(b)
+	for y := range b.Dy() {
+		for x := range b.Dx() {
+			t.SetRGBA(b.Dx()-1-x, b.Dy()-1-y, m.RGBAAt(x, y))
+		}
+	}
+	return t
 }
 
 // generate writes every picture into dir as a PNG file, creating dir if
@@ -117,6 +193,25 @@ func render(p picture) *image.RGBA {
 				}
 			}
 			m.SetRGBA(px, py, color.RGBA{uint8((r + 8) / 16), uint8((g + 8) / 16), uint8((b + 8) / 16), 255})
+		}
+	}
+	return m
+}
+
+// renderDouble draws p at twice the size, 640x480, each pixel the average
+// of p at 2x2 points spread evenly over it.
+func renderDouble(p picture) *image.RGBA {
+	m := image.NewRGBA(image.Rect(0, 0, 2*width, 2*height))
+	for py := range 2 * height {
+		for px := range 2 * width {
+			var r, g, b int64
+			for j := range int64(2) {
+				for i := range int64(2) {
+					c := p(int64(px)*sub/2+2*i+1, int64(py)*sub/2+2*j+1)
+					r, g, b = r+int64(c.R), g+int64(c.G), b+int64(c.B)
+				}
+			}
+			m.SetRGBA(px, py, color.RGBA{uint8((r + 2) / 4), uint8((g + 2) / 4), uint8((b + 2) / 4), 255})
 		}
 	}
 	return m

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"image/jpeg"
 	"image/png"
 	"math"
 	"os"
@@ -65,5 +66,54 @@ func TestSin(t *testing.T) {
 		if got := sin(a); math.Abs(float64(got)-want) > one*0.0017+1 {
 			t.Fatalf("sin(%d) = %d, the sine is %.1f", a, got, want)
 		}
+	}
+}
+
+// The committed photos in ../photos are what the program writes, byte
+// for byte: 640x480 JPEGs, with the EXIF orientation each is stored with.
+func TestCommittedPhotos(t *testing.T) {
+	dir := t.TempDir()
+	if err := generatePhotos(dir); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range photos {
+		names = append(names, p.name)
+		got, err := os.ReadFile(filepath.Join(dir, p.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := jpeg.Decode(bytes.NewReader(got))
+		if err != nil {
+			t.Fatalf("%s: %v", p.name, err)
+		}
+		if b := m.Bounds(); b.Dx() != 2*width || b.Dy() != 2*height {
+			t.Errorf("%s is %dx%d, want %dx%d", p.name, b.Dx(), b.Dy(), 2*width, 2*height)
+		}
+		exif := []byte("Exif\x00\x00MM\x00\x2a")
+		if has := bytes.Contains(got[:64], exif); has != (p.orientation != 1) {
+			t.Errorf("%s: EXIF block present %v, orientation %d", p.name, has, p.orientation)
+		}
+		if p.orientation != 1 && !bytes.Contains(got[:64], []byte{0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, byte(p.orientation)}) {
+			t.Errorf("%s: no orientation tag %d", p.name, p.orientation)
+		}
+		want, err := os.ReadFile(filepath.Join("..", "photos", p.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: the program writes %d bytes that differ from the %d committed; run go generate", p.name, len(got), len(want))
+		}
+	}
+	committed, err := filepath.Glob(filepath.Join("..", "photos", "*.jpg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, path := range committed {
+		committed[i] = filepath.Base(path)
+	}
+	slices.Sort(names)
+	if !slices.Equal(committed, names) {
+		t.Errorf("../photos holds %v, the program draws %v", committed, names)
 	}
 }
