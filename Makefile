@@ -79,7 +79,7 @@ FUZZ_TARGETS = \
 	pipeline:FuzzParse pipeline:FuzzReadJournal pipeline:FuzzParseShard pipeline:FuzzReadList \
 	internal/abihost:FuzzDecodeInfo loader/wasm:FuzzModuleInfo loader/native:FuzzNativeInfo \
 	.:FuzzParseSandboxPolicy loader/wasm:FuzzDecodeEntry \
-	plugins/codec:FuzzCodecDecode plugins/codec:FuzzCodecEXIF
+	plugins/codec:FuzzCodecDecode plugins/codec:FuzzCodecEXIF plugins/image:FuzzImageEXIF
 fuzz:
 	@set -e; log=$$(mktemp); trap 'rm -f "$$log"' EXIT; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; target=$${t#*:}; \

@@ -100,12 +100,14 @@ func TestDecodePNGMatchesGo(t *testing.T) {
 // TestEXIFOrientation: JPEGs with an EXIF APP1 segment of orientation 1 to
 // 8 (little- and big-endian) decode turned upright as the package doc
 // says, width and height swapped for 5 to 8, through scratch for those;
-// with orientation false, and in image.Decode, they are not turned.
+// with orientation false they are not turned. The Go image.Decode turns
+// them the same way, its own decode turned exactly.
 func TestEXIFOrientation(t *testing.T) {
 	h := openCodec(t)
 	base := encodeJPEG(t, photo(45, 28, false), 95)
 	for _, c := range []int{1, 3, 4} {
 		plain := mustDecode(t, h, codec.Decode, base, schema.Args{"channels": c})
+		plainGo := mustDecode(t, h, "image.Decode", base, schema.Args{"channels": c})
 		for o := 1; o <= 8; o++ {
 			for _, le := range []bool{true, false} {
 				t.Run(fmt.Sprintf("c%d o%d le=%v", c, o, le), func(t *testing.T) {
@@ -118,6 +120,14 @@ func TestEXIFOrientation(t *testing.T) {
 					if maxd, _ := diff(t, off, plain); maxd != 0 {
 						t.Errorf("orientation off: differs from the plain image by up to %d", maxd)
 					}
+					goGot := mustDecode(t, h, "image.Decode", data, schema.Args{"channels": c})
+					if maxd, _ := diff(t, goGot, orient(t, plainGo, o)); maxd != 0 {
+						t.Errorf("image.Decode, orientation %d: differs from its turned image by up to %d", o, maxd)
+					}
+					goOff := mustDecode(t, h, "image.Decode", data, schema.Args{"channels": c, "orientation": false})
+					if maxd, _ := diff(t, goOff, plainGo); maxd != 0 {
+						t.Errorf("image.Decode, orientation off: differs from its plain image by up to %d", maxd)
+					}
 				})
 			}
 		}
@@ -125,11 +135,13 @@ func TestEXIFOrientation(t *testing.T) {
 }
 
 // TestMalformedEXIF: EXIF that is malformed in any of the ways the parser
-// checks is ignored: the image decodes as orientation 1, never fails.
+// checks is ignored: the image decodes as orientation 1, never fails, in
+// codec.Decode and in the Go image.Decode (whose parser is Go's own).
 func TestMalformedEXIF(t *testing.T) {
 	h := openCodec(t)
 	base := encodeJPEG(t, photo(20, 12, false), 90)
 	plain := mustDecode(t, h, codec.Decode, base, nil)
+	plainGo := mustDecode(t, h, "image.Decode", base, nil)
 	good := exifOrientation(6, true)
 	cases := map[string][]byte{
 		"no TIFF":             []byte("Exif\x00\x00"),
@@ -150,6 +162,10 @@ func TestMalformedEXIF(t *testing.T) {
 			got := mustDecode(t, h, codec.Decode, withAPP1(base, payload), nil)
 			if maxd, _ := diff(t, got, plain); maxd != 0 {
 				t.Errorf("malformed EXIF changed the image (by up to %d)", maxd)
+			}
+			goGot := mustDecode(t, h, "image.Decode", withAPP1(base, payload), nil)
+			if maxd, _ := diff(t, goGot, plainGo); maxd != 0 {
+				t.Errorf("malformed EXIF changed image.Decode's image (by up to %d)", maxd)
 			}
 		})
 	}

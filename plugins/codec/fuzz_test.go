@@ -6,6 +6,7 @@ import (
 	"image/png"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/dynop/dynop/op"
@@ -90,7 +91,9 @@ func FuzzCodecDecode(f *testing.F) {
 
 // FuzzCodecEXIF: an arbitrary APP1 payload in a valid JPEG never makes
 // it fail: the parser ignores what it cannot read, and the image decodes
-// as it is or turned (width and height swapped or not), never otherwise.
+// as it is or turned (width and height swapped or not), never otherwise;
+// the Go image.Decode's parser reads the same orientation (the same
+// shape, and the same pixels within the two JPEG decoders' difference).
 func FuzzCodecEXIF(f *testing.F) {
 	h := openCodec(f)
 	base := encodeJPEG(f, photo(12, 7, false), 80)
@@ -103,6 +106,11 @@ func FuzzCodecEXIF(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { inst.Close() })
+	goInst, err := h.NewOperator(context.Background(), "image.Decode", nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { goInst.Close() })
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		if len(payload) > 65533 {
 			payload = payload[:65533]
@@ -113,6 +121,16 @@ func FuzzCodecEXIF(f *testing.F) {
 		}
 		if s := x.Shape(); !(s[0] == 7 && s[1] == 12) && !(s[0] == 12 && s[1] == 7) {
 			t.Fatalf("shape %v, want 7x12 or 12x7", s)
+		}
+		g, err := fuzzDecode(t, goInst, withAPP1(base, payload))
+		if err != nil {
+			t.Fatalf("image.Decode, a JPEG with an APP1 of % x: %v", payload[:min(len(payload), 32)], err)
+		}
+		if !slices.Equal(g.Shape(), x.Shape()) {
+			t.Fatalf("image.Decode: shape %v, codec.Decode %v: the parsers disagree on APP1 % x", g.Shape(), x.Shape(), payload[:min(len(payload), 32)])
+		}
+		if maxd, _ := diff(t, g, x); maxd > 3 {
+			t.Fatalf("image.Decode differs from codec.Decode by %d: the parsers disagree on APP1 % x", maxd, payload[:min(len(payload), 32)])
 		}
 	})
 }

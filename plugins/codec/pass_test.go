@@ -44,11 +44,12 @@ func TestNativeCodecPasses(t *testing.T) {
 	if len(want) != 0 {
 		t.Errorf("passes missing: %v", want)
 	}
+	decodeArgs := schema.Args{"channels": 4}
 	build := func(skip ...string) *graph.Graph {
 		t.Helper()
 		g := graph.New("codecs")
 		in, _ := g.AddInput("files")
-		dec, err := g.AddNode("decode", "image.Decode", schema.Args{"channels": 4}, in.Out(0))
+		dec, err := g.AddNode("decode", "image.Decode", decodeArgs, in.Out(0))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,12 +92,17 @@ func TestNativeCodecPasses(t *testing.T) {
 	}
 	g := build()
 	defer g.Close()
-	check(g, "decode", codec.Decode, codec.PluginID, schema.Args{"channels": int64(4), "orientation": false, "min_width": int64(0)})
+	check(g, "decode", codec.Decode, codec.PluginID, schema.Args{"channels": int64(4), "orientation": true, "min_width": int64(0)})
 	check(g, "encode", codec.Encode, codec.PluginID, schema.Args{"format": "jpeg", "quality": int64(80), "subsampling": "420"})
 	g2 := build(codec.NativeCodecsPasses...)
 	defer g2.Close()
 	check(g2, "decode", "image.Decode", imageplugin.ID, nil)
 	check(g2, "encode", "image.Encode", imageplugin.ID, nil)
+	// orientation: false passes through, as channels does.
+	decodeArgs = schema.Args{"channels": 1, "orientation": false}
+	g3 := build()
+	defer g3.Close()
+	check(g3, "decode", codec.Decode, codec.PluginID, schema.Args{"channels": int64(1), "orientation": false})
 }
 
 // TestMainJobUsesNativeCodecs: internal/testimage's main job (decode,

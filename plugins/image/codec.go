@@ -46,11 +46,21 @@ func decodeErr(i int, format string, err error) error {
 // decoder is image.Decode.
 type decoder struct {
 	channels int
+	orient   bool   // apply JPEG EXIF orientation
 	row      []byte // one row of NRGBA pixels, reused
+	turned   []byte // a decoded image before its orientation, reused
 }
 
 func newDecode(args *schema.Values) (op.Impl, error) {
-	return &decoder{channels: int(args.Int("channels"))}, nil
+	return &decoder{channels: int(args.Int("channels")), orient: args.Bool("orientation")}, nil
+}
+
+// orientation returns the EXIF orientation Decode applies to data.
+func (d *decoder) orientation(data []byte) int {
+	if !d.orient || sniff(data) != "jpeg" {
+		return 1
+	}
+	return exifOrientation(data)
 }
 
 // Setup reads each sample's header to size its output.
@@ -65,6 +75,9 @@ func (d *decoder) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
 		cfg, err := decodeConfig(i, data)
 		if err != nil {
 			return nil, err
+		}
+		if d.orientation(data) >= 5 {
+			cfg.Width, cfg.Height = cfg.Height, cfg.Width
 		}
 		shapes[i] = []int64{int64(cfg.Height), int64(cfg.Width), int64(d.channels)}
 	}
@@ -119,10 +132,23 @@ func (d *decoder) Run(ctx context.Context, outputs, inputs []*tensor.Batch) erro
 		}
 		out := outputs[0].Sample(i)
 		h, w, _ := dims(out)
+		o := d.orientation(data)
+		if o >= 5 {
+			h, w = w, h
+		}
 		if sz := img.Bounds().Size(); sz.X != w || sz.Y != h {
 			return fmt.Errorf("%w: sample %d (%s): decoded %dx%d, the header said %dx%d in Setup", ErrDecode, i, format, sz.X, sz.Y, w, h)
 		}
-		if err := fill(out, func(pix []uint8) error { d.convert(pix, img); return nil }); err != nil {
+		convert := func(pix []uint8) error { d.convert(pix, img); return nil }
+		if o != 1 {
+			convert = func(pix []uint8) error {
+				d.turned = grow(d.turned, len(pix))
+				d.convert(d.turned, img)
+				orient(pix, d.turned, h, w, d.channels, o)
+				return nil
+			}
+		}
+		if err := fill(out, convert); err != nil {
 			return fmt.Errorf("sample %d: %w", i, err)
 		}
 	}

@@ -2,7 +2,8 @@
 // operators that run on the CPU:
 //
 //   - image.Read reads files into 1-D uint8 tensors of their bytes.
-//   - image.Decode decodes PNG or JPEG bytes to uint8 HWC pixels.
+//   - image.Decode decodes PNG or JPEG bytes to uint8 HWC pixels, JPEGs
+//     turned upright by their EXIF orientation.
 //   - image.Encode encodes uint8 HWC pixels as PNG or JPEG bytes (uint16
 //     ones as 16-bit PNG).
 //   - image.Write writes 1-D uint8 tensors to files.
@@ -189,6 +190,8 @@ func operators() []operator {
 				{Name: "channels", Type: schema.Int, Default: int64(3), Allowed: []any{int64(1), int64(3), int64(4)},
 					Doc: "Channels of the output: 1 for luma (BT.601, as image.Grayscale computes it), " +
 						"3 for RGB, 4 for RGBA with straight (not premultiplied) alpha."},
+				{Name: "orientation", Type: schema.Bool, Default: true,
+					Doc: "Apply a JPEG's EXIF orientation (1-8), turning and mirroring the image upright; malformed EXIF is ignored."},
 			},
 			Devices: cpuOnly,
 		}, newDecode},

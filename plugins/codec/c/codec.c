@@ -1240,8 +1240,9 @@ static int resize_target(const dynop_graph_builder *b, uint32_t i, char *w, char
     return strcmp(w, "0") != 0 || strcmp(h, "0") != 0;
 }
 
-/* native_decode: image.Decode's one argument, channels, means the same for
- * codec.Decode; Go's image/jpeg ignores EXIF and decodes at full size.
+/* native_decode: image.Decode's arguments, channels and orientation (the
+ * EXIF orientation, applied by default), mean the same for codec.Decode;
+ * Go's image/jpeg decodes at full size.
  * Where the decoded images only go to a resize to a fixed size, JPEGs
  * decode shrunk in the DCT to the least 1/8, 1/4 or 1/2 still at least
  * that size (libvips' shrink-on-load): a JPEG of 1920x1080 resized to
@@ -1250,7 +1251,7 @@ static dynop_result native_decode(void *user, const dynop_graph_builder *b) {
     const dynop_graph_node *nd = DYNOP_GRAPH_NODE(b, b->node);
     json_kv kv[4];
     char json[192], w[24], h[24];
-    const char *channels = "3";
+    const char *channels = "3", *orientation = "true";
     int i, n = json_args(nd->args_json, kv, 4);
     (void)user;
     if (n < 0) {
@@ -1259,6 +1260,9 @@ static dynop_result native_decode(void *user, const dynop_graph_builder *b) {
     }
     for (i = 0; i < n; i++) {
         if (strcmp(kv[i].key, "channels") == 0 && is_int(kv[i].val)) channels = kv[i].val;
+        else if (strcmp(kv[i].key, "orientation") == 0 &&
+                 (strcmp(kv[i].val, "true") == 0 || strcmp(kv[i].val, "false") == 0))
+            orientation = kv[i].val;
         else {
             pass_log(nd->name, "an argument has no equivalent in codec.Decode");
             return DYNOP_OK;
@@ -1266,10 +1270,10 @@ static dynop_result native_decode(void *user, const dynop_graph_builder *b) {
     }
     if (resize_target(b, b->node, w, h, sizeof w))
         snprintf(json, sizeof json,
-                 "{\"channels\": %s, \"orientation\": false, \"min_width\": %s, \"min_height\": %s}", channels, w,
-                 h);
+                 "{\"channels\": %s, \"orientation\": %s, \"min_width\": %s, \"min_height\": %s}", channels,
+                 orientation, w, h);
     else
-        snprintf(json, sizeof json, "{\"channels\": %s, \"orientation\": false}", channels);
+        snprintf(json, sizeof json, "{\"channels\": %s, \"orientation\": %s}", channels, orientation);
     return replace(b, DECODE, json);
 }
 
