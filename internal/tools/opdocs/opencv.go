@@ -47,6 +47,21 @@ var openCV = []comparison{
 		what: "runs imgproc.Grayscale on random 37x53 uint8 RGB and RGBA images and cv2.cvtColor (`COLOR_RGB2GRAY`, `COLOR_RGBA2GRAY`) on the same pixels, and requires identical bytes: **bit-identical** (both BT.601 in 15-bit fixed point). It skips without python3-opencv.",
 	},
 	{
+		file: "plugins/imgproc/filter_test.go", fn: "TestGaussianBlurMatchesOpenCV",
+		ops: []string{"imgproc.GaussianBlur"}, outputs: true,
+		what: "runs imgproc.GaussianBlur on random 45x61 uint8 and float32 images of 1, 3 and 4 channels with sigma 0.5, 1, 2.5 and 6, and cv2.GaussianBlur with ksize 2r+1 (r = ceil(3 sigma)) and `BORDER_REPLICATE`, and the exact Gaussian (cv2.sepFilter2D in float64): uint8 **at most 2 levels apart in at most 30% of the elements** (OpenCV's 8-bit kernel strays up to about 1.9 from the exact blur, GaussianBlur at most 0.6, which it checks); float32 (values in [0, 255)) **at most 1e-4 apart**. It skips without python3-opencv.",
+	},
+	{
+		file: "plugins/imgproc/filter_test.go", fn: "TestSobelMatchesOpenCV",
+		ops: []string{"imgproc.Sobel"}, outputs: true,
+		what: "runs imgproc.Sobel on random 39x53 uint8 and float32 images of 1, 3 and 4 channels, and cv2.Sobel (`CV_32F`, ksize 3, `BORDER_REPLICATE`) dx and dy with the magnitude in NumPy, rounded as Sobel rounds on uint8: uint8 **bit-identical**; float32 (values in [0, 255)) **at most 2.5e-4 apart**. It skips without python3-opencv.",
+	},
+	{
+		file: "plugins/imgproc/filter_test.go", fn: "TestUnsharpMaskMatchesOpenCV",
+		ops: []string{"imgproc.UnsharpMask"}, outputs: true,
+		what: "runs imgproc.UnsharpMask on random 41x57 uint8 and float32 images of 1, 3 and 4 channels (sigma 1.5, 0.8 and 2; amount 1, 2.5 and 0.7; threshold 0, 0 and 6), and cv2.GaussianBlur (ksize 2r+1, `BORDER_REPLICATE`), cv2.addWeighted(img, 1+amount, blurred, -amount, 0) and the threshold mask in NumPy: uint8 **at most floor(amount + 1) levels apart in at most 20% of the elements**, leaving out those within 1 of the threshold (the blurs differ by at most 1 there, which it checks); float32 (values in [0, 255)) **at most 1e-4 (1 + amount) apart**. It skips without python3-opencv.",
+	},
+	{
 		file: "plugins/image/image_test.go", fn: "TestGrayscaleUint8",
 		ops: []string{"image.Grayscale"}, outputs: true,
 		what: "checks image.Grayscale on pure red, green, blue, white, black and a mixture against the exact luma rounded, which is what OpenCV's cvtColor computes there (76, 150, 29, 255, 0, 18); image.Grayscale is bit-identical to imgproc.Grayscale, which TestGrayscaleMatchesOpenCV compares with OpenCV directly.",

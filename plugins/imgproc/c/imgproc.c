@@ -898,24 +898,23 @@ static void blur_destroy(void *instance) {
     free(b);
 }
 
-static dynop_result blur_create(void *user_data, const dynop_arg *args, uint32_t n, void **instance) {
-    double sigma, sum, scale;
-    int64_t radius = 0, deficit, i;
+/* blur_make makes the kernels of a Gaussian of sigma and radius (0 for
+ * ceil(3 sigma)), checking both, for operator op (named in errors). */
+static dynop_result blur_make(const char *op, double sigma, int64_t radius, blur_inst **out) {
+    double sum, scale;
+    int64_t deficit, i;
     int r;
     double *g = NULL;
     blur_frac *fr = NULL;
     blur_inst *b;
-    (void)user_data;
-    if (!arg_float(args, n, "sigma", &sigma)) return fail(DYNOP_ERROR_INVALID_ARGUMENT, "imgproc.GaussianBlur: sigma is required");
     if (sigma != sigma)
-        return fail(DYNOP_ERROR_INVALID_ARGUMENT, "imgproc.GaussianBlur: sigma must be a positive finite number, got NaN");
+        return failf(DYNOP_ERROR_INVALID_ARGUMENT, "%s: sigma must be a positive finite number, got NaN", op);
     if (!(sigma > 0.0) || sigma > DBL_MAX)
-        return failf(DYNOP_ERROR_INVALID_ARGUMENT, "imgproc.GaussianBlur: sigma must be a positive finite number, got %g", sigma);
+        return failf(DYNOP_ERROR_INVALID_ARGUMENT, "%s: sigma must be a positive finite number, got %g", op, sigma);
     if (sigma > BLUR_MAX_SIGMA)
-        return failf(DYNOP_ERROR_INVALID_ARGUMENT, "imgproc.GaussianBlur: sigma must be at most %g, got %g", BLUR_MAX_SIGMA, sigma);
-    arg_int(args, n, "radius", &radius);
+        return failf(DYNOP_ERROR_INVALID_ARGUMENT, "%s: sigma must be at most %g, got %g", op, BLUR_MAX_SIGMA, sigma);
     if (radius < 0 || radius > BLUR_MAX_RADIUS)
-        return failf(DYNOP_ERROR_INVALID_ARGUMENT, "imgproc.GaussianBlur: radius must be between 0 and %d, got %lld",
+        return failf(DYNOP_ERROR_INVALID_ARGUMENT, "%s: radius must be between 0 and %d, got %lld", op,
                      BLUR_MAX_RADIUS, (long long)radius);
     if (radius == 0) {
         double t = 3.0 * sigma; /* ceil */
@@ -935,7 +934,7 @@ static dynop_result blur_create(void *user_data, const dynop_arg *args, uint32_t
         free(g);
         free(fr);
         blur_destroy(b);
-        return fail(DYNOP_ERROR_NO_MEMORY, "imgproc.GaussianBlur: out of memory");
+        return failf(DYNOP_ERROR_NO_MEMORY, "%s: out of memory", op);
     }
     /* Gaussian, normalized. */
     g[0] = 1.0;
@@ -973,26 +972,42 @@ static dynop_result blur_create(void *user_data, const dynop_arg *args, uint32_t
         b->kp8[i / 2] = (int32_t)((uint32_t)(uint16_t)b->k8[i] | ((uint32_t)(uint16_t)b->k8[i + 1] << 16));
     free(g);
     free(fr);
-    *instance = b;
+    *out = b;
     return DYNOP_OK;
+}
+
+static dynop_result blur_create(void *user_data, const dynop_arg *args, uint32_t n, void **instance) {
+    double sigma;
+    int64_t radius = 0;
+    blur_inst *b = NULL;
+    dynop_result rc;
+    (void)user_data;
+    if (!arg_float(args, n, "sigma", &sigma)) return fail(DYNOP_ERROR_INVALID_ARGUMENT, "imgproc.GaussianBlur: sigma is required");
+    arg_int(args, n, "radius", &radius);
+    rc = blur_make("imgproc.GaussianBlur", sigma, radius, &b);
+    if (rc == DYNOP_OK) *instance = b;
+    return rc;
 }
 
 /* Where a blur's scratch pieces lie: a widened input row (hp), the ring
  * of horizontal results, the ring's row pointers, a contiguous output
- * row; size is the total, 0 for an empty image. */
+ * row, and a contiguous copy of an input row for a post step (src, only
+ * if asked for); size is the total, 0 for an empty image. */
 typedef struct {
-    size_t size, hp, ring, rows, tmp;
+    size_t size, hp, ring, rows, tmp, src;
 } blur_plan;
 
-/* blur_plan_of lays out the scratch of an H x W x C image; 0 on overflow. */
-static int blur_plan_of(const blur_inst *b, int u8, int64_t H, int64_t W, int64_t C, blur_plan *pl) {
+/* blur_plan_of lays out the scratch of an H x W x C image, with a copy of
+ * an input row if src_copy; 0 on overflow. */
+static int blur_plan_of(const blur_inst *b, int u8, int64_t H, int64_t W, int64_t C, int src_copy, blur_plan *pl) {
     const size_t es = u8 ? 1 : 4, ws = u8 ? 2 : 4; /* element sizes: tensor, work */
     const int64_t r = u8 ? b->r8 : b->rf, n = W * C, nr = round_up64(n);
     memset(pl, 0, sizeof *pl);
     if (H <= 0 || W <= 0) return 1;
     return carve(&pl->size, nr + 2 * r * C + 64, ws, &pl->hp) &&
            carve(&pl->size, min64(H, 2 * r + 1) * nr, ws, &pl->ring) &&
-           carve(&pl->size, 2 * r + 1, sizeof(void *), &pl->rows) && carve(&pl->size, nr, es, &pl->tmp);
+           carve(&pl->size, 2 * r + 1, sizeof(void *), &pl->rows) && carve(&pl->size, nr, es, &pl->tmp) &&
+           carve(&pl->size, src_copy ? n : 0, es, &pl->src);
 }
 
 static dynop_result blur_setup(void *instance, const dynop_tensor *in, uint32_t nin, dynop_tensor *out,
@@ -1005,7 +1020,7 @@ static dynop_result blur_setup(void *instance, const dynop_tensor *in, uint32_t 
     out->ndim = 3;
     for (d = 0; d < 3; d++) out->shape[d] = in->shape[d];
     if (!blur_plan_of((const blur_inst *)instance, in->dtype.code == DYNOP_DTYPE_UINT, in->shape[0], in->shape[1],
-                      in->shape[2], &pl))
+                      in->shape[2], 0, &pl))
         return no_memory("imgproc.GaussianBlur", SIZE_MAX);
     return set_scratch(&out[nout], pl.size, "imgproc.GaussianBlur");
 }
@@ -1425,9 +1440,20 @@ static void store_row(const view *v, int64_t y, const char *src, int u8) {
     }
 }
 
-static dynop_result blur_run_with(void *instance, const dynop_tensor *out, const dynop_tensor *in,
-                                  const blur_kernels *kn) {
-    blur_inst *b = (blur_inst *)instance;
+/* A step after the vertical pass (imgproc.UnsharpMask's combine, in
+ * filter.c): it computes output row d of n elements from the input row p
+ * and the blurred row b, both contiguous (d may be b), with parameters k. */
+typedef struct {
+    void (*u8)(const uint8_t *p, const uint8_t *b, uint8_t *d, int64_t n, const float *k);
+    void (*f32)(const float *p, const float *b, float *d, int64_t n, const float *k);
+    float k[2];
+} blur_post;
+
+/* blur_run_with blurs in into out with b's kernels and the row functions
+ * kn, then applies post (if not NULL) to each blurred row; op names the
+ * operator in errors. */
+static dynop_result blur_run_with(const blur_inst *b, const char *op, const dynop_tensor *out, const dynop_tensor *in,
+                                  const blur_kernels *kn, const blur_post *post) {
     const int u8 = in->dtype.code == DYNOP_DTYPE_UINT;
     const size_t es = u8 ? 1 : 4, ws = u8 ? 2 : 4; /* element sizes: tensor, work */
     view vi = view_of(in), vo = view_of(out);
@@ -1448,8 +1474,8 @@ static dynop_result blur_run_with(void *instance, const dynop_tensor *out, const
     rc = r * C;
     nr = round_up64(n);
     R = min64(H, 2 * r + 1);
-    if (!blur_plan_of(b, u8, H, W, C, &pl)) return no_memory("imgproc.GaussianBlur", SIZE_MAX);
-    mem = scratch_of(&out[1], pl.size, "imgproc.GaussianBlur", &err);
+    if (!blur_plan_of(b, u8, H, W, C, post != NULL && !rows_contig(&vi), &pl)) return no_memory(op, SIZE_MAX);
+    mem = scratch_of(&out[1], pl.size, op, &err);
     if (mem == NULL) return err;
     hp = mem + pl.hp + (size_t)rc * ws; /* element 0 of the row */
     ring = mem + pl.ring;
@@ -1479,7 +1505,24 @@ static dynop_result blur_run_with(void *instance, const dynop_tensor *out, const
             else rowsf[j] = (const float *)(const void *)t;
         }
         d = contig ? vo.p + y * vo.sy * (int64_t)es : tmp;
-        if (u8) kn->v8(rows8, (uint8_t *)d, n, &k);
+        if (post != NULL) {
+            const char *p = rows_contig(&vi) ? vi.p + y * vi.sy * (int64_t)es : mem + pl.src;
+            if (p != vi.p + y * vi.sy * (int64_t)es) {
+                int64_t x, ch;
+                const char *row = vi.p + y * vi.sy * (int64_t)es;
+                for (x = 0; x < W; x++)
+                    for (ch = 0; ch < C; ch++)
+                        memcpy(mem + pl.src + (size_t)(x * C + ch) * es, row + (x * vi.sx + ch * vi.sc) * (int64_t)es, es);
+            }
+            if (u8) {
+                kn->v8(rows8, (uint8_t *)tmp, n, &k);
+                post->u8((const uint8_t *)p, (const uint8_t *)tmp, (uint8_t *)d, n, post->k);
+            } else {
+                kn->vf(rowsf, (float *)(void *)tmp, n, &k);
+                post->f32((const float *)(const void *)p, (const float *)(const void *)tmp, (float *)(void *)d, n,
+                          post->k);
+            }
+        } else if (u8) kn->v8(rows8, (uint8_t *)d, n, &k);
         else kn->vf(rowsf, (float *)(void *)d, n, &k);
         if (!contig) store_row(&vo, y, tmp, u8);
     }
@@ -1490,7 +1533,7 @@ static dynop_result blur_run_scalar(void *instance, const dynop_tensor *out, uin
                                     uint32_t nin) {
     (void)nout;
     (void)nin;
-    return blur_run_with(instance, out, in, &blur_scalar);
+    return blur_run_with((const blur_inst *)instance, "imgproc.GaussianBlur", out, in, &blur_scalar, NULL);
 }
 
 #if IMGPROC_X86
@@ -1498,14 +1541,14 @@ static dynop_result blur_run_avx2(void *instance, const dynop_tensor *out, uint3
                                   uint32_t nin) {
     (void)nout;
     (void)nin;
-    return blur_run_with(instance, out, in, &blur_avx2);
+    return blur_run_with((const blur_inst *)instance, "imgproc.GaussianBlur", out, in, &blur_avx2, NULL);
 }
 
 static dynop_result blur_run_avx512(void *instance, const dynop_tensor *out, uint32_t nout, const dynop_tensor *in,
                                     uint32_t nin) {
     (void)nout;
     (void)nin;
-    return blur_run_with(instance, out, in, &blur_avx512);
+    return blur_run_with((const blur_inst *)instance, "imgproc.GaussianBlur", out, in, &blur_avx512, NULL);
 }
 #endif
 
@@ -2354,6 +2397,7 @@ static dynop_result resize_run_avx512(void *instance, const dynop_tensor *out, u
  * which use its helpers and define each operator's kernels, schema and
  * dynop_operator (listed in the arrays that follow). Nothing compiles them
  * on their own. */
+#include "filter.c"
 
 /* ==== schemas and registration =========================================== */
 
@@ -2484,8 +2528,9 @@ static const dynop_operator saxpy_op =
                                   saxpy_variants, DYNOP_OPERATOR_CONCURRENT);
 
 static const dynop_op_schema *const operators[] = {&gray_schema, &blur_schema, &sobel_schema, &resize_schema,
-                                                   &saxpy_schema};
-static const dynop_operator *const operator_backends[] = {&gray_op, &blur_op, &sobel_op, &resize_op, &saxpy_op};
+                                                   &saxpy_schema, &usm_schema};
+static const dynop_operator *const operator_backends[] = {&gray_op, &blur_op, &sobel_op, &resize_op, &saxpy_op,
+                                                          &usm_op};
 
 /* ---- imgproc.native-grayscale ------------------------------------------ */
 
