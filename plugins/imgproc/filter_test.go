@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dynop/dynop"
@@ -20,7 +22,8 @@ import (
 
 // BenchmarkResize runs imgproc.Resize on a 1920×1080 RGB image, the main
 // job's input, in each variant: down to 960×540 (the main job's resize)
-// and up to 2400×1350, uint8 and float32.
+// and up to 2400×1350, uint8 and float32, with each interpolation, and
+// antialiased cubic down.
 func BenchmarkResize(b *testing.B) {
 	ctx := context.Background()
 	h, err := dynop.Open(ctx, dynop.Options{NoRegistered: true, Paths: []string{cbuild.Imgproc(b)}, NoDefaultPaths: true, CacheDir: b.TempDir()})
@@ -34,13 +37,32 @@ func BenchmarkResize(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, c := range []struct {
+		var cases []struct {
 			name string
 			args schema.Args
-		}{
-			{"down", schema.Args{"width": 960, "height": 540}},
-			{"up", schema.Args{"width": 2400, "height": 1350}},
-		} {
+		}
+		for _, interp := range []string{"linear", "nearest", "cubic", "area", "cubic-antialias"} {
+			for _, size := range []struct {
+				name string
+				w, h int
+			}{{"down", 960, 540}, {"up", 2400, 1350}} {
+				if interp == "cubic-antialias" && size.name == "up" {
+					continue
+				}
+				a := schema.Args{"width": size.w, "height": size.h}
+				if interp != "linear" { // the default: the benchmark runs on Resize from before interp too
+					a["interp"] = strings.TrimSuffix(interp, "-antialias")
+				}
+				if strings.HasSuffix(interp, "-antialias") {
+					a["antialias"] = true
+				}
+				cases = append(cases, struct {
+					name string
+					args schema.Args
+				}{interp + "/" + size.name, a})
+			}
+		}
+		for _, c := range cases {
 			for _, v := range []string{"avx512", "avx2", "scalar"} {
 				b.Run(fmt.Sprintf("%s/%s/%s", dt, c.name, v), func(b *testing.B) {
 					in, err := h.NewOperator(ctx, "imgproc.Resize", c.args, op.WithVariant(v))
@@ -377,10 +399,31 @@ func filterCases(t *testing.T) []opCase {
 				}
 				add("sigma=1", imgproc.UnsharpMask, schema.Args{"sigma": 1.0})
 				add("sigma=2.5 amount=1.7 threshold=9", imgproc.UnsharpMask, schema.Args{"sigma": 2.5, "amount": 1.7, "threshold": 9.0})
+				for _, r := range resizeVariantArgs(h, w) {
+					add(fmt.Sprint(r), imgproc.Resize, r)
+				}
 			}
 		}
 	}
 	return cases
+}
+
+// resizeVariantArgs are Resize's cases of the variant proof for an h x w
+// image: each interpolation but the default linear, and linear with
+// antialias, up, down and both ways.
+func resizeVariantArgs(h, w int64) []schema.Args {
+	var out []schema.Args
+	for _, interp := range []schema.Args{{"interp": "nearest"}, {"interp": "cubic"}, {"interp": "area"},
+		{"interp": "cubic", "antialias": true}, {"interp": "linear", "antialias": true}} {
+		for _, size := range [][2]int64{{h + 3, 2*w + 1}, {max(h/2, 1), max(w/3, 1)}, {2*h + 1, max(w*2/5, 1)}} {
+			a := schema.Args{"height": size[0], "width": size[1]}
+			for k, v := range interp {
+				a[k] = v
+			}
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // TestFilterVariantsAgreeWithScalar: every variant this CPU can run,
@@ -410,9 +453,9 @@ func TestFilterVariantsAgreeWithScalar(t *testing.T) {
 	t.Logf("variants tested against scalar: %v (%d cases each)", tested, len(cases))
 }
 
-// TestUnsharpMaskStrided: a cropped (strided) input gives the pixels of
-// its compact copy.
-func TestUnsharpMaskStrided(t *testing.T) {
+// TestStridedInputs: UnsharpMask and each kind of Resize give a cropped
+// (strided) input the pixels of its compact copy.
+func TestStridedInputs(t *testing.T) {
 	h := openImgproc(t)
 	rng := rand.New(rand.NewPCG(21, 22))
 	for _, dt := range []tensor.DType{tensor.Uint8, tensor.Float32} {
@@ -425,11 +468,49 @@ func TestUnsharpMaskStrided(t *testing.T) {
 			t.Fatal(err)
 		}
 		cb, _ := tensor.NewBatch(compact)
-		args := schema.Args{"sigma": 1.3, "amount": 2.0, "threshold": 4.0}
-		a, b := values(t, execOne(t, h, imgproc.UnsharpMask, args, crop)), values(t, execOne(t, h, imgproc.UnsharpMask, args, cb))
-		if d, n := diffStats(t, a, b); n != 0 {
-			t.Errorf("%s: the strided input's result differs from the compact one's in %d elements (by up to %g)", dt, n, d)
+		calls := []struct {
+			op   string
+			args schema.Args
+		}{{imgproc.UnsharpMask, schema.Args{"sigma": 1.3, "amount": 2.0, "threshold": 4.0}}}
+		for _, r := range resizeVariantArgs(25, 32) {
+			calls = append(calls, struct {
+				op   string
+				args schema.Args
+			}{imgproc.Resize, r})
 		}
+		for _, c := range calls {
+			a, b := values(t, execOne(t, h, c.op, c.args, crop)), values(t, execOne(t, h, c.op, c.args, cb))
+			if d, n := diffStats(t, a, b); n != 0 {
+				t.Errorf("%s %v %s: the strided input's result differs from the compact one's in %d elements (by up to %g)", c.op, c.args, dt, n, d)
+			}
+		}
+	}
+}
+
+// TestResizeBadInterp: what Resize's interp and antialias refuse, and
+// why; and an antialiased shrink whose scratch would pass 1 GiB.
+func TestResizeBadInterp(t *testing.T) {
+	h := openImgproc(t)
+	rng := rand.New(rand.NewPCG(29, 30))
+	rgb := imageBatch(t, rng, tensor.Uint8, 8, 8, 3)
+	wide := imageBatch(t, rng, tensor.Uint8, 1, 1<<23, 1)
+	for _, c := range []struct {
+		name   string
+		args   schema.Args
+		in     *tensor.Batch
+		target error
+		want   string
+	}{
+		{"unknown interp", schema.Args{"width": 4, "interp": "lanczos"}, rgb, schema.ErrArgument, `argument "interp": lanczos is not one of [nearest linear cubic area]`},
+		{"interp not a string", schema.Args{"width": 4, "interp": 3}, rgb, schema.ErrArgument, `"interp"`},
+		{"nearest antialiased", schema.Args{"width": 4, "interp": "nearest", "antialias": true}, rgb, nil, "imgproc.Resize: antialias applies to linear and cubic, not nearest (nearest picks pixels)"},
+		{"area antialiased", schema.Args{"width": 4, "interp": "area", "antialias": true}, rgb, nil, "imgproc.Resize: antialias applies to linear and cubic, not area (area averages what it shrinks already)"},
+		{"scratch", schema.Args{"width": 1, "height": 1, "interp": "cubic", "antialias": true}, wide, nil, "imgproc.Resize: resizing a 8388608x1 image to 1x1 with cubic and antialias needs 1152 MiB of scratch, more than 1024"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := exec(h, imgproc.Resize, c.args, c.in)
+			testutil.WantErr(t, err, c.target, c.want)
+		})
 	}
 }
 
@@ -463,5 +544,227 @@ func TestUnsharpMaskBadInput(t *testing.T) {
 			_, err := exec(h, imgproc.UnsharpMask, c.args, c.in)
 			testutil.WantErr(t, err, c.target, c.want)
 		})
+	}
+}
+
+// resizeCV is the interpolation flag of cv2.resize for each interp.
+var resizeCV = map[string]string{"nearest": "INTER_NEAREST_EXACT", "linear": "INTER_LINEAR", "cubic": "INTER_CUBIC", "area": "INTER_AREA"}
+
+// TestResizeMatchesOpenCV compares imgproc.Resize with cv2.resize, each
+// interp with its flag (nearest INTER_NEAREST_EXACT, linear INTER_LINEAR,
+// cubic INTER_CUBIC, area INTER_AREA), on random 38x54 images of 1, 3 and
+// 4 channels, uint8 and float32 (values in [0, 255)), resized up (to
+// 80x101, and 76x108: twice the size), down (to 19x27: half the size, as
+// the main job's 1920x1080 to 960x540; 17x23 and 12x9) and both ways (to
+// 61x20). Tolerances, enforced, as the largest difference and, on uint8,
+// the share of elements that differ:
+//
+//	nearest  bit-identical
+//	linear   uint8 1 level in 20%; float32 1e-3
+//	cubic    uint8 1 level in 10%; float32 1e-3
+//	area     uint8 1 level in 12%; float32 1e-4
+//
+// OpenCV computes the source coordinate of linear and cubic in float32
+// (Resize in float64), which moves float32 results by up to about 7e-4,
+// and its SIMD uint8 paths round intermediate sums.
+//
+// It skips without python3-opencv.
+func TestResizeMatchesOpenCV(t *testing.T) {
+	cvtest.Require(t)
+	h := openImgproc(t)
+	rng := rand.New(rand.NewPCG(25, 26))
+	sizes := [][2]int64{{80, 101}, {76, 108}, {19, 27}, {17, 23}, {12, 9}, {61, 20}}
+	interps := []string{"nearest", "linear", "cubic", "area"}
+	tols := map[string]struct{ u8, share, f32 float64 }{
+		"nearest": {0, 0, 0}, "linear": {1, 0.2, 1e-3}, "cubic": {1, 0.1, 1e-3}, "area": {1, 0.12, 1e-4},
+	}
+	code := "img = inputs[0]\noutputs = []\n"
+	for _, in := range interps {
+		for _, s := range sizes {
+			code += fmt.Sprintf("outputs.append(cv2.resize(img, (%d, %d), interpolation=cv2.%s))\n", s[1], s[0], resizeCV[in])
+		}
+	}
+	for _, dt := range []tensor.DType{tensor.Uint8, tensor.Float32} {
+		for _, c := range []int64{1, 3, 4} {
+			img := image255(t, rng, dt, 38, 54, c)
+			cv := cvtest.Run(t, code, cvtest.FromTensor(t, img.Sample(0)))
+			for i, interp := range interps {
+				for j, s := range sizes {
+					got := values(t, execOne(t, h, imgproc.Resize, schema.Args{"height": s[0], "width": s[1], "interp": interp}, img))
+					maxAbs, differ := diffStats(t, got, cvValues(t, cv[i*len(sizes)+j]))
+					tol, share := tols[interp].f32, 1.0
+					if dt == tensor.Uint8 {
+						tol, share = tols[interp].u8, tols[interp].share
+					}
+					t.Logf("%s %s %d channels to %dx%d: max |diff| %g, %d of %d elements differ", interp, dt, c, s[0], s[1], maxAbs, differ, len(got))
+					if maxAbs > tol || float64(differ) > share*float64(len(got)) {
+						t.Errorf("%s %s %d channels to %dx%d: differs from OpenCV by %g in %d of %d elements; tolerance %g in %g%%",
+							interp, dt, c, s[0], s[1], maxAbs, differ, len(got), tol, 100*share)
+					}
+				}
+			}
+		}
+	}
+}
+
+// aaWeights is the antialiasing filter's definition, in float64: output
+// index d of in -> out pixels (in > out) takes pixels [xmin, xmax) with
+// weights K((i + 0.5 - c)/s), c = (d + 0.5) s, s = in/out, K the triangle
+// (support 1) or Keys a = -0.75 (support 2) widened by s, the window
+// floor(c ± support·s + 0.5) cut to the image and the weights normalized.
+func aaWeights(cubic bool, in, out, d int) (xmin int, w []float64) {
+	s := float64(in) / float64(out)
+	support := s
+	if cubic {
+		support = 2 * s
+	}
+	c := (float64(d) + 0.5) * s
+	xmin, xmax := max(0, int(math.Floor(c-support+0.5))), min(in, int(math.Floor(c+support+0.5)))
+	k := func(t float64) float64 {
+		t = math.Abs(t)
+		const a = -0.75
+		switch {
+		case !cubic && t < 1:
+			return 1 - t
+		case cubic && t < 1:
+			return ((a+2)*t-(a+3))*t*t + 1
+		case cubic && t < 2:
+			return ((a*t-5*a)*t+8*a)*t - 4*a
+		}
+		return 0
+	}
+	var sum float64
+	for i := xmin; i < xmax; i++ {
+		w = append(w, k((float64(i)+0.5-c)/s))
+		sum += w[len(w)-1]
+	}
+	for i := range w {
+		w[i] /= sum
+	}
+	return xmin, w
+}
+
+// TestResizeAntialias checks antialias=true on exact small cases, and
+// that it removes the aliasing of a shrunk checkerboard. A row of 0, 70,
+// 140, 210 shrunk to 2 pixels: bilinear takes the pairs' means, 35 and
+// 175; antialiased, the triangle widened by 2 weighs pixels 0, 1, 2 by
+// 3/7, 3/7, 1/7 and 1, 2, 3 by 1/7, 3/7, 3/7: 50 and 160. A 9x11 float32
+// image shrunk to 4x3 (linear and cubic) matches aaWeights applied along
+// rows, then columns, within 1e-4. A sample that does not shrink is
+// resized as without antialias, bit for bit. A 1-pixel checkerboard of 0
+// and 255, 60x60, shrunk to 20x20 (by 3): bilinear samples single pixels,
+// 0 or 255 (all aliasing), antialiased linear and cubic give grey within
+// 127.5 ± 8.
+func TestResizeAntialias(t *testing.T) {
+	h := openImgproc(t)
+	row, _ := tensor.FromSlice([]uint8{0, 70, 140, 210}, 1, 4, 1)
+	row, _ = row.WithLayout("HWC")
+	rb, _ := tensor.NewBatch(row)
+	for _, c := range []struct {
+		aa   bool
+		want []float64
+	}{{false, []float64{35, 175}}, {true, []float64{50, 160}}} {
+		got := values(t, execOne(t, h, imgproc.Resize, schema.Args{"width": 2, "height": 1, "antialias": c.aa}, rb))
+		if !slices.Equal(got, c.want) {
+			t.Errorf("0 70 140 210 to 2 pixels, antialias %v: %v, want %v", c.aa, got, c.want)
+		}
+	}
+
+	rng := rand.New(rand.NewPCG(27, 28))
+	const ih, iw, oh, ow = 9, 11, 4, 3
+	img := image255(t, rng, tensor.Float32, ih, iw, 1)
+	p := values(t, img.Sample(0))
+	for _, interp := range []string{"linear", "cubic"} {
+		cubic := interp == "cubic"
+		got := values(t, execOne(t, h, imgproc.Resize, schema.Args{"width": ow, "height": oh, "interp": interp, "antialias": true}, img))
+		for y := range oh {
+			y0, wy := aaWeights(cubic, ih, oh, y)
+			for x := range ow {
+				x0, wx := aaWeights(cubic, iw, ow, x)
+				var want float64
+				for j, a := range wy {
+					var r float64
+					for i, b := range wx {
+						r += b * p[(y0+j)*iw+x0+i]
+					}
+					want += a * r
+				}
+				if d := math.Abs(got[y*ow+x] - want); d > 1e-4 {
+					t.Errorf("%s antialiased 9x11 to 4x3: (%d, %d) is %g, want %g", interp, y, x, got[y*ow+x], want)
+				}
+			}
+		}
+	}
+
+	// Growing: antialias changes nothing.
+	for _, interp := range []string{"linear", "cubic"} {
+		for _, dt := range []tensor.DType{tensor.Uint8, tensor.Float32} {
+			in := image255(t, rng, dt, 13, 17, 3)
+			a := execOne(t, h, imgproc.Resize, schema.Args{"width": 40, "height": 13, "interp": interp}, in)
+			b := execOne(t, h, imgproc.Resize, schema.Args{"width": 40, "height": 13, "interp": interp, "antialias": true}, in)
+			if !bytes.Equal(a.Span(), b.Span()) {
+				t.Errorf("%s %s grown with antialias differs from without", interp, dt)
+			}
+		}
+	}
+
+	board, _ := tensor.Alloc(tensor.Uint8, "HWC", [][]int64{{60, 60, 1}})
+	data, _ := board.Sample(0).Bytes()
+	for i := range data {
+		if (i/60+i%60)%2 == 1 {
+			data[i] = 255
+		}
+	}
+	for _, c := range []struct {
+		interp string
+		aa     bool
+	}{{"linear", false}, {"linear", true}, {"cubic", true}} {
+		got := values(t, execOne(t, h, imgproc.Resize, schema.Args{"width": 20, "height": 20, "interp": c.interp, "antialias": c.aa}, board))
+		lo, hi := slices.Min(got), slices.Max(got)
+		t.Logf("checkerboard shrunk by 3, %s antialias %v: %g to %g", c.interp, c.aa, lo, hi)
+		if c.aa && (lo < 127.5-8 || hi > 127.5+8) {
+			t.Errorf("%s antialiased: the checkerboard shrinks to %g..%g, want grey within 127.5 ± 8", c.interp, lo, hi)
+		}
+		if !c.aa && (lo != 0 || hi != 255) {
+			t.Errorf("bilinear: the checkerboard shrinks to %g..%g, want its aliasing, 0..255", lo, hi)
+		}
+	}
+}
+
+// TestResizeNearestAndArea checks the definitions on small cases: nearest
+// picks OpenCV's INTER_NEAREST_EXACT pixels (8 to 3 pixels: 1, 3, 6,
+// where an exact floor((d + 0.5) in/out) would take 4 for the middle one;
+// 8 to 4: 0, 2, 4, 6); area shrinking averages boxes weighted by overlap
+// (6 to 4 pixels: each output covers 1.5 inputs), and area growing uses
+// OpenCV's coordinates (2 to 5: sx = floor(d·2/5), f the fraction of
+// (d+1) - (sx+1)·5/2 if positive).
+func TestResizeNearestAndArea(t *testing.T) {
+	h := openImgproc(t)
+	line := func(vals ...float32) *tensor.Batch {
+		x, _ := tensor.FromSlice(vals, 1, int64(len(vals)), 1)
+		x, _ = x.WithLayout("HWC")
+		b, _ := tensor.NewBatch(x)
+		return b
+	}
+	for _, c := range []struct {
+		interp string
+		in     []float32
+		want   []float64
+	}{
+		{"nearest", []float32{0, 1, 2, 3, 4, 5, 6, 7}, []float64{1, 3, 6}},
+		{"nearest", []float32{0, 1, 2, 3, 4, 5, 6, 7}, []float64{0, 2, 4, 6}},
+		{"nearest", []float32{10, 20}, []float64{10, 10, 10, 20, 20}},
+		{"area", []float32{0, 30, 60, 90, 120, 150}, []float64{10, 50, 100, 140}},
+		// d=0: sx 0, 1 - 2.5 < 0: f 0; d=1: sx 0, 2 - 2.5 < 0; d=2: sx 0,
+		// 3 - 2.5 = 0.5; d=3: sx 1 (last), f 0; d=4: sx 1.
+		{"area", []float32{10, 20}, []float64{10, 10, 15, 20, 20}},
+	} {
+		got := values(t, execOne(t, h, imgproc.Resize, schema.Args{"width": len(c.want), "height": 1, "interp": c.interp}, line(c.in...)))
+		for i := range got {
+			if math.Abs(got[i]-c.want[i]) > 1e-5 {
+				t.Errorf("%s %v to %d pixels: %v, want %v", c.interp, c.in, len(c.want), got, c.want)
+				break
+			}
+		}
 	}
 }

@@ -79,22 +79,79 @@
 // on float32 (values in [0, 255)) within 2.5e-4 of it (measured 1.8e-4),
 // its separable sums rounding in another order.
 //
-// [Resize] resamples 1-, 3- or 4-channel images bilinearly to an output
-// size given as DALI's resize modes, exactly one of: width and/or height
-// (1 to 1<<20; one alone keeps the aspect ratio), resize_shorter or
+// [Resize] resamples 1-, 3- or 4-channel images to an output size given
+// as DALI's resize modes, exactly one of: width and/or height (1 to
+// 1<<20; one alone keeps the aspect ratio), resize_shorter or
 // resize_longer (that side's length, the aspect ratio kept), or scale (in
 // (0, 64]: both sides times it); max_size (with any of them but a fixed
 // width and height) then caps both sides, keeping the aspect ratio. A
 // derived side is round(in·target/base) half away from zero, at least 1:
-// a 1920×1080 image to width 256 becomes 256×144. Pixel centres are
-// aligned: along each
-// axis, output index d reads src = ((d + 0.5)·in)/out - 0.5 (float64),
-// clamped to [0, in-1], from pixels i0 = floor(src) and
-// i1 = min(i0+1, in-1) with fraction f = src - i0. On uint8 with
-// w = round(f·2048) (half away from zero), each source row gives
-// h = p0·(2048-wx) + p1·wx and out = (h0·(2048-wy) + h1·wy + 1<<21) >> 22;
-// on float32 h = p0·float32(1-fx) + p1·float32(fx), then
-// out = h0·float32(1-fy) + h1·float32(fy), each product rounded.
+// a 1920×1080 image to width 256 becomes 256×144. interp chooses the
+// interpolation, "linear" (the default), "nearest", "cubic" or "area",
+// each cv2.resize's with the flag of that name; antialias (default false)
+// widens linear and cubic filters along a side that shrinks. Along each
+// axis of in → out pixels, pixel centres aligned, output index d takes:
+//
+//   - linear: src = ((d + 0.5)·in)/out - 0.5 (float64), clamped to
+//     [0, in-1], from pixels i0 = floor(src) and i1 = min(i0+1, in-1)
+//     with fraction f = src - i0. On uint8 with w = round(f·2048) (half
+//     away from zero), each source row gives h = p0·(2048-wx) + p1·wx and
+//     out = (h0·(2048-wy) + h1·wy + 1<<21) >> 22; on float32
+//     h = p0·float32(1-fx) + p1·float32(fx), then
+//     out = h0·float32(1-fy) + h1·float32(fy), each product rounded.
+//   - nearest: OpenCV's INTER_NEAREST_EXACT, the pixel under the output
+//     pixel's centre, floor((d + 0.5)·in/out) in OpenCV's 16-bit fixed
+//     point: (ifx·d + ifx/2 - 1) >> 16 with ifx = ((in << 16) + out/2) /
+//     out, clamped to [0, in-1]. Where (d + 0.5)·in/out is a whole number
+//     k, the subtracted 1 picks k-1: 8 pixels to 4 take 0, 2, 4, 6 (not
+//     1, 3, 5, 7), 8 to 3 take 1, 3, 6; and the fixed point's rounding
+//     can move a pick by one where the exact value lies within about
+//     out/65536 pixels of an integer.
+//   - cubic: OpenCV's INTER_CUBIC, Keys' cubic with a = -0.75 on pixels
+//     i0-1 .. i0+2 around src = ((d + 0.5)·in)/out - 0.5 (not clamped;
+//     pixels outside the image replicate the edge), i0 = floor(src), its
+//     weights computed in float32 from f = src - i0 as OpenCV does.
+//   - area: shrinking (out ≤ in along both axes), the average of the
+//     source pixels that the box [d·in/out, (d+1)·in/out) covers, each
+//     weighted by its overlap over in/out (exact integer overlaps, the
+//     weights float32), as OpenCV's INTER_AREA. Where either side grows,
+//     OpenCV's INTER_AREA is bilinear, and so is area, with linear's
+//     rounding, from i0 = floor(d·scale) (scale = 1/(out/in)) and
+//     f = float32((d+1) - (i0+1)·out/in), 0 if not positive, else its
+//     fraction; from i0 = in-1 on, f = 0.
+//   - antialias (linear and cubic; refused with nearest and area): along
+//     an axis that shrinks, the triangle (linear) or Keys' cubic
+//     (a = -0.75) widened by s = in/out, as PIL's and DALI's antialiased
+//     resizes: output pixel d has centre c = (d + 0.5)·s and takes source
+//     pixels i from max(0, floor(c - R·s + 0.5)) to
+//     min(in, floor(c + R·s + 0.5)), R = 1 (linear) or 2 (cubic), weighted
+//     by K((i + 0.5 - c)/s), normalized (float64, then float32). DALI's
+//     default is antialias true; false, the default here, is what
+//     cv2.resize computes and what the main job's benchmark compares
+//     with. An axis that does not shrink keeps its filter, and a resize
+//     that shrinks neither side is the same as without.
+//
+// Resize runs cubic, area shrinking and antialiased resizes where a side
+// shrinks on one n-tap path: per axis n weights per output index, a
+// horizontal pass along rows (acc = p0·w0, then acc = acc + pj·wj for
+// j = 1..n-1, in float32), then a vertical pass down columns the same
+// way; uint8 inputs are converted to float32 first, and the results
+// clamped to [0, 255] and rounded as int(v + 0.5) in float32. Its AVX2
+// and AVX-512 variants gather the taps; nearest copies pixels, the same
+// scalar code in every variant. Scratch above 1 GiB is refused
+// (antialiased shrinks of images millions of pixels wide to a few).
+//
+// Resize agrees with cv2.resize (TestResizeMatchesOpenCV: random images
+// grown, halved, as the main job's 1920×1080 to 960×540, shrunk by other
+// factors and both ways at once) as follows. nearest is bit-identical.
+// linear uint8 is at most 1 level apart, in up to 15% of the elements
+// (OpenCV's SIMD path rounds its sums; halving is bit-identical), float32
+// at most 7e-4 (OpenCV's source coordinate is float32). cubic uint8 at
+// most 1 level in up to 6% (OpenCV's weights are 11-bit fixed point;
+// doubling is bit-identical), float32 at most 8e-4. area uint8 shrinking
+// is bit-identical but for 1 level in under 1% of the elements at
+// non-integer factors, growing (bilinear) 1 level in up to 8%, float32 at
+// most 1.5e-5.
 //
 // [Saxpy] (a, default 1) computes out = a·x + y on two float32 tensors of
 // the same shape, any rank and layout, as (a·x) + y with the product

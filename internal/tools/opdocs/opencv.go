@@ -62,6 +62,16 @@ var openCV = []comparison{
 		what: "runs imgproc.UnsharpMask on random 41x57 uint8 and float32 images of 1, 3 and 4 channels (sigma 1.5, 0.8 and 2; amount 1, 2.5 and 0.7; threshold 0, 0 and 6), and cv2.GaussianBlur (ksize 2r+1, `BORDER_REPLICATE`), cv2.addWeighted(img, 1+amount, blurred, -amount, 0) and the threshold mask in NumPy: uint8 **at most floor(amount + 1) levels apart in at most 20% of the elements**, leaving out those within 1 of the threshold (the blurs differ by at most 1 there, which it checks); float32 (values in [0, 255)) **at most 1e-4 (1 + amount) apart**. It skips without python3-opencv.",
 	},
 	{
+		file: "plugins/imgproc/filter_test.go", fn: "TestResizeMatchesOpenCV",
+		ops: []string{"imgproc.Resize"}, outputs: true,
+		what: "runs imgproc.Resize with each interp on random 38x54 uint8 and float32 images of 1, 3 and 4 channels, grown (to 80x101 and 76x108), shrunk (to 19x27, half, 17x23 and 12x9) and both (61x20), and cv2.resize with the matching flag (`INTER_NEAREST_EXACT`, `INTER_LINEAR`, `INTER_CUBIC`, `INTER_AREA`): nearest **bit-identical**; linear uint8 **at most 1 level apart in at most 20% of the elements**, float32 (values in [0, 255)) **at most 1e-3**; cubic uint8 **1 level in at most 10%**, float32 **1e-3**; area uint8 **1 level in at most 12%**, float32 **1e-4**. It skips without python3-opencv.",
+	},
+	{
+		file: "plugins/imgproc/filter_test.go", fn: "TestResizeNearestAndArea",
+		ops: []string{"imgproc.Resize"}, outputs: true,
+		what: "checks imgproc.Resize's nearest and area on small rows against the pixels OpenCV's formulas pick (`INTER_NEAREST_EXACT`: 8 to 3 pixels take 1, 3, 6, 8 to 4 take 0, 2, 4, 6; `INTER_AREA`: box averages by overlap when shrinking, its bilinear coordinates when growing), without running OpenCV; TestResizeMatchesOpenCV compares with OpenCV directly.",
+	},
+	{
 		file: "plugins/image/image_test.go", fn: "TestGrayscaleUint8",
 		ops: []string{"image.Grayscale"}, outputs: true,
 		what: "checks image.Grayscale on pure red, green, blue, white, black and a mixture against the exact luma rounded, which is what OpenCV's cvtColor computes there (76, 150, 29, 255, 0, 18); image.Grayscale is bit-identical to imgproc.Grayscale, which TestGrayscaleMatchesOpenCV compares with OpenCV directly.",

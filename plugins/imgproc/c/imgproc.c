@@ -49,14 +49,25 @@
  *   uint8    (integers) out = min(255, (int)(sqrtf((float)(gx*gx + gy*gy)) + 0.5f))
  *   float32  out = sqrtf(gx*gx + gy*gy), each product rounded.
  *
- * imgproc.Resize (width, height): bilinear, pixel centres aligned. For an
- * output index d along an axis of in -> out pixels:
+ * imgproc.Resize (an output size; interp, antialias): interp "linear" (the
+ * default) is bilinear, pixel centres aligned. For an output index d along
+ * an axis of in -> out pixels:
  *   src = ((d + 0.5) * in) / out - 0.5 (double), clamped to [0, in-1],
  *   i0 = floor(src), i1 = min(i0+1, in-1), f = src - i0.
  *   uint8    w = lround(f * 2048); per source row h = p0 (2048-wx) + p1 wx,
  *            out = (h0 (2048-wy) + h1 wy + (1 << 21)) >> 22.
  *   float32  h = p0 (float)(1-fx) + p1 (float)fx per source row, then
  *            out = h0 (float)(1-fy) + h1 (float)fy, each product rounded.
+ * "nearest" is OpenCV's INTER_NEAREST_EXACT (16-bit fixed point:
+ * (ifx d + ifx/2 - 1) >> 16, ifx = ((in << 16) + out/2) / out, clamped);
+ * "area" where either side grows is bilinear with OpenCV's INTER_AREA
+ * coordinates (resize_coord_area). "cubic" (Keys, a = -0.75, OpenCV's
+ * float weights), "area" shrinking (box weights by overlap) and antialias
+ * (PIL's widened triangle or cubic) along a side that shrinks run the
+ * n-tap path: per-axis weight tables, float32 sums in tap order, rows
+ * then columns; uint8 converted to float32 and rounded at the end,
+ * (int)(clamp(v, 0, 255) + 0.5f). plugins/imgproc/imgproc.go has the
+ * full definitions.
  *
  * imgproc.Saxpy (a): out = (a*x) + y on float32 tensors of any shape, the
  * product rounded. Memory-bound: large arrays are written with
@@ -1879,13 +1890,20 @@ static dynop_result sobel_run_avx512(void *instance, const dynop_tensor *out, ui
 
 #define RESIZE_MAX ((int64_t)1 << 20)
 #define RESIZE_MAX_SCALE 64.0
+#define RESIZE_MAX_SCRATCH ((size_t)1 << 30) /* bytes: the n-tap path of extreme shrinks would need more */
 
-/* The output size rule of a resize, from its arguments (DALI's modes):
- * width and/or height (a missing one keeps the aspect ratio), or the
- * shorter or longer side, or a scale factor; max_size caps both sides. */
+/* Interpolations (the interp argument). */
+enum { RESIZE_LINEAR, RESIZE_NEAREST, RESIZE_CUBIC, RESIZE_AREA };
+static const char *const resize_interps[] = {"linear", "nearest", "cubic", "area"};
+
+/* A resize's arguments: the output size rule (DALI's modes: width and/or
+ * height, a missing one keeping the aspect ratio, or the shorter or
+ * longer side, or a scale factor; max_size caps both sides), the
+ * interpolation and antialias. */
 typedef struct {
     int64_t width, height, shorter, longer, max_size;
     double scale;
+    int interp, antialias;
 } resize_inst;
 
 /* resize_coord maps output index d of out to source pixels i0, i1 of in
@@ -1898,6 +1916,26 @@ static void resize_coord(int64_t d, int64_t in, int64_t out, int64_t *i0, int64_
     *i1 = *i0 + 1 < in ? *i0 + 1 : in - 1;
     *f = src - (double)*i0;
 }
+
+/* resize_coord_area is OpenCV's INTER_AREA where the image grows (along
+ * either axis), for both axes: i0 = floor(d*scale) with scale =
+ * 1/(out/in), f = (float)((d+1) - (i0+1)*(out/in)), 0 if not positive,
+ * else its fraction; from the last pixel on, i0 = in-1 and f = 0. */
+static void resize_coord_area(int64_t d, int64_t in, int64_t out, int64_t *i0, int64_t *i1, double *f) {
+    const double inv = (double)out / (double)in, scale = 1.0 / inv;
+    int64_t sx = (int64_t)((double)d * scale); /* floor: not negative */
+    float fx = (float)((double)(d + 1) - (double)(sx + 1) * inv);
+    fx = fx <= 0.0f ? 0.0f : fx - (float)(int64_t)fx;
+    if (sx >= in - 1) {
+        sx = in - 1;
+        fx = 0.0f;
+    }
+    *i0 = sx;
+    *i1 = sx + 1 < in ? sx + 1 : in - 1;
+    *f = fx;
+}
+
+typedef void (*resize_coord_fn)(int64_t d, int64_t in, int64_t out, int64_t *i0, int64_t *i1, double *f);
 
 /* The horizontal tables of one run. */
 typedef struct {
@@ -2140,12 +2178,347 @@ IMGPROC_AVX512 static void resize_vf_avx512(const float *h0, const float *h1, fl
 static const resize_kernels resize_avx512 = {resize_h8_avx512, resize_v8_avx512, resize_hf_avx2, resize_vf_avx512};
 #endif /* IMGPROC_X86 */
 
+/* ---- the n-tap path: cubic, area when shrinking, antialiased ---------- */
+
+/* The filter of one axis on the n-tap path. */
+enum { GEN_LINEAR, GEN_CUBIC, GEN_AA_LINEAR, GEN_AA_CUBIC, GEN_AREA };
+
+/* gen_taps is the number of taps of kind k resampling in to out pixels,
+ * the same for every output index (unused ones weigh 0). */
+static int64_t gen_taps(int k, int64_t in, int64_t out) {
+    int64_t n;
+    if (k == GEN_LINEAR) return 2;
+    if (k == GEN_CUBIC) return 4;
+    if (k == GEN_AREA) n = (in + out - 1) / out + 1;
+    else {
+        double support = (k == GEN_AA_CUBIC ? 2.0 : 1.0) * (double)in / (double)out;
+        int64_t c = (int64_t)support;
+        if ((double)c < support) c++;
+        n = 2 * c + 1;
+    }
+    return n < in ? n : in;
+}
+
+/* cubic_coeffs: OpenCV's INTER_CUBIC weights (Keys, a = -0.75) of the
+ * taps at -1, 0, 1, 2 for the fraction x, in float. */
+static void cubic_coeffs(float x, float *c) {
+    const float A = -0.75f;
+    c[0] = ((A * (x + 1) - 5 * A) * (x + 1) + 8 * A) * (x + 1) - 4 * A;
+    c[1] = ((A + 2) * x - (A + 3)) * x * x + 1;
+    c[2] = ((A + 2) * (1 - x) - (A + 3)) * (1 - x) * (1 - x) + 1;
+    c[3] = 1.f - c[0] - c[1] - c[2];
+}
+
+/* The antialiasing filters, of support 1 (triangle) and 2 (Keys, a =
+ * -0.75), in double. */
+static double aa_filter(int k, double t) {
+    const double a = -0.75;
+    if (t < 0) t = -t;
+    if (k == GEN_AA_LINEAR) return t < 1.0 ? 1.0 - t : 0.0;
+    if (t < 1.0) return ((a + 2.0) * t - (a + 3.0)) * t * t + 1.0;
+    if (t < 2.0) return ((a * t - 5.0 * a) * t + 8.0 * a) * t - 4.0 * a;
+    return 0.0;
+}
+
+/* gen_weights writes the n weights of output index d of kind k (in to out
+ * pixels) into w, for source pixels s0, s0+1, ... (indices outside
+ * [0, in) replicate the edge), and returns s0. Windows that end past the
+ * image move left, their weights right, while the image is wide enough. */
+static int64_t gen_weights(int k, int64_t in, int64_t out, int64_t n, int64_t d, float *w) {
+    int64_t s0, count = 0, i;
+    for (i = 0; i < n; i++) w[i] = 0.0f;
+    if (k == GEN_LINEAR) {
+        int64_t i0, i1;
+        double f;
+        resize_coord(d, in, out, &i0, &i1, &f);
+        s0 = i0;
+        w[0] = (float)(1.0 - f);
+        w[1] = (float)f;
+        count = 2;
+    } else if (k == GEN_CUBIC) {
+        double src = (((double)d + 0.5) * (double)in) / (double)out - 0.5;
+        int64_t i0 = (int64_t)src;
+        if ((double)i0 > src) i0--; /* floor */
+        cubic_coeffs((float)(src - (double)i0), w);
+        return i0 - 1; /* replicated edges: nothing moves */
+    } else if (k == GEN_AREA) {
+        /* Overlaps of [i, i+1) with [d in/out, (d+1) in/out), times out. */
+        const int64_t lo = d * in / out, hi = ((d + 1) * in + out - 1) / out;
+        s0 = lo;
+        for (i = lo; i < hi && count < n; i++, count++) {
+            int64_t a = i * out > d * in ? i * out : d * in;
+            int64_t b = (i + 1) * out < (d + 1) * in ? (i + 1) * out : (d + 1) * in;
+            w[count] = (float)((double)(b - a) / (double)in);
+        }
+    } else {
+        /* PIL's: the filter widened by s = in/out around the centre
+         * (d + 0.5) s, its window cut to the image, normalized. */
+        const double s = (double)in / (double)out, support = (k == GEN_AA_CUBIC ? 2.0 : 1.0) * s;
+        const double c = ((double)d + 0.5) * s;
+        double sum = 0.0;
+        int64_t xmin = (int64_t)(c - support + 0.5), xmax = (int64_t)(c + support + 0.5);
+        if (c - support + 0.5 < 0.0) xmin = 0;
+        if (xmax > in) xmax = in;
+        if (xmax - xmin > n) xmax = xmin + n;
+        s0 = xmin;
+        for (i = xmin; i < xmax; i++) sum += aa_filter(k, ((double)i + 0.5 - c) / s);
+        for (i = xmin; i < xmax; i++, count++) w[count] = (float)(aa_filter(k, ((double)i + 0.5 - c) / s) / sum);
+    }
+    if (s0 + n > in && in >= n) {
+        const int64_t shift = s0 + n - in;
+        for (i = n - 1; i >= shift; i--) w[i] = w[i - shift];
+        for (; i >= 0; i--) w[i] = 0.0f;
+        s0 -= shift;
+    }
+    return s0;
+}
+
+/* The horizontal table of the n-tap path: output element e = d*c + ch
+ * (of ne) sums, for taps j = 0..n-1 in order, w[j*es + e] times the
+ * padded source row's element idx[e] + j*c; es is ne rounded up to 32,
+ * and the elements from ne to es read element 0 with weight 0. */
+typedef struct {
+    int64_t ne, es, c, n;
+    const int32_t *idx;
+    const float *w;
+} gen_tab;
+
+/* Row functions of the n-tap path: widen8 converts n uint8 to float; h
+ * resamples a padded float row into es elements; vf and v8 sum the n
+ * rows[j] weighted by w[j] into ne float32 or uint8 elements (uint8:
+ * clamped to [0, 255], then (int)(v + 0.5f)). */
+typedef struct {
+    void (*widen8)(const uint8_t *s, float *d, int64_t n);
+    void (*h)(const float *p, float *h, const gen_tab *t);
+    void (*vf)(const float *const *rows, const float *w, int64_t n, float *d, int64_t ne);
+    void (*v8)(const float *const *rows, const float *w, int64_t n, uint8_t *d, int64_t ne);
+} gen_kernels;
+
+static void gen_widen8_scalar(const uint8_t *s, float *d, int64_t n) {
+    int64_t e;
+    for (e = 0; e < n; e++) d[e] = (float)s[e];
+}
+
+static void gen_h_scalar(const float *p, float *h, const gen_tab *t) {
+    int64_t e, j;
+    for (e = 0; e < t->ne; e++) {
+        const float *q = p + t->idx[e];
+        float acc = q[0] * t->w[e];
+        for (j = 1; j < t->n; j++) {
+            float m = q[j * t->c] * t->w[j * t->es + e];
+            acc = acc + m;
+        }
+        h[e] = acc;
+    }
+}
+
+static inline float gen_sum(const float *const *rows, const float *w, int64_t n, int64_t e) {
+    float acc = rows[0][e] * w[0];
+    int64_t j;
+    for (j = 1; j < n; j++) {
+        float m = rows[j][e] * w[j];
+        acc = acc + m;
+    }
+    return acc;
+}
+
+static inline uint8_t gen_u8(float v) {
+    v = v > 0.0f ? v : 0.0f;
+    v = v < 255.0f ? v : 255.0f;
+    return (uint8_t)(int)(v + 0.5f);
+}
+
+static void gen_vf_scalar(const float *const *rows, const float *w, int64_t n, float *d, int64_t ne) {
+    int64_t e;
+    for (e = 0; e < ne; e++) d[e] = gen_sum(rows, w, n, e);
+}
+
+static void gen_v8_scalar(const float *const *rows, const float *w, int64_t n, uint8_t *d, int64_t ne) {
+    int64_t e;
+    for (e = 0; e < ne; e++) d[e] = gen_u8(gen_sum(rows, w, n, e));
+}
+
+static const gen_kernels gen_scalar = {gen_widen8_scalar, gen_h_scalar, gen_vf_scalar, gen_v8_scalar};
+
+#if IMGPROC_X86
+IMGPROC_AVX2 static void gen_widen8_avx2(const uint8_t *s, float *d, int64_t n) {
+    int64_t e = 0;
+    for (; e + 8 <= n; e += 8)
+        _mm256_storeu_ps(d + e, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(s + e)))));
+    for (; e < n; e++) d[e] = (float)s[e];
+}
+
+IMGPROC_AVX2 static void gen_h_avx2(const float *p, float *h, const gen_tab *t) {
+    const __m256i step = _mm256_set1_epi32((int)t->c);
+    int64_t e, j;
+    for (e = 0; e < t->ne; e += 16) {
+        __m256i i0 = LD256(t->idx + e), i1 = LD256(t->idx + e + 8);
+        __m256 a0 = _mm256_mul_ps(_mm256_i32gather_ps(p, i0, 4), _mm256_loadu_ps(t->w + e));
+        __m256 a1 = _mm256_mul_ps(_mm256_i32gather_ps(p, i1, 4), _mm256_loadu_ps(t->w + e + 8));
+        for (j = 1; j < t->n; j++) {
+            const float *w = t->w + j * t->es + e;
+            i0 = _mm256_add_epi32(i0, step);
+            i1 = _mm256_add_epi32(i1, step);
+            a0 = _mm256_add_ps(a0, _mm256_mul_ps(_mm256_i32gather_ps(p, i0, 4), _mm256_loadu_ps(w)));
+            a1 = _mm256_add_ps(a1, _mm256_mul_ps(_mm256_i32gather_ps(p, i1, 4), _mm256_loadu_ps(w + 8)));
+        }
+        _mm256_storeu_ps(h + e, a0);
+        _mm256_storeu_ps(h + e + 8, a1);
+    }
+}
+
+/* gen_sum4_avx2 sums 32 elements from e on. */
+IMGPROC_AVX2 static inline void gen_sum4_avx2(const float *const *rows, const float *w, int64_t n, int64_t e, __m256 *a) {
+    __m256 w0 = _mm256_set1_ps(w[0]);
+    int64_t j;
+    int q;
+    for (q = 0; q < 4; q++) a[q] = _mm256_mul_ps(_mm256_loadu_ps(rows[0] + e + 8 * q), w0);
+    for (j = 1; j < n; j++) {
+        __m256 wj = _mm256_set1_ps(w[j]);
+        for (q = 0; q < 4; q++) a[q] = _mm256_add_ps(a[q], _mm256_mul_ps(_mm256_loadu_ps(rows[j] + e + 8 * q), wj));
+    }
+}
+
+IMGPROC_AVX2 static void gen_vf_avx2(const float *const *rows, const float *w, int64_t n, float *d, int64_t ne) {
+    int64_t e;
+    for (e = 0; e < ne; e += 32) {
+        __m256 a[4];
+        int q;
+        gen_sum4_avx2(rows, w, n, e, a);
+        for (q = 0; q < 4; q++) {
+            int64_t left = ne - e - 8 * q;
+            if (left >= 8) _mm256_storeu_ps(d + e + 8 * q, a[q]);
+            else if (left > 0) _mm256_maskstore_ps(d + e + 8 * q, tail_mask_avx2(left), a[q]);
+        }
+    }
+}
+
+IMGPROC_AVX2 static void gen_v8_avx2(const float *const *rows, const float *w, int64_t n, uint8_t *d, int64_t ne) {
+    const __m256 lo = _mm256_setzero_ps(), hi = _mm256_set1_ps(255.0f), half = _mm256_set1_ps(0.5f);
+    int64_t e;
+    for (e = 0; e < ne; e += 32) {
+        __m256 a[4];
+        __m256i r[4], v;
+        int q;
+        gen_sum4_avx2(rows, w, n, e, a);
+        for (q = 0; q < 4; q++) r[q] = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_min_ps(_mm256_max_ps(a[q], lo), hi), half));
+        v = pack4x8_avx2(r[0], r[1], r[2], r[3]);
+        if (e + 32 <= ne) {
+            ST256(d + e, v);
+        } else {
+            store_bytes_avx2(d + e, _mm256_castsi256_si128(v), ne - e);
+            if (ne - e > 16) store_bytes_avx2(d + e + 16, _mm256_extracti128_si256(v, 1), ne - e - 16);
+        }
+    }
+}
+
+static const gen_kernels gen_avx2 = {gen_widen8_avx2, gen_h_avx2, gen_vf_avx2, gen_v8_avx2};
+
+IMGPROC_AVX512 static void gen_widen8_avx512(const uint8_t *s, float *d, int64_t n) {
+    int64_t e = 0;
+    for (; e + 16 <= n; e += 16) _mm512_storeu_ps(d + e, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(LD128(s + e))));
+    for (; e < n; e++) d[e] = (float)s[e];
+}
+
+IMGPROC_AVX512 static void gen_h_avx512(const float *p, float *h, const gen_tab *t) {
+    const __m512i step = _mm512_set1_epi32((int)t->c);
+    int64_t e, j;
+    for (e = 0; e < t->ne; e += 16) {
+        __m512i i0 = LD512(t->idx + e);
+        __m512 a0 = _mm512_mul_ps(_mm512_i32gather_ps(i0, p, 4), _mm512_loadu_ps(t->w + e));
+        for (j = 1; j < t->n; j++) {
+            i0 = _mm512_add_epi32(i0, step);
+            a0 = _mm512_add_ps(a0, _mm512_mul_ps(_mm512_i32gather_ps(i0, p, 4), _mm512_loadu_ps(t->w + j * t->es + e)));
+        }
+        _mm512_storeu_ps(h + e, a0);
+    }
+}
+
+IMGPROC_AVX512 static inline void gen_sum4_avx512(const float *const *rows, const float *w, int64_t n, int64_t e,
+                                                  __m512 *a) {
+    __m512 w0 = _mm512_set1_ps(w[0]);
+    int64_t j;
+    int q;
+    for (q = 0; q < 4; q++) a[q] = _mm512_mul_ps(_mm512_loadu_ps(rows[0] + e + 16 * q), w0);
+    for (j = 1; j < n; j++) {
+        __m512 wj = _mm512_set1_ps(w[j]);
+        for (q = 0; q < 4; q++) a[q] = _mm512_add_ps(a[q], _mm512_mul_ps(_mm512_loadu_ps(rows[j] + e + 16 * q), wj));
+    }
+}
+
+/* The rows hold es elements, a multiple of 16: whole vectors of them
+ * are read, and the output written up to ne. */
+IMGPROC_AVX512 static void gen_vf_avx512(const float *const *rows, const float *w, int64_t n, float *d, int64_t ne) {
+    int64_t e;
+    for (e = 0; e < ne; e += 64) {
+        __m512 a[4];
+        int q;
+        if (e + 64 > ne) { /* the last vectors, one by one */
+            for (; e < ne; e += 16) {
+                __m512 acc = _mm512_mul_ps(_mm512_loadu_ps(rows[0] + e), _mm512_set1_ps(w[0]));
+                int64_t j, left = ne - e;
+                for (j = 1; j < n; j++)
+                    acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_loadu_ps(rows[j] + e), _mm512_set1_ps(w[j])));
+                _mm512_mask_storeu_ps(d + e, left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1), acc);
+            }
+            return;
+        }
+        gen_sum4_avx512(rows, w, n, e, a);
+        for (q = 0; q < 4; q++) _mm512_storeu_ps(d + e + 16 * q, a[q]);
+    }
+}
+
+IMGPROC_AVX512 static inline __m512i gen_u8_avx512(__m512 v) {
+    v = _mm512_min_ps(_mm512_max_ps(v, _mm512_setzero_ps()), _mm512_set1_ps(255.0f));
+    return _mm512_cvttps_epi32(_mm512_add_ps(v, _mm512_set1_ps(0.5f)));
+}
+
+IMGPROC_AVX512 static void gen_v8_avx512(const float *const *rows, const float *w, int64_t n, uint8_t *d, int64_t ne) {
+    int64_t e;
+    for (e = 0; e < ne; e += 64) {
+        __m512 a[4];
+        int q;
+        if (e + 64 > ne) {
+            for (; e < ne; e += 16) {
+                __m512 acc = _mm512_mul_ps(_mm512_loadu_ps(rows[0] + e), _mm512_set1_ps(w[0]));
+                int64_t j, left = ne - e;
+                for (j = 1; j < n; j++)
+                    acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_loadu_ps(rows[j] + e), _mm512_set1_ps(w[j])));
+                _mm512_mask_cvtepi32_storeu_epi8(d + e, left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1),
+                                                 gen_u8_avx512(acc));
+            }
+            return;
+        }
+        gen_sum4_avx512(rows, w, n, e, a);
+        for (q = 0; q < 4; q++) ST128(d + e + 16 * q, _mm512_cvtepi32_epi8(gen_u8_avx512(a[q])));
+    }
+}
+
+static const gen_kernels gen_avx512 = {gen_widen8_avx512, gen_h_avx512, gen_vf_avx512, gen_v8_avx512};
+#endif /* IMGPROC_X86 */
+
 static dynop_result resize_create(void *user_data, const dynop_arg *args, uint32_t n, void **instance) {
-    resize_inst k = {0, 0, 0, 0, 0, 0.0}, *r;
+    resize_inst k = {0, 0, 0, 0, 0, 0.0, RESIZE_LINEAR, 0}, *r;
     int64_t *ints[] = {&k.width, &k.height, &k.shorter, &k.longer, &k.max_size};
     const char *names[] = {"width", "height", "resize_shorter", "resize_longer", "max_size"};
+    const dynop_arg *a;
     int i, modes;
     (void)user_data;
+    a = find_arg(args, n, "interp");
+    if (a != NULL && a->type == DYNOP_ARG_STRING && *(const char *const *)a->values != NULL) {
+        const char *name = *(const char *const *)a->values;
+        for (i = 0; i < 4 && strcmp(name, resize_interps[i]) != 0; i++) {}
+        if (i == 4)
+            return failf(DYNOP_ERROR_INVALID_ARGUMENT,
+                         "imgproc.Resize: interp must be nearest, linear, cubic or area, got \"%.40s\"", name);
+        k.interp = i;
+    }
+    a = find_arg(args, n, "antialias");
+    if (a != NULL && a->type == DYNOP_ARG_BOOL) k.antialias = *(const int32_t *)a->values != 0;
+    if (k.antialias && (k.interp == RESIZE_NEAREST || k.interp == RESIZE_AREA))
+        return failf(DYNOP_ERROR_INVALID_ARGUMENT,
+                     "imgproc.Resize: antialias applies to linear and cubic, not %s (%s)", resize_interps[k.interp],
+                     k.interp == RESIZE_AREA ? "area averages what it shrinks already" : "nearest picks pixels");
     for (i = 0; i < 5; i++) {
         arg_int(args, n, names[i], ints[i]);
         if (*ints[i] < 0 || *ints[i] > RESIZE_MAX)
@@ -2236,11 +2609,97 @@ static int resize_plan_of(int u8, int64_t iw, int64_t ow, int64_t C, int in_cont
            carve(&pl->size, out_contig ? 0 : n, es, &pl->tmp);
 }
 
+/* How a run resamples: the bilinear kernels with linear coordinates or
+ * OpenCV's INTER_AREA ones where the image grows, nearest, or the n-tap
+ * path with a filter kind per axis. */
+enum { PATH_LINEAR, PATH_AREA_UP, PATH_NEAREST, PATH_GEN };
+
+static int resize_path(const resize_inst *r, int64_t ih, int64_t iw, int64_t oh, int64_t ow, int *kx, int *ky) {
+    const int sx = ow < iw, sy = oh < ih;
+    *kx = *ky = GEN_LINEAR;
+    switch (r->interp) {
+    case RESIZE_NEAREST:
+        return PATH_NEAREST;
+    case RESIZE_AREA:
+        if (ow > iw || oh > ih) return PATH_AREA_UP;
+        *kx = *ky = GEN_AREA;
+        return PATH_GEN;
+    case RESIZE_CUBIC:
+        *kx = r->antialias && sx ? GEN_AA_CUBIC : GEN_CUBIC;
+        *ky = r->antialias && sy ? GEN_AA_CUBIC : GEN_CUBIC;
+        return PATH_GEN;
+    default:
+        if (!r->antialias || (!sx && !sy)) return PATH_LINEAR;
+        *kx = sx ? GEN_AA_LINEAR : GEN_LINEAR;
+        *ky = sy ? GEN_AA_LINEAR : GEN_LINEAR;
+        return PATH_GEN;
+    }
+}
+
+/* The n-tap path's scratch: the horizontal table (idx, w), the weights of
+ * a row (wy, also the table's while it is made), a padded source row of
+ * floats (P pixels on either side), the ring of ny horizontally resampled
+ * rows of es floats and their pointers, a contiguous output row. */
+typedef struct {
+    size_t size, idx, w, wy, pad, ring, rows, tmp;
+    int64_t nx, ny, P, es;
+} gen_plan;
+
+static int gen_plan_of(int u8, int kx, int ky, int64_t ih, int64_t iw, int64_t oh, int64_t ow, int64_t C,
+                       int out_contig, gen_plan *pl) {
+    const int64_t ne = ow * C;
+    memset(pl, 0, sizeof *pl);
+    pl->nx = gen_taps(kx, iw, ow);
+    pl->ny = gen_taps(ky, ih, oh);
+    pl->P = pl->nx + 2;
+    pl->es = (ne + 31) & ~(int64_t)31;
+    return pl->nx <= (int64_t)(SIZE_MAX / 4) / pl->es &&
+           carve(&pl->size, pl->es, 4, &pl->idx) && carve(&pl->size, pl->nx * pl->es, 4, &pl->w) &&
+           carve(&pl->size, pl->nx > pl->ny ? pl->nx : pl->ny, 4, &pl->wy) &&
+           carve(&pl->size, (iw + 2 * pl->P) * C + 16, 4, &pl->pad) &&
+           pl->ny <= (int64_t)(SIZE_MAX / 4) / pl->es && carve(&pl->size, pl->ny * pl->es, 4, &pl->ring) &&
+           carve(&pl->size, pl->ny, sizeof(void *), &pl->rows) &&
+           carve(&pl->size, out_contig ? 0 : ne, u8 ? 1 : 4, &pl->tmp);
+}
+
+/* The nearest path's scratch: the source column of each output pixel, a
+ * contiguous copy of a strided source row, a contiguous output row. */
+typedef struct {
+    size_t size, xs, src, tmp;
+} nearest_plan;
+
+static int nearest_plan_of(int u8, int64_t iw, int64_t ow, int64_t C, int in_contig, int out_contig,
+                           nearest_plan *pl) {
+    memset(pl, 0, sizeof *pl);
+    return carve(&pl->size, ow, 4, &pl->xs) && carve(&pl->size, in_contig ? 0 : iw * C, u8 ? 1 : 4, &pl->src) &&
+           carve(&pl->size, out_contig ? 0 : ow * C, u8 ? 1 : 4, &pl->tmp);
+}
+
+/* resize_scratch is the scratch a run needs, 0 on overflow. */
+static size_t resize_scratch(const resize_inst *r, int u8, int64_t ih, int64_t iw, int64_t oh, int64_t ow, int64_t C,
+                             int in_contig, int out_contig) {
+    int kx, ky;
+    switch (resize_path(r, ih, iw, oh, ow, &kx, &ky)) {
+    case PATH_NEAREST: {
+        nearest_plan pl;
+        return nearest_plan_of(u8, iw, ow, C, in_contig, out_contig, &pl) ? pl.size : 0;
+    }
+    case PATH_GEN: {
+        gen_plan pl;
+        return gen_plan_of(u8, kx, ky, ih, iw, oh, ow, C, out_contig, &pl) ? pl.size : 0;
+    }
+    default: {
+        resize_plan pl;
+        return resize_plan_of(u8, iw, ow, C, in_contig, out_contig, &pl) ? pl.size : 0;
+    }
+    }
+}
+
 static dynop_result resize_setup(void *instance, const dynop_tensor *in, uint32_t nin, dynop_tensor *out,
                                  uint32_t nout) {
     const resize_inst *r = (const resize_inst *)instance;
     dynop_result rc = check_image("imgproc.Resize", in, nin, nout, 0);
-    resize_plan pl;
+    size_t size;
     int64_t oh, ow;
     if (rc != DYNOP_OK) return rc;
     if (in->shape[0] == 0 || in->shape[1] == 0)
@@ -2259,10 +2718,17 @@ static dynop_result resize_setup(void *instance, const dynop_tensor *in, uint32_
     out->shape[1] = ow;
     out->shape[2] = in->shape[2];
     /* Outputs are contiguous: the host allocates them compact. */
-    if (!resize_plan_of(in->dtype.code == DYNOP_DTYPE_UINT, in->shape[1], ow, in->shape[2],
-                        tensor_rows_contig(in), 1, &pl))
-        return no_memory("imgproc.Resize", SIZE_MAX);
-    return set_scratch(&out[nout], pl.size, "imgproc.Resize");
+    size = resize_scratch(r, in->dtype.code == DYNOP_DTYPE_UINT, in->shape[0], in->shape[1], oh, ow, in->shape[2],
+                          tensor_rows_contig(in), 1);
+    if (size == 0) return no_memory("imgproc.Resize", SIZE_MAX);
+    if (size > RESIZE_MAX_SCRATCH)
+        return failf(DYNOP_ERROR_UNSUPPORTED,
+                     "imgproc.Resize: resizing a %lldx%lld image to %lldx%lld with %s%s needs %zu MiB of scratch, "
+                     "more than %d",
+                     (long long)in->shape[1], (long long)in->shape[0], (long long)ow, (long long)oh,
+                     resize_interps[r->interp], r->antialias ? " and antialias" : "", size >> 20,
+                     (int)(RESIZE_MAX_SCRATCH >> 20));
+    return set_scratch(&out[nout], size, "imgproc.Resize");
 }
 
 /* The two horizontally resampled source rows a run keeps. */
@@ -2291,8 +2757,9 @@ static const char *resize_row(resize_rows *rr, int64_t j, int64_t keep) {
     return rr->buf[slot];
 }
 
-static dynop_result resize_run_with(void *instance, const dynop_tensor *out, const dynop_tensor *in,
-                                    const resize_kernels *kn) {
+/* resize_linear_run resamples bilinearly, its coordinates from coord. */
+static dynop_result resize_linear_run(const dynop_tensor *out, const dynop_tensor *in, const resize_kernels *kn,
+                                      resize_coord_fn coord) {
     const int u8 = in->dtype.code == DYNOP_DTYPE_UINT;
     const size_t es = u8 ? 1 : 4;
     view vi = view_of(in), vo = view_of(out);
@@ -2305,7 +2772,6 @@ static dynop_result resize_run_with(void *instance, const dynop_tensor *out, con
     char *mem;
     int64_t x, y, ch;
     dynop_result err = DYNOP_OK;
-    (void)instance;
     if (oh <= 0 || ow <= 0 || ih <= 0 || iw <= 0) return DYNOP_OK;
     if (!resize_plan_of(u8, iw, ow, C, rows_contig(&vi), rows_contig(&vo), &pl))
         return no_memory("imgproc.Resize", SIZE_MAX);
@@ -2321,7 +2787,7 @@ static dynop_result resize_run_with(void *instance, const dynop_tensor *out, con
         int64_t i0, i1;
         double f;
         int32_t w;
-        resize_coord(x, iw, ow, &i0, &i1, &f);
+        coord(x, iw, ow, &i0, &i1, &f);
         w = (int32_t)lround_pos(f * 2048.0);
         x0[x] = (int32_t)i0;
         wx[x] = w;
@@ -2354,7 +2820,7 @@ static dynop_result resize_run_with(void *instance, const dynop_tensor *out, con
         const char *h0, *h1;
         int contig = rows_contig(&vo);
         char *d = contig ? vo.p + y * vo.sy * (int64_t)es : mem + pl.tmp;
-        resize_coord(y, ih, oh, &j0, &j1, &fy);
+        coord(y, ih, oh, &j0, &j1, &fy);
         h0 = resize_row(&rr, j0, j1);
         h1 = resize_row(&rr, j1, j0);
         if (u8)
@@ -2368,11 +2834,175 @@ static dynop_result resize_run_with(void *instance, const dynop_tensor *out, con
     return DYNOP_OK;
 }
 
+/* nearest_index is OpenCV's INTER_NEAREST_EXACT: the pixel under output
+ * pixel d's centre, floor((d + 0.5) in/out) in 16-bit fixed point:
+ * (ifx d + ifx/2 - 1) >> 16 with ifx = ((in << 16) + out/2) / out,
+ * clamped to [0, in-1]. */
+static int64_t nearest_index(int64_t d, int64_t in, int64_t out) {
+    const int64_t ifx = ((in << 16) + out / 2) / out;
+    int64_t i = (ifx * d + ifx / 2 - 1) >> 16;
+    return i < 0 ? 0 : i > in - 1 ? in - 1 : i;
+}
+
+static dynop_result resize_nearest_run(const dynop_tensor *out, const dynop_tensor *in) {
+    const int u8 = in->dtype.code == DYNOP_DTYPE_UINT;
+    const size_t es = u8 ? 1 : 4;
+    view vi = view_of(in), vo = view_of(out);
+    const int64_t ih = vi.h, iw = vi.w, C = vi.c, oh = vo.h, ow = vo.w, ne = ow * C;
+    const size_t pix = (size_t)C * es;
+    nearest_plan pl;
+    int32_t *xs;
+    char *mem;
+    int64_t x, y, prev = -1;
+    dynop_result err = DYNOP_OK;
+    if (oh <= 0 || ow <= 0 || ih <= 0 || iw <= 0) return DYNOP_OK;
+    if (!nearest_plan_of(u8, iw, ow, C, rows_contig(&vi), rows_contig(&vo), &pl))
+        return no_memory("imgproc.Resize", SIZE_MAX);
+    mem = scratch_of(&out[1], pl.size, "imgproc.Resize", &err);
+    if (mem == NULL) return err;
+    xs = (int32_t *)(void *)(mem + pl.xs);
+    for (x = 0; x < ow; x++) xs[x] = (int32_t)nearest_index(x, iw, ow);
+    for (y = 0; y < oh; y++) {
+        const int64_t sy = nearest_index(y, ih, oh);
+        const int contig = rows_contig(&vo);
+        char *d = contig ? vo.p + y * vo.sy * (int64_t)es : mem + pl.tmp;
+        if (sy == prev && contig) {
+            memcpy(d, vo.p + (y - 1) * vo.sy * (int64_t)es, (size_t)ne * es);
+            continue;
+        }
+        prev = sy;
+        {
+            const char *s = load_row(&vi, sy, mem + pl.src, u8);
+            /* Constant sizes, which compilers copy inline. */
+            if (pix == 1)
+                for (x = 0; x < ow; x++) d[x] = s[xs[x]];
+            else if (pix == 3)
+                for (x = 0; x < ow; x++) memcpy(d + 3 * x, s + 3 * (int64_t)xs[x], 3);
+            else if (pix == 4)
+                for (x = 0; x < ow; x++) memcpy(d + 4 * x, s + 4 * (int64_t)xs[x], 4);
+            else if (pix == 12)
+                for (x = 0; x < ow; x++) memcpy(d + 12 * x, s + 12 * (int64_t)xs[x], 12);
+            else if (pix == 16)
+                for (x = 0; x < ow; x++) memcpy(d + 16 * x, s + 16 * (int64_t)xs[x], 16);
+            else
+                for (x = 0; x < ow; x++) memcpy(d + (size_t)x * pix, s + (size_t)xs[x] * pix, pix);
+        }
+        if (!contig) store_row(&vo, y, d, u8);
+    }
+    return DYNOP_OK;
+}
+
+/* gen_fill writes source row y of vi into the padded float row pad
+ * (element 0 of the row at pad + P*C), its edge pixels repeated P times
+ * on either side. */
+static void gen_fill(const view *vi, int64_t y, float *pad, int64_t P, int u8, const gen_kernels *gk) {
+    const int64_t w = vi->w, c = vi->c, n = w * c;
+    float *d = pad + P * c;
+    int64_t x, ch;
+    if (u8) {
+        const uint8_t *row = (const uint8_t *)vi->p + y * vi->sy;
+        if (rows_contig(vi)) gk->widen8(row, d, n);
+        else
+            for (x = 0; x < w; x++)
+                for (ch = 0; ch < c; ch++) d[x * c + ch] = (float)row[x * vi->sx + ch * vi->sc];
+    } else {
+        const float *row = (const float *)(const void *)vi->p + y * vi->sy;
+        if (rows_contig(vi)) memcpy(d, row, (size_t)n * sizeof *d);
+        else
+            for (x = 0; x < w; x++)
+                for (ch = 0; ch < c; ch++) d[x * c + ch] = row[x * vi->sx + ch * vi->sc];
+    }
+    for (x = 1; x <= P; x++)
+        for (ch = 0; ch < c; ch++) {
+            d[-x * c + ch] = d[ch];
+            d[n + (x - 1) * c + ch] = d[n - c + ch];
+        }
+}
+
+static dynop_result resize_gen_run(const dynop_tensor *out, const dynop_tensor *in, int kx, int ky,
+                                   const gen_kernels *gk) {
+    const int u8 = in->dtype.code == DYNOP_DTYPE_UINT;
+    const size_t es = u8 ? 1 : 4;
+    view vi = view_of(in), vo = view_of(out);
+    const int64_t ih = vi.h, iw = vi.w, C = vi.c, oh = vo.h, ow = vo.w, ne = ow * C;
+    gen_plan pl;
+    gen_tab t;
+    char *mem;
+    int32_t *idx;
+    float *w, *wy, *pad, *ring;
+    const float **rows;
+    int64_t x, y, ch, j, next = 0;
+    dynop_result err = DYNOP_OK;
+    if (oh <= 0 || ow <= 0 || ih <= 0 || iw <= 0) return DYNOP_OK;
+    if (!gen_plan_of(u8, kx, ky, ih, iw, oh, ow, C, rows_contig(&vo), &pl)) return no_memory("imgproc.Resize", SIZE_MAX);
+    mem = scratch_of(&out[1], pl.size, "imgproc.Resize", &err);
+    if (mem == NULL) return err;
+    idx = (int32_t *)(void *)(mem + pl.idx);
+    w = (float *)(void *)(mem + pl.w);
+    wy = (float *)(void *)(mem + pl.wy);
+    pad = (float *)(void *)(mem + pl.pad);
+    ring = (float *)(void *)(mem + pl.ring);
+    rows = (const float **)(void *)(mem + pl.rows);
+    memset(mem + pl.idx, 0, (size_t)pl.es * 4);
+    memset(mem + pl.w, 0, (size_t)(pl.nx * pl.es) * 4);
+    memset(pad + (iw + 2 * pl.P) * C, 0, 16 * sizeof *pad);
+    for (x = 0; x < ow; x++) {
+        const int64_t s0 = gen_weights(kx, iw, ow, pl.nx, x, wy);
+        for (ch = 0; ch < C; ch++) {
+            idx[x * C + ch] = (int32_t)((s0 + pl.P) * C + ch);
+            for (j = 0; j < pl.nx; j++) w[j * pl.es + x * C + ch] = wy[j];
+        }
+    }
+    t.ne = ne;
+    t.es = pl.es;
+    t.c = C;
+    t.n = pl.nx;
+    t.idx = idx;
+    t.w = w;
+    for (y = 0; y < oh; y++) {
+        const int64_t s0 = gen_weights(ky, ih, oh, pl.ny, y, wy);
+        const int64_t lo = s0 < 0 ? 0 : s0 > ih - 1 ? ih - 1 : s0;
+        const int64_t last = s0 + pl.ny - 1, hi = last < 0 ? 0 : last > ih - 1 ? ih - 1 : last;
+        const int contig = rows_contig(&vo);
+        char *d = contig ? vo.p + y * vo.sy * (int64_t)es : mem + pl.tmp;
+        if (next < lo) next = lo;
+        for (; next <= hi; next++) {
+            gen_fill(&vi, next, pad, pl.P, u8, gk);
+            gk->h(pad, ring + (next % pl.ny) * pl.es, &t);
+        }
+        for (j = 0; j < pl.ny; j++) {
+            int64_t r = s0 + j;
+            r = r < 0 ? 0 : r > ih - 1 ? ih - 1 : r;
+            rows[j] = ring + (r % pl.ny) * pl.es;
+        }
+        if (u8) gk->v8(rows, wy, pl.ny, (uint8_t *)d, ne);
+        else gk->vf(rows, wy, pl.ny, (float *)(void *)d, ne);
+        if (!contig) store_row(&vo, y, d, u8);
+    }
+    return DYNOP_OK;
+}
+
+static dynop_result resize_run_with(void *instance, const dynop_tensor *out, const dynop_tensor *in,
+                                    const resize_kernels *kn, const gen_kernels *gk) {
+    int kx, ky;
+    switch (resize_path((const resize_inst *)instance, in->shape[0], in->shape[1], out->shape[0], out->shape[1], &kx,
+                        &ky)) {
+    case PATH_NEAREST:
+        return resize_nearest_run(out, in);
+    case PATH_GEN:
+        return resize_gen_run(out, in, kx, ky, gk);
+    case PATH_AREA_UP:
+        return resize_linear_run(out, in, kn, resize_coord_area);
+    default:
+        return resize_linear_run(out, in, kn, resize_coord);
+    }
+}
+
 static dynop_result resize_run_scalar(void *instance, const dynop_tensor *out, uint32_t nout, const dynop_tensor *in,
                                       uint32_t nin) {
     (void)nout;
     (void)nin;
-    return resize_run_with(instance, out, in, &resize_scalar);
+    return resize_run_with(instance, out, in, &resize_scalar, &gen_scalar);
 }
 
 #if IMGPROC_X86
@@ -2380,14 +3010,14 @@ static dynop_result resize_run_avx2(void *instance, const dynop_tensor *out, uin
                                     uint32_t nin) {
     (void)nout;
     (void)nin;
-    return resize_run_with(instance, out, in, &resize_avx2);
+    return resize_run_with(instance, out, in, &resize_avx2, &gen_avx2);
 }
 
 static dynop_result resize_run_avx512(void *instance, const dynop_tensor *out, uint32_t nout, const dynop_tensor *in,
                                       uint32_t nin) {
     (void)nout;
     (void)nin;
-    return resize_run_with(instance, out, in, &resize_avx512);
+    return resize_run_with(instance, out, in, &resize_avx512, &gen_avx512);
 }
 #endif
 
@@ -2489,16 +3119,25 @@ static const dynop_op_arg resize_args[] = {
      DYNOP_ARG_HAS_MIN | DYNOP_ARG_HAS_MAX, 0, RESIZE_MAX_SCALE, "0", NULL, NULL},
     {DYNOP_OP_ARG_HEADER, "max_size", "The most either side may be; the aspect ratio kept; 0 for no limit.",
      DYNOP_ARG_INT, DYNOP_ARG_HAS_MIN | DYNOP_ARG_HAS_MAX, 0, (double)RESIZE_MAX, "0", NULL, NULL},
+    {DYNOP_OP_ARG_HEADER, "interp",
+     "The interpolation: nearest (OpenCV's INTER_NEAREST_EXACT), linear (bilinear), cubic (Keys, a = -0.75, as "
+     "OpenCV's INTER_CUBIC) or area (OpenCV's INTER_AREA).",
+     DYNOP_ARG_STRING, 0, 0, 0, "\"linear\"", "[\"nearest\", \"linear\", \"cubic\", \"area\"]", NULL},
+    {DYNOP_OP_ARG_HEADER, "antialias",
+     "linear and cubic: widen the filter by the scale along a side that shrinks, as PIL and DALI do (DALI's "
+     "default is true; false, this default, is what cv2.resize computes).",
+     DYNOP_ARG_BOOL, 0, 0, 0, "false", NULL, NULL},
 };
 static const dynop_op_schema resize_schema = {
     DYNOP_OP_SCHEMA_HEADER,
     "imgproc.Resize",
-    "Resizes images with bilinear interpolation, pixel centres aligned, to width x height, or keeping the aspect "
-    "ratio to a width, a height, a shorter or longer side or a scale, optionally capped by max_size.",
+    "Resizes images (nearest, bilinear, bicubic or area interpolation, pixel centres aligned, optionally "
+    "antialiased) to width x height, or keeping the aspect ratio to a width, a height, a shorter or longer side or "
+    "a scale, optionally capped by max_size.",
     "cpu",
     1, 0, image_inputs,
     1, resize_outputs,
-    6, resize_args,
+    8, resize_args,
 };
 static const dynop_operator resize_op =
     DYNOP_OPERATOR_VARIANTS_FLAGS("imgproc.Resize", "cpu", NULL, resize_create, resize_setup, resize_destroy,
