@@ -2653,7 +2653,8 @@ static int gen_plan_of(int u8, int kx, int ky, int64_t ih, int64_t iw, int64_t o
     pl->ny = gen_taps(ky, ih, oh);
     pl->P = pl->nx + 2;
     pl->es = (ne + 31) & ~(int64_t)31;
-    return pl->nx <= (int64_t)(SIZE_MAX / 4) / pl->es &&
+    /* The table's indices into the padded row are int32 (for gathers). */
+    return (iw + 2 * pl->P) * C + 16 <= INT32_MAX && pl->nx <= (int64_t)(SIZE_MAX / 4) / pl->es &&
            carve(&pl->size, pl->es, 4, &pl->idx) && carve(&pl->size, pl->nx * pl->es, 4, &pl->w) &&
            carve(&pl->size, pl->nx > pl->ny ? pl->nx : pl->ny, 4, &pl->wy) &&
            carve(&pl->size, (iw + 2 * pl->P) * C + 16, 4, &pl->pad) &&
