@@ -158,6 +158,71 @@
 // rounded. It runs at memory bandwidth: large arrays are written with
 // non-temporal stores.
 //
+// [Cast] (dtype, required) converts a tensor of any rank, shape and
+// strides between uint8, int16, uint16, int32, float16 (IEEE binary16) and
+// float32; the same dtype copies the bits. Integers saturate to the
+// target's range. Floats go to integers rounded to nearest, ties to even
+// (OpenCV's cvRound, numpy's rint: 0.5 → 0, 1.5 → 2, 2.5 → 2, -0.5 → 0),
+// then saturated, so ±inf and values beyond the range give its max or
+// min, and NaN gives 0. Integers go to float32 rounded to nearest even
+// (only int32 beyond 2²⁴ rounds) and to float16 through float32, which is
+// exact up to 2²⁴ and infinite in float16 beyond, so one correct
+// rounding. float32 to float16 rounds to nearest even, overflows to ±inf
+// (from 65520 up), keeps subnormals, and makes a NaN a quiet NaN with its
+// sign and top 9 payload bits: F16C's VCVTPS2PH with
+// _MM_FROUND_TO_NEAREST_INT, and numpy's astype(np.float16) for all but
+// signalling NaNs, which numpy keeps signalling. float16 widens exactly
+// (NaNs quieted, as VCVTPH2PS). Against OpenCV 4.6
+// (TestCastMatchesOpenCV, 20000 random values of each dtype with ties,
+// limits, infinities, NaNs and arbitrary float bits, to every other
+// dtype): bit-identical to saturate_cast through cv2.add(x, 0,
+// dtype=depth), to cv2.convertFp16 and to numpy's astype(float16), except
+// on purpose where OpenCV's float-to-integer path goes through int32: for
+// NaN, ±inf and |x| ≥ 2³¹ it gives INT_MIN before saturating (+inf → 0 in
+// uint8, NaN → -32768 in int16), where Cast gives 0 for NaN and the
+// saturated value otherwise.
+//
+// [Normalize] (mean and std, lists of 1 value or one per channel, both
+// required; scale, default 1; shift, default 0; dtype float32, the
+// default, or float16) is DALI's Normalize with given mean and std on HWC
+// images, uint8 or float32, of 1 to 64 channels, any strides: per channel
+// c, with m = float32(mean_c), inv = float32(scale/std_c) (the float64
+// quotient rounded once) and sh = float32(shift), out = ((x - m)·inv) + sh
+// in float32, each operation rounded, then stored as float32 or rounded to
+// float16 (to nearest even, as [Cast]). std must be above 0, scale/std a
+// finite float32, and every value finite. Against OpenCV 4.6
+// (TestNormalizeMatchesOpenCV, 1, 3 and 4 channels, uint8 and float32):
+// bit-identical to cv2.subtract, cv2.multiply and cv2.add with per-channel
+// Scalars in float32, and in float16 to numpy's astype(float16) of that.
+//
+// [CropMirrorNormalize] is DALI's CropMirrorNormalize on HWC images (uint8
+// or float32, 1 to 64 channels, any strides): it crops a window of crop_w ×
+// crop_h (0, the default, for the image's width or height) anchored at
+// x0 = round(float32(crop_pos_x)·float32(W - crop_w)), likewise y0 with
+// crop_pos_y and H, the float32 product rounded half away from zero
+// (DALI's CalculateAnchor with roundf; crop_pos in [0, 1], default 0.5,
+// centres the window: 21 spare pixels at 0.5 give x0 = 11); mirror
+// (default false) flips the window horizontally, output pixel (y, x)
+// being input pixel (y0 + y, x0 + crop_w - 1 - x); each value is
+// normalized as by [Normalize] (mean, default [0]; std, default [1];
+// scale; shift); output_layout "CHW" (the default, as DALI) writes C
+// planes of crop_h × crop_w, "HWC" interleaved pixels; dtype float32 or
+// float16. A window larger than the image is an error naming both sizes
+// (DALI's out_of_bounds_policy "error"; its "pad" and "trim_to_shape" are
+// not offered). Against OpenCV 4.6 (TestCropMirrorNormalizeMatchesOpenCV,
+// uint8 and float32 RGB, mirrored with cv2.flip or not): bit-identical to
+// cv2.dnn.blobFromImage(crop, scalefactor=1/std, mean=mean) with one std
+// for all channels (CHW, and HWC transposed), to cv2.subtract and
+// cv2.multiply with per-channel std, and in float16 to numpy's
+// astype(float16) of the blob.
+//
+// Cast, Normalize and CropMirrorNormalize have the same three variants,
+// but their "avx2" needs F16C besides AVX2 (every AVX2 CPU we target has
+// it; the host checks it, and an AVX2 CPU without it runs "scalar"). They
+// vectorize contiguous runs (Normalize and CropMirrorNormalize gather
+// strided and mirrored pixels into a buffer first) and, like the other
+// operators' variants, compute the scalar reference's bytes exactly.
+//
 // The library also exports its kernels for direct calls from benchmarks:
 // dynop_imgproc_gray_u8 and dynop_imgproc_gray_f32 (the scalar Grayscale
 // kernels), dynop_imgproc_saxpy_f32 (the scalar Saxpy kernel) and
@@ -191,6 +256,15 @@ const (
 	// UnsharpMask sharpens images by their difference from a Gaussian
 	// blur (arguments sigma, amount and threshold).
 	UnsharpMask = "imgproc.UnsharpMask"
+	// Cast converts tensors between uint8, int16, uint16, int32, float16
+	// and float32 (argument dtype).
+	Cast = "imgproc.Cast"
+	// Normalize computes (x - mean)·scale/std + shift per channel of
+	// images (arguments mean, std, scale, shift, dtype).
+	Normalize = "imgproc.Normalize"
+	// CropMirrorNormalize crops, mirrors and normalizes images into CHW or
+	// HWC float32 or float16, as DALI's CropMirrorNormalize.
+	CropMirrorNormalize = "imgproc.CropMirrorNormalize"
 )
 
 // NativeGrayscalePass is the name of its populate pass that replaces the

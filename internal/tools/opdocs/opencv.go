@@ -72,6 +72,21 @@ var openCV = []comparison{
 		what: "checks imgproc.Resize's nearest and area on small rows against the pixels OpenCV's formulas pick (`INTER_NEAREST_EXACT`: 8 to 3 pixels take 1, 3, 6, 8 to 4 take 0, 2, 4, 6; `INTER_AREA`: box averages by overlap when shrinking, its bilinear coordinates when growing), without running OpenCV; TestResizeMatchesOpenCV compares with OpenCV directly.",
 	},
 	{
+		file: "plugins/imgproc/convert_test.go", fn: "TestCastMatchesOpenCV",
+		ops: []string{"imgproc.Cast"}, outputs: true,
+		what: "converts 20000 random values of each of uint8, int16, uint16, int32, float16 and float32 (ties, limits, infinities, NaNs and arbitrary float bits mixed in) to every other of these dtypes and compares integer and float32 targets with cv2.add(x, 0, dtype=depth) (saturate_cast), float16 targets with cv2.convertFp16 and with numpy's astype(float16), float16 sources widened by cv2.convertFp16: **bit-identical** (NaNs compared as NaN), except float-to-integer conversions of NaN and of values beyond int32's range, where OpenCV goes through INT_MIN and Cast gives 0 for NaN and saturates otherwise by definition; the test checks those against Cast's definition and logs their count. It skips without python3-opencv.",
+	},
+	{
+		file: "plugins/imgproc/convert_test.go", fn: "TestNormalizeMatchesOpenCV",
+		ops: []string{"imgproc.Normalize"}, outputs: true,
+		what: "normalizes random 29x41 uint8 and float32 images with 1, 3 and 4 channels (per-channel mean and std, scale 1.5, shift 0.25) and compares with cv2.subtract, cv2.multiply by float32(scale/std) and cv2.add with per-channel Scalars on the image in float32, and the float16 output with numpy's astype(float16) of that: **bit-identical** (tolerance zero). It skips without python3-opencv.",
+	},
+	{
+		file: "plugins/imgproc/convert_test.go", fn: "TestCropMirrorNormalizeMatchesOpenCV",
+		ops: []string{"imgproc.CropMirrorNormalize"}, outputs: true,
+		what: "crops a centred 40x30 window of random 64x48 uint8 and float32 RGB images, mirrored (cv2.flip) and not, and compares CHW float32 with cv2.dnn.blobFromImage(crop, scalefactor=1/std, mean=mean) for one std, CHW float16 with numpy's astype(float16) of the blob, HWC float32 with the blob transposed, and per-channel std with cv2.subtract and cv2.multiply in float32: **bit-identical** (tolerance zero). It skips without python3-opencv.",
+	},
+	{
 		file: "plugins/image/image_test.go", fn: "TestGrayscaleUint8",
 		ops: []string{"image.Grayscale"}, outputs: true,
 		what: "checks image.Grayscale on pure red, green, blue, white, black and a mixture against the exact luma rounded, which is what OpenCV's cvtColor computes there (76, 150, 29, 255, 0, 18); image.Grayscale is bit-identical to imgproc.Grayscale, which TestGrayscaleMatchesOpenCV compares with OpenCV directly.",
