@@ -2,6 +2,7 @@ package imgproc_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -14,6 +15,7 @@ import (
 	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/internal/cbuild"
 	"github.com/dynop/dynop/internal/cvtest"
+	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugins/imgproc"
 	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
@@ -556,13 +558,25 @@ func cmnRef(src []float32, w, c int, x0, y0, cw, ch int, mirror, chw bool, mean,
 
 // TestCropMirrorNormalizeWindow checks the window (DALI's anchor: the
 // float32 product (size - crop) * pos rounded half away from zero), the
-// mirror and both layouts against the definition.
+// mirror and both layouts against the definition, on a compact image,
+// on three channels of a four-channel one (pixels 4 apart) and on a
+// planar one seen as HWC (channels H*W apart).
 func TestCropMirrorNormalizeWindow(t *testing.T) {
 	h := openImgproc(t)
 	rng := rand.New(rand.NewPCG(15, 16))
 	const H, W, C = 21, 30, 3
 	in := imageBatch(t, rng, tensor.Uint8, H, W, C)
 	src := imageValues(t, in.Sample(0))
+	rgba := rawTensor(t, tensor.Uint8, make([]byte, H*W*4), H, W, 4)
+	planar := rawTensor(t, tensor.Uint8, make([]byte, C*H*W), C, H, W)
+	for i, v := range src {
+		p, k := i/C, i%C
+		rgba.Span()[p*4+k] = byte(v)
+		planar.Span()[k*H*W+p] = byte(v)
+	}
+	sub, _ := rgba.Crop([]int64{0, 0, 0}, []int64{H, W, C})
+	hwc, _ := planar.Permute(1, 2, 0)
+	inputs := []*tensor.Batch{in, batchOf(t, sub), batchOf(t, hwc)}
 	mean, std := []float64{100, 110, 120}, []float64{50, 60, 70}
 	for _, c := range []struct {
 		cw, ch     int
@@ -589,21 +603,23 @@ func TestCropMirrorNormalizeWindow(t *testing.T) {
 		if cw == 0 {
 			cw, ch = W, H
 		}
-		out := mustExec(t, h, imgproc.CropMirrorNormalize, args, in)
+		want := cmnRef(src, W, C, c.x0, c.y0, cw, ch, c.mirror, c.layoutDesc == "CHW", mean, std, 1, 0)
 		wantShape := []int64{C, int64(ch), int64(cw)}
 		if c.layoutDesc == "HWC" {
 			wantShape = []int64{int64(ch), int64(cw), C}
 		}
-		if !slices.Equal(out.Shape(), wantShape) || out.DType() != tensor.Float32 {
-			t.Errorf("%v: %v %v, want float32 %v", args, out.DType(), out.Shape(), wantShape)
-			continue
-		}
-		got, _ := tensor.Values[float32](out)
-		want := cmnRef(src, W, C, c.x0, c.y0, cw, ch, c.mirror, c.layoutDesc == "CHW", mean, std, 1, 0)
-		for i := range want {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Errorf("%v: element %d is %g, want %g (window at %d, %d)", args, i, got[i], want[i], c.x0, c.y0)
-				break
+		for _, in := range inputs {
+			out := mustExec(t, h, imgproc.CropMirrorNormalize, args, in)
+			if !slices.Equal(out.Shape(), wantShape) || out.DType() != tensor.Float32 {
+				t.Errorf("%v: %v %v, want float32 %v", args, out.DType(), out.Shape(), wantShape)
+				continue
+			}
+			got, _ := tensor.Values[float32](out)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Errorf("%v on strides %v: element %d is %g, want %g (window at %d, %d)", args, in.Sample(0).Strides(), i, got[i], want[i], c.x0, c.y0)
+					break
+				}
 			}
 		}
 	}
@@ -633,6 +649,8 @@ func TestCropMirrorNormalizeMatchesOpenCV(t *testing.T) {
 			if mirror {
 				flip = "cv2.flip(c, 1)"
 			}
+			// blobFromImage subtracts the mean from a float32 image in
+			// place: it gets a copy.
 			code := fmt.Sprintf(`c = np.ascontiguousarray(inputs[0][%d:%d, %d:%d, :])
 c = %s
 blob = cv2.dnn.blobFromImage(c.copy(), scalefactor=1.0/57.375, mean=(123.675, 116.28, 103.53), swapRB=False, crop=False)[0]
@@ -879,5 +897,74 @@ func TestConvertVariantsAgreeWithScalar(t *testing.T) {
 	t.Logf("variants tested against scalar on this CPU: %v (%d cases each)", tested, len(cases))
 	if !tested["avx2"] && dispatch.Host().Available().Contains(dispatch.Of(dispatch.AVX2, dispatch.F16C)) {
 		t.Error("the AVX2 variants were never tested on a CPU that has AVX2 and F16C")
+	}
+}
+
+// BenchmarkConvertVariants runs Cast, Normalize and CropMirrorNormalize
+// on a 1920×1080 RGB image in each variant (op.WithVariant), reporting
+// milliseconds per image; variants this CPU lacks are skipped.
+func BenchmarkConvertVariants(b *testing.B) {
+	ctx := context.Background()
+	h, err := dynop.Open(ctx, dynop.Options{NoRegistered: true, NoDefaultPaths: true, Paths: []string{cbuild.Imgproc(b)}, CacheDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { h.Close(ctx) })
+	rng := rand.New(rand.NewPCG(1, 2))
+	u8, _ := tensor.Random(rng, tensor.Uint8, "HWC", [][]int64{{1080, 1920, 3}})
+	f32, _ := tensor.Random(rng, tensor.Float32, "HWC", [][]int64{{1080, 1920, 3}})
+	imagenet := schema.Args{"mean": []float64{123.675, 116.28, 103.53}, "std": []float64{58.395, 57.12, 57.375}}
+	with := func(extra schema.Args) schema.Args {
+		a := schema.Args{}
+		for k, v := range imagenet {
+			a[k] = v
+		}
+		for k, v := range extra {
+			a[k] = v
+		}
+		return a
+	}
+	for _, c := range []struct {
+		name, op string
+		args     schema.Args
+		in       *tensor.Batch
+	}{
+		{"Cast/uint8-float32", imgproc.Cast, schema.Args{"dtype": "float32"}, u8},
+		{"Cast/float32-float16", imgproc.Cast, schema.Args{"dtype": "float16"}, f32},
+		{"Cast/float32-uint8", imgproc.Cast, schema.Args{"dtype": "uint8"}, f32},
+		{"Normalize/uint8-float32", imgproc.Normalize, with(nil), u8},
+		{"Normalize/uint8-float16", imgproc.Normalize, with(schema.Args{"dtype": "float16"}), u8},
+		{"CropMirrorNormalize/uint8-CHW-float32-1024x768-mirror", imgproc.CropMirrorNormalize, with(schema.Args{"crop_w": 1024, "crop_h": 768, "mirror": true}), u8},
+		{"CropMirrorNormalize/uint8-CHW-float32-1024x768", imgproc.CropMirrorNormalize, with(schema.Args{"crop_w": 1024, "crop_h": 768}), u8},
+		{"CropMirrorNormalize/uint8-HWC-float32-1024x768-mirror", imgproc.CropMirrorNormalize, with(schema.Args{"crop_w": 1024, "crop_h": 768, "mirror": true, "output_layout": "HWC"}), u8},
+		{"CropMirrorNormalize/uint8-HWC-float16-1024x768", imgproc.CropMirrorNormalize, with(schema.Args{"crop_w": 1024, "crop_h": 768, "output_layout": "HWC", "dtype": "float16"}), u8},
+	} {
+		for _, v := range []string{"scalar", "avx2", "avx512"} {
+			b.Run(c.name+"/"+v, func(b *testing.B) {
+				in, err := h.NewOperator(ctx, c.op, c.args, op.WithVariant(v))
+				if err != nil {
+					b.Skip(err)
+				}
+				defer in.Close()
+				descs, err := in.Setup([]*tensor.Batch{c.in})
+				if err != nil {
+					b.Fatal(err)
+				}
+				out, err := descs[0].Alloc()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := in.Run(ctx, []*tensor.Batch{out}, []*tensor.Batch{c.in}); err != nil { // warm: the output's pages
+					b.Fatal(err)
+				}
+				b.ResetTimer()
+				for range b.N {
+					if err := in.Run(ctx, []*tensor.Batch{out}, []*tensor.Batch{c.in}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/image")
+			})
+		}
 	}
 }

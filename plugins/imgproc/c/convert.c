@@ -155,6 +155,14 @@ static int32_t f32_to_int(float x, int t) {
  * exactly: load fills it, store converts it to the target. */
 #define CAST_BLOCK 512
 
+/* Buffers on the stack are aligned to cache lines, where the compiler
+ * can: vectors that cross lines cost (a 64-byte one at every access). */
+#if defined(__GNUC__) || defined(__clang__)
+#define CONVERT_ALIGN64 __attribute__((aligned(64)))
+#else
+#define CONVERT_ALIGN64
+#endif
+
 typedef union {
     int32_t i[CAST_BLOCK];
     float f[CAST_BLOCK];
@@ -185,38 +193,41 @@ static void cast_load_scalar(const char *s, int64_t ss, int st, cast_buf *b, int
     }
 }
 
-/* cast_f2i_scalar turns the floats of b into the integers of type dt, in place. */
-static void cast_f2i_scalar(cast_buf *b, int dt, int64_t from, int64_t n) {
+/* cast_f2i_scalar converts floats f[from..n-1] to integers of type dt in
+ * i (which may be f's buffer). */
+static void cast_f2i_scalar(const float *f, int32_t *i, int dt, int64_t from, int64_t n) {
     int64_t j;
-    for (j = from; j < n; j++) b->i[j] = f32_to_int(b->f[j], dt);
+    for (j = from; j < n; j++) i[j] = f32_to_int(f[j], dt);
 }
 
 static int32_t sat32(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
-/* cast_store_scalar writes elements from..n-1 of b (floats if isf) as type
- * dt, ds elements apart; integer targets from floats were converted by
- * cast_f2i first. */
-static void cast_store_scalar(const cast_buf *b, int isf, char *d, int64_t ds, int dt, int64_t from, int64_t n) {
+/* cast_store_scalar writes elements from..n-1 of v (int32, or float32 if
+ * isf) as type dt, ds elements apart; integer targets from floats were
+ * converted by f2i first. */
+static void cast_store_scalar(const void *v, int isf, char *d, int64_t ds, int dt, int64_t from, int64_t n) {
+    const int32_t *bi = (const int32_t *)v;
+    const float *bf = (const float *)v;
     int64_t j;
     switch (dt) {
     case CT_U8:
-        for (j = from; j < n; j++) ((uint8_t *)d)[j * ds] = (uint8_t)sat32(b->i[j], 0, 255);
+        for (j = from; j < n; j++) ((uint8_t *)d)[j * ds] = (uint8_t)sat32(bi[j], 0, 255);
         break;
     case CT_I16:
-        for (j = from; j < n; j++) ((int16_t *)(void *)d)[j * ds] = (int16_t)sat32(b->i[j], -32768, 32767);
+        for (j = from; j < n; j++) ((int16_t *)(void *)d)[j * ds] = (int16_t)sat32(bi[j], -32768, 32767);
         break;
     case CT_U16:
-        for (j = from; j < n; j++) ((uint16_t *)(void *)d)[j * ds] = (uint16_t)sat32(b->i[j], 0, 65535);
+        for (j = from; j < n; j++) ((uint16_t *)(void *)d)[j * ds] = (uint16_t)sat32(bi[j], 0, 65535);
         break;
     case CT_I32:
-        for (j = from; j < n; j++) ((int32_t *)(void *)d)[j * ds] = b->i[j];
+        for (j = from; j < n; j++) ((int32_t *)(void *)d)[j * ds] = bi[j];
         break;
     case CT_F16:
         for (j = from; j < n; j++)
-            ((uint16_t *)(void *)d)[j * ds] = f32_to_f16(isf ? b->f[j] : (float)b->i[j]);
+            ((uint16_t *)(void *)d)[j * ds] = f32_to_f16(isf ? bf[j] : (float)bi[j]);
         break;
     default:
-        for (j = from; j < n; j++) ((float *)(void *)d)[j * ds] = isf ? b->f[j] : (float)b->i[j];
+        for (j = from; j < n; j++) ((float *)(void *)d)[j * ds] = isf ? bf[j] : (float)bi[j];
         break;
     }
 }
@@ -225,16 +236,16 @@ static void cast_store_scalar(const cast_buf *b, int isf, char *d, int64_t ds, i
  * 1) and call the scalar ones for strided runs and tails. */
 typedef struct {
     void (*load)(const char *s, int64_t ss, int st, cast_buf *b, int64_t n);
-    void (*f2i)(cast_buf *b, int dt, int64_t n);
-    void (*store)(const cast_buf *b, int isf, char *d, int64_t ds, int dt, int64_t n);
+    void (*f2i)(const float *f, int32_t *i, int dt, int64_t n);
+    void (*store)(const void *v, int isf, char *d, int64_t ds, int dt, int64_t n);
 } cast_kernels;
 
 static void cast_load_all_scalar(const char *s, int64_t ss, int st, cast_buf *b, int64_t n) {
     cast_load_scalar(s, ss, st, b, 0, n);
 }
-static void cast_f2i_all_scalar(cast_buf *b, int dt, int64_t n) { cast_f2i_scalar(b, dt, 0, n); }
-static void cast_store_all_scalar(const cast_buf *b, int isf, char *d, int64_t ds, int dt, int64_t n) {
-    cast_store_scalar(b, isf, d, ds, dt, 0, n);
+static void cast_f2i_all_scalar(const float *f, int32_t *i, int dt, int64_t n) { cast_f2i_scalar(f, i, dt, 0, n); }
+static void cast_store_all_scalar(const void *v, int isf, char *d, int64_t ds, int dt, int64_t n) {
+    cast_store_scalar(v, isf, d, ds, dt, 0, n);
 }
 
 static const cast_kernels cast_scalar = {cast_load_all_scalar, cast_f2i_all_scalar, cast_store_all_scalar};
@@ -275,76 +286,78 @@ CONVERT_AVX2 static void cast_load_avx2(const char *s, int64_t ss, int st, cast_
     cast_load_scalar(s, 1, st, b, j, n);
 }
 
-CONVERT_AVX2 static void cast_f2i_avx2(cast_buf *b, int dt, int64_t n) {
+CONVERT_AVX2 static void cast_f2i_avx2(const float *f, int32_t *i, int dt, int64_t n) {
     int64_t j = 0;
     if (dt == CT_I32) {
         const __m256 top = _mm256_set1_ps(2147483648.0f);
         for (; j + 8 <= n; j += 8) {
-            __m256 x = _mm256_loadu_ps(b->f + j);
+            __m256 x = _mm256_loadu_ps(f + j);
             __m256 ord = _mm256_cmp_ps(x, x, _CMP_ORD_Q), big = _mm256_cmp_ps(x, top, _CMP_GE_OQ);
             /* NaN -> 0; >= 2^31 converts to INT32_MIN, flipped to INT32_MAX */
-            __m256i i = _mm256_cvtps_epi32(_mm256_and_ps(x, ord));
-            ST256(b->i + j, _mm256_xor_si256(i, _mm256_castps_si256(big)));
+            __m256i r = _mm256_cvtps_epi32(_mm256_and_ps(x, ord));
+            ST256(i + j, _mm256_xor_si256(r, _mm256_castps_si256(big)));
         }
     } else {
         const __m256 lo = _mm256_set1_ps((float)cast_lo[dt]), hi = _mm256_set1_ps((float)cast_hi[dt]);
         for (; j + 8 <= n; j += 8) {
-            __m256 x = _mm256_loadu_ps(b->f + j);
+            __m256 x = _mm256_loadu_ps(f + j);
             x = _mm256_and_ps(x, _mm256_cmp_ps(x, x, _CMP_ORD_Q));
             x = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
-            ST256(b->i + j, _mm256_cvtps_epi32(x));
+            ST256(i + j, _mm256_cvtps_epi32(x));
         }
     }
-    cast_f2i_scalar(b, dt, j, n);
+    cast_f2i_scalar(f, i, dt, j, n);
 }
 
-CONVERT_AVX2 static void cast_store_avx2(const cast_buf *b, int isf, char *d, int64_t ds, int dt, int64_t n) {
+CONVERT_AVX2 static void cast_store_avx2(const void *v, int isf, char *d, int64_t ds, int dt, int64_t n) {
+    const int32_t *bi = (const int32_t *)v;
+    const float *bf = (const float *)v;
     int64_t j = 0;
     if (ds != 1) {
-        cast_store_scalar(b, isf, d, ds, dt, 0, n);
+        cast_store_scalar(v, isf, d, ds, dt, 0, n);
         return;
     }
     switch (dt) {
     case CT_U8: {
         const __m256i lo = _mm256_setzero_si256(), hi = _mm256_set1_epi32(255);
         for (; j + 32 <= n; j += 32) {
-            __m256i v0 = _mm256_min_epi32(_mm256_max_epi32(LD256(b->i + j), lo), hi);
-            __m256i v1 = _mm256_min_epi32(_mm256_max_epi32(LD256(b->i + j + 8), lo), hi);
-            __m256i v2 = _mm256_min_epi32(_mm256_max_epi32(LD256(b->i + j + 16), lo), hi);
-            __m256i v3 = _mm256_min_epi32(_mm256_max_epi32(LD256(b->i + j + 24), lo), hi);
+            __m256i v0 = _mm256_min_epi32(_mm256_max_epi32(LD256(bi + j), lo), hi);
+            __m256i v1 = _mm256_min_epi32(_mm256_max_epi32(LD256(bi + j + 8), lo), hi);
+            __m256i v2 = _mm256_min_epi32(_mm256_max_epi32(LD256(bi + j + 16), lo), hi);
+            __m256i v3 = _mm256_min_epi32(_mm256_max_epi32(LD256(bi + j + 24), lo), hi);
             ST256(d + j, pack4x8_avx2(v0, v1, v2, v3));
         }
         break;
     }
     case CT_I16:
         for (; j + 16 <= n; j += 16) {
-            __m256i p = _mm256_packs_epi32(LD256(b->i + j), LD256(b->i + j + 8));
+            __m256i p = _mm256_packs_epi32(LD256(bi + j), LD256(bi + j + 8));
             ST256(d + 2 * j, _mm256_permute4x64_epi64(p, 0xD8));
         }
         break;
     case CT_U16:
         for (; j + 16 <= n; j += 16) {
-            __m256i p = _mm256_packus_epi32(LD256(b->i + j), LD256(b->i + j + 8));
+            __m256i p = _mm256_packus_epi32(LD256(bi + j), LD256(bi + j + 8));
             ST256(d + 2 * j, _mm256_permute4x64_epi64(p, 0xD8));
         }
         break;
     case CT_I32:
-        for (; j + 8 <= n; j += 8) ST256(d + 4 * j, LD256(b->i + j));
+        for (; j + 8 <= n; j += 8) ST256(d + 4 * j, LD256(bi + j));
         break;
     case CT_F16:
         for (; j + 8 <= n; j += 8) {
-            __m256 x = isf ? _mm256_loadu_ps(b->f + j) : _mm256_cvtepi32_ps(LD256(b->i + j));
+            __m256 x = isf ? _mm256_loadu_ps(bf + j) : _mm256_cvtepi32_ps(LD256(bi + j));
             ST128(d + 2 * j, _mm256_cvtps_ph(x, F16_ROUND));
         }
         break;
     default:
         for (; j + 8 <= n; j += 8) {
-            __m256 x = isf ? _mm256_loadu_ps(b->f + j) : _mm256_cvtepi32_ps(LD256(b->i + j));
+            __m256 x = isf ? _mm256_loadu_ps(bf + j) : _mm256_cvtepi32_ps(LD256(bi + j));
             _mm256_storeu_ps((float *)(void *)d + j, x);
         }
         break;
     }
-    cast_store_scalar(b, isf, d, 1, dt, j, n);
+    cast_store_scalar(v, isf, d, 1, dt, j, n);
 }
 
 static const cast_kernels cast_avx2 = {cast_load_avx2, cast_f2i_avx2, cast_store_avx2};
@@ -378,68 +391,70 @@ IMGPROC_AVX512 static void cast_load_avx512(const char *s, int64_t ss, int st, c
     cast_load_scalar(s, 1, st, b, j, n);
 }
 
-IMGPROC_AVX512 static void cast_f2i_avx512(cast_buf *b, int dt, int64_t n) {
+IMGPROC_AVX512 static void cast_f2i_avx512(const float *f, int32_t *i, int dt, int64_t n) {
     int64_t j = 0;
     if (dt == CT_I32) {
         const __m512 top = _mm512_set1_ps(2147483648.0f);
         const __m512i max = _mm512_set1_epi32(INT32_MAX);
         for (; j + 16 <= n; j += 16) {
-            __m512 x = _mm512_loadu_ps(b->f + j);
+            __m512 x = _mm512_loadu_ps(f + j);
             __mmask16 ord = _mm512_cmp_ps_mask(x, x, _CMP_ORD_Q), big = _mm512_cmp_ps_mask(x, top, _CMP_GE_OQ);
-            __m512i i = _mm512_cvtps_epi32(_mm512_maskz_mov_ps(ord, x));
-            ST512(b->i + j, _mm512_mask_mov_epi32(i, big, max));
+            __m512i r = _mm512_cvtps_epi32(_mm512_maskz_mov_ps(ord, x));
+            ST512(i + j, _mm512_mask_mov_epi32(r, big, max));
         }
     } else {
         const __m512 lo = _mm512_set1_ps((float)cast_lo[dt]), hi = _mm512_set1_ps((float)cast_hi[dt]);
         for (; j + 16 <= n; j += 16) {
-            __m512 x = _mm512_loadu_ps(b->f + j);
+            __m512 x = _mm512_loadu_ps(f + j);
             x = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, x, _CMP_ORD_Q), x);
             x = _mm512_min_ps(_mm512_max_ps(x, lo), hi);
-            ST512(b->i + j, _mm512_cvtps_epi32(x));
+            ST512(i + j, _mm512_cvtps_epi32(x));
         }
     }
-    cast_f2i_scalar(b, dt, j, n);
+    cast_f2i_scalar(f, i, dt, j, n);
 }
 
-IMGPROC_AVX512 static void cast_store_avx512(const cast_buf *b, int isf, char *d, int64_t ds, int dt, int64_t n) {
+IMGPROC_AVX512 static void cast_store_avx512(const void *v, int isf, char *d, int64_t ds, int dt, int64_t n) {
+    const int32_t *bi = (const int32_t *)v;
+    const float *bf = (const float *)v;
     int64_t j = 0;
     if (ds != 1) {
-        cast_store_scalar(b, isf, d, ds, dt, 0, n);
+        cast_store_scalar(v, isf, d, ds, dt, 0, n);
         return;
     }
     switch (dt) {
     case CT_U8: {
         const __m512i lo = _mm512_setzero_si512(), hi = _mm512_set1_epi32(255);
         for (; j + 16 <= n; j += 16)
-            ST128(d + j, _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(LD512(b->i + j), lo), hi)));
+            ST128(d + j, _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(LD512(bi + j), lo), hi)));
         break;
     }
     case CT_I16:
-        for (; j + 16 <= n; j += 16) ST256(d + 2 * j, _mm512_cvtsepi32_epi16(LD512(b->i + j)));
+        for (; j + 16 <= n; j += 16) ST256(d + 2 * j, _mm512_cvtsepi32_epi16(LD512(bi + j)));
         break;
     case CT_U16: {
         const __m512i lo = _mm512_setzero_si512(), hi = _mm512_set1_epi32(65535);
         for (; j + 16 <= n; j += 16)
-            ST256(d + 2 * j, _mm512_cvtepi32_epi16(_mm512_min_epi32(_mm512_max_epi32(LD512(b->i + j), lo), hi)));
+            ST256(d + 2 * j, _mm512_cvtepi32_epi16(_mm512_min_epi32(_mm512_max_epi32(LD512(bi + j), lo), hi)));
         break;
     }
     case CT_I32:
-        for (; j + 16 <= n; j += 16) ST512(d + 4 * j, LD512(b->i + j));
+        for (; j + 16 <= n; j += 16) ST512(d + 4 * j, LD512(bi + j));
         break;
     case CT_F16:
         for (; j + 16 <= n; j += 16) {
-            __m512 x = isf ? _mm512_loadu_ps(b->f + j) : _mm512_cvtepi32_ps(LD512(b->i + j));
+            __m512 x = isf ? _mm512_loadu_ps(bf + j) : _mm512_cvtepi32_ps(LD512(bi + j));
             ST256(d + 2 * j, _mm512_cvtps_ph(x, F16_ROUND));
         }
         break;
     default:
         for (; j + 16 <= n; j += 16) {
-            __m512 x = isf ? _mm512_loadu_ps(b->f + j) : _mm512_cvtepi32_ps(LD512(b->i + j));
+            __m512 x = isf ? _mm512_loadu_ps(bf + j) : _mm512_cvtepi32_ps(LD512(bi + j));
             _mm512_storeu_ps((float *)(void *)d + j, x);
         }
         break;
     }
-    cast_store_scalar(b, isf, d, 1, dt, j, n);
+    cast_store_scalar(v, isf, d, 1, dt, j, n);
 }
 
 static const cast_kernels cast_avx512 = {cast_load_avx512, cast_f2i_avx512, cast_store_avx512};
@@ -542,7 +557,7 @@ static dynop_result cast_run_with(void *instance, const dynop_tensor *out, const
     char *dp = (char *)out->data + out->byte_offset;
     int64_t idx[DYNOP_MAX_NDIM] = {0};
     pair_rows r;
-    cast_buf buf;
+    cast_buf buf CONVERT_ALIGN64;
     int d;
     if (!pair_rows_of(in, out, &r)) return DYNOP_OK;
     for (;;) {
@@ -559,10 +574,19 @@ static dynop_result cast_run_with(void *instance, const dynop_tensor *out, const
             for (j = 0; j < n; j++) memcpy(o + j * ds * dsz, s + j * ss * ssz, (size_t)ssz);
         } else {
             for (j = 0; j < n; j += CAST_BLOCK) {
-                int64_t m = min64(CAST_BLOCK, n - j);
-                k->load(s + j * ss * ssz, ss, st, &buf, m);
-                if (cast_is_float[st] && !cast_is_float[dt]) k->f2i(&buf, dt, m);
-                k->store(&buf, cast_is_float[st] && cast_is_float[dt], o + j * ds * dsz, ds, dt, m);
+                const int64_t m = min64(CAST_BLOCK, n - j);
+                const float *f = buf.f;
+                const int32_t *i = buf.i;
+                /* float32 and int32 runs are read in place */
+                if (st == CT_F32 && ss == 1) f = (const float *)(const void *)(s + j * ssz);
+                else if (st == CT_I32 && ss == 1) i = (const int32_t *)(const void *)(s + j * ssz);
+                else k->load(s + j * ss * ssz, ss, st, &buf, m);
+                if (!cast_is_float[st]) k->store(i, 0, o + j * ds * dsz, ds, dt, m);
+                else if (cast_is_float[dt]) k->store(f, 1, o + j * ds * dsz, ds, dt, m);
+                else {
+                    k->f2i(f, buf.i, dt, m);
+                    k->store(buf.i, 0, o + j * ds * dsz, ds, dt, m);
+                }
             }
         }
         for (d = r.nd - 2; d >= 0; d--) {
@@ -858,6 +882,23 @@ static const norm_kernels norm_avx512 = {norm_row_avx512, norm_planes_avx2};
 static void norm_gather(const char *src, int64_t sx, int64_t sc, int64_t esz, int64_t x0, int64_t n, int64_t c,
                         int mirror, char *buf) {
     int64_t x, ch;
+    if (sc == 1 && sx == c) { /* contiguous pixels, mirrored: fixed-size copies for the usual sizes */
+        const char *p = src + (x0 + n - 1) * c * esz;
+        switch (c * esz) {
+#define NORM_REVERSE(size)                                                                                             \
+    case size:                                                                                                         \
+        for (x = 0; x < n; x++) memcpy(buf + x * (size), p - x * (size), size);                                        \
+        return;
+            NORM_REVERSE(1)
+            NORM_REVERSE(3)
+            NORM_REVERSE(4)
+            NORM_REVERSE(12)
+            NORM_REVERSE(16)
+#undef NORM_REVERSE
+        default:
+            break;
+        }
+    }
     for (x = 0; x < n; x++) {
         const char *p = src + (mirror ? x0 + n - 1 - x : x0 + x) * sx * esz;
         char *q = buf + x * c * esz;
@@ -877,7 +918,7 @@ static void norm_image(const norm_inst *ni, const dynop_tensor *out, const dynop
     union {
         float f[NORM_BLOCK];
         uint8_t b[NORM_BLOCK * 4];
-    } raw, res;
+    } raw CONVERT_ALIGN64, res CONVERT_ALIGN64;
     const view v = view_of(in);
     const int u8 = is_u8(in->dtype);
     const int64_t c = v.c, esz = u8 ? 1 : 4, osz = ni->f16 ? 2 : 4;
@@ -891,7 +932,7 @@ static void norm_image(const norm_inst *ni, const dynop_tensor *out, const dynop
             const int64_t np = min64(bp, cw - x), nv = np * c;
             const void *src;
             int64_t ch, j;
-            if (!mirror && in_contig) src = row + (x0 + x) * c * esz;
+            if (!mirror && in_contig) src = row + (x0 + x) * v.sx * esz;
             else {
                 /* pixels x .. x+np-1 of the output: mirrored, input pixels
                  * x0+cw-1-x down to x0+cw-x-np */
