@@ -534,8 +534,9 @@ outputs = [r, r.astype(np.float16)]
 }
 
 // cmnRef is CropMirrorNormalize's definition: the window of src (HWC,
-// h x w x c) at x0, y0, mirrored if asked, normalized, as CHW or HWC.
-func cmnRef(src []float32, w, c int, x0, y0, cw, ch int, mirror, chw bool, mean, std []float64, scale, shift float64) []float32 {
+// h x w x c) at x0, y0, mirrored if asked, normalized, as CHW or HWC;
+// pixels outside the image take fill (one value, or one per channel).
+func cmnRef(src []float32, h, w, c int, x0, y0, cw, ch int, mirror, chw bool, mean, std []float64, scale, shift float64, fill []float64) []float32 {
 	out := make([]float32, cw*ch*c)
 	for y := range ch {
 		for x := range cw {
@@ -544,7 +545,12 @@ func cmnRef(src []float32, w, c int, x0, y0, cw, ch int, mirror, chw bool, mean,
 				sx = x0 + cw - 1 - x
 			}
 			for k := range c {
-				v := normRef(src[((y0+y)*w+sx)*c+k], mean, std, scale, shift, k)
+				var v float32
+				if sy := y0 + y; sy < 0 || sy >= h || sx < 0 || sx >= w {
+					v = float32(fill[min(k, len(fill)-1)])
+				} else {
+					v = normRef(src[(sy*w+sx)*c+k], mean, std, scale, shift, k)
+				}
 				if chw {
 					out[(k*ch+y)*cw+x] = v
 				} else {
@@ -558,7 +564,8 @@ func cmnRef(src []float32, w, c int, x0, y0, cw, ch int, mirror, chw bool, mean,
 
 // TestCropMirrorNormalizeWindow checks the window (DALI's anchor: the
 // float32 product (size - crop) * pos rounded half away from zero), the
-// mirror and both layouts against the definition, on a compact image,
+// mirror, both layouts and windows larger than the image padded with
+// fill values against the definition, on a compact image,
 // on three channels of a four-channel one (pixels 4 apart) and on a
 // planar one seen as HWC (channels H*W apart).
 func TestCropMirrorNormalizeWindow(t *testing.T) {
@@ -594,8 +601,20 @@ func TestCropMirrorNormalizeWindow(t *testing.T) {
 		{17, 20, 0.25, 0.5, 3, 1, true, "CHW", "CHW"}, // 13*0.25 = 3.25 -> 3, 1*0.5 = 0.5 -> 1
 		{30, 21, 0.7, 0.3, 0, 0, true, "HWC", "HWC"},
 		{1, 1, 0.5, 0.5, 15, 10, false, "CHW", "CHW"}, // 14.5 -> 15, 10
+		// out_of_bounds_policy "pad": the anchor is negative, roundf of
+		// -2.5 is -3
+		{35, 25, 0.5, 0.5, -3, -2, false, "CHW", "CHW"},
+		{40, 10, 0, 0.5, 0, 6, true, "HWC", "HWC"}, // 11*0.5 = 5.5 -> 6
+		{33, 23, 1, 0, -3, 0, true, "CHW", "CHW"},
+		{31, 30, 0.5, 1, -1, -9, false, "HWC", "HWC"}, // -0.5 -> -1
 	} {
 		args := schema.Args{"crop_w": c.cw, "crop_h": c.ch, "crop_pos_x": c.px, "crop_pos_y": c.py, "mirror": c.mirror, "mean": mean, "std": std}
+		fill := []float64{0}
+		if c.cw > W || c.ch > H {
+			fill = []float64{1, -2, 3.5}
+			args["out_of_bounds_policy"] = "pad"
+			args["fill_values"] = fill
+		}
 		if c.layout != "" {
 			args["output_layout"] = c.layout
 		}
@@ -603,7 +622,7 @@ func TestCropMirrorNormalizeWindow(t *testing.T) {
 		if cw == 0 {
 			cw, ch = W, H
 		}
-		want := cmnRef(src, W, C, c.x0, c.y0, cw, ch, c.mirror, c.layoutDesc == "CHW", mean, std, 1, 0)
+		want := cmnRef(src, H, W, C, c.x0, c.y0, cw, ch, c.mirror, c.layoutDesc == "CHW", mean, std, 1, 0, fill)
 		wantShape := []int64{C, int64(ch), int64(cw)}
 		if c.layoutDesc == "HWC" {
 			wantShape = []int64{int64(ch), int64(cw), C}
@@ -744,6 +763,9 @@ func TestConvertBadInputs(t *testing.T) {
 		{imgproc.CropMirrorNormalize, schema.Args{"std": []float64{0}}, rgb, []string{"std", "minimum"}},
 		{imgproc.CropMirrorNormalize, schema.Args{"mean": []float64{1, 2, 3, 4}}, rgb, []string{"imgproc.CropMirrorNormalize", "4 values, the image 3 channels"}},
 		{imgproc.CropMirrorNormalize, nil, i16, []string{"imgproc.CropMirrorNormalize", "int16"}},
+		{imgproc.CropMirrorNormalize, schema.Args{"out_of_bounds_policy": "trim_to_shape"}, rgb, []string{"out_of_bounds_policy", "trim_to_shape"}},
+		{imgproc.CropMirrorNormalize, schema.Args{"out_of_bounds_policy": "pad", "fill_values": []float64{1, 2}}, rgb, []string{"imgproc.CropMirrorNormalize", "fill_values has 2 values, the image 3 channels"}},
+		{imgproc.CropMirrorNormalize, schema.Args{"mean": []float64{1, 2, 3}, "fill_values": []float64{1, 2}}, rgb, []string{"imgproc.CropMirrorNormalize", "fill_values has 2 values and mean/std 3"}},
 	} {
 		_, err := exec(h, c.op, c.args, c.in)
 		if err == nil {
@@ -844,6 +866,9 @@ func convertCases(t *testing.T) []opCase {
 							n := fmt.Sprintf("cmn %s %s mirror=%v", name, layout, mirror)
 							cases = append(cases, opCase{n, imgproc.CropMirrorNormalize, a, []*tensor.Batch{in}},
 								opCase{n + " strided", imgproc.CropMirrorNormalize, a, []*tensor.Batch{strided}})
+							pad := schema.Args{"mean": mean, "std": std, "dtype": odt, "output_layout": layout, "mirror": mirror,
+								"crop_w": s[1] + 37, "crop_h": s[0] + 2, "crop_pos_x": 0.3, "out_of_bounds_policy": "pad", "fill_values": []float64{-7.25}}
+							cases = append(cases, opCase{n + " padded", imgproc.CropMirrorNormalize, pad, []*tensor.Batch{strided}})
 						}
 					}
 				}

@@ -208,8 +208,11 @@
 // scale; shift); output_layout "CHW" (the default, as DALI) writes C
 // planes of crop_h × crop_w, "HWC" interleaved pixels; dtype float32 or
 // float16. A window larger than the image is an error naming both sizes
-// (DALI's out_of_bounds_policy "error"; its "pad" and "trim_to_shape" are
-// not offered). Against OpenCV 4.6 (TestCropMirrorNormalizeMatchesOpenCV,
+// under out_of_bounds_policy "error" (the default, as DALI); under "pad"
+// its anchor may be negative (roundf(0.5·-5) = -3) and output pixels
+// outside the image take fill_values (default [0]; one value, or one per
+// channel), written as they are, not normalized, as DALI does. DALI's
+// "trim_to_shape" is not offered. Against OpenCV 4.6 (TestCropMirrorNormalizeMatchesOpenCV,
 // uint8 and float32 RGB, mirrored with cv2.flip or not): bit-identical to
 // cv2.dnn.blobFromImage(crop, scalefactor=1/std, mean=mean) with one std
 // for all channels (CHW, and HWC transposed), to cv2.subtract and

@@ -45,7 +45,10 @@
  *   x0 = roundf((float)crop_pos_x * (float)(W - crop_w)), likewise y0,
  * a float32 product rounded half away from zero (DALI's CalculateAnchor),
  * crop_pos in [0, 1] (0.5 centres it). A window larger than the image is
- * an error. mirror flips the window horizontally: output pixel (y, x) is
+ * an error under out_of_bounds_policy "error" (the default); under "pad"
+ * the anchor may be negative, and output pixels outside the image take
+ * fill_values (1 value, or one per channel) as they are, not normalized
+ * (as DALI). mirror flips the window horizontally: output pixel (y, x) is
  * input pixel (y0 + y, x0 + crop_w - 1 - x). Each value is normalized as
  * by imgproc.Normalize, and written as CHW (planes, the default, as DALI)
  * or HWC, float32 or float16.
@@ -641,6 +644,10 @@ typedef struct {
     int64_t crop_w, crop_h;
     float pos_x, pos_y;
     int mirror, chw;
+    int pad;            /* out_of_bounds_policy "pad" */
+    int64_t nfill;      /* fill values: 1, or one per channel */
+    float *fill;        /* nfill of them, as float32 */
+    uint16_t *fill16;   /* and as float16 */
 } norm_inst;
 
 static void norm_destroy(void *instance) {
@@ -648,6 +655,8 @@ static void norm_destroy(void *instance) {
     if (ni == NULL) return;
     free(ni->mean);
     free(ni->inv);
+    free(ni->fill);
+    free(ni->fill16);
     free(ni);
 }
 
@@ -908,6 +917,22 @@ static void norm_gather(const char *src, int64_t sx, int64_t sc, int64_t esz, in
     }
 }
 
+/* norm_fill writes the fill values to output pixels [xa, xb) of row y
+ * (CropMirrorNormalize's padding). */
+static void norm_fill(const norm_inst *ni, const dynop_tensor *out, int64_t c, int64_t y, int64_t xa, int64_t xb,
+                      int chw) {
+    char *op = (char *)out->data + out->byte_offset;
+    const int64_t s0 = out->strides[0], s1 = out->strides[1], s2 = out->strides[2], osz = ni->f16 ? 2 : 4;
+    int64_t x, ch;
+    for (x = xa; x < xb; x++)
+        for (ch = 0; ch < c; ch++) {
+            const int64_t f = ni->nfill > 1 ? ch : 0;
+            char *q = op + (chw ? ch * s0 + y * s1 + x * s2 : y * s0 + x * s1 + ch * s2) * osz;
+            if (ni->f16) memcpy(q, &ni->fill16[f], 2);
+            else memcpy(q, &ni->fill[f], 4);
+        }
+}
+
 /* norm_image computes CMN (and Normalize: the whole image, no mirror, HWC)
  * of in into out with a variant's kernels: for each output row, blocks of
  * at most NORM_BLOCK values (a multiple of 16 pixels), read in place where
@@ -927,9 +952,18 @@ static void norm_image(const norm_inst *ni, const dynop_tensor *out, const dynop
     char *op = (char *)out->data + out->byte_offset;
     int64_t y, x;
     for (y = 0; y < chh; y++) {
-        const char *row = v.p + (y0 + y) * v.sy * esz;
-        for (x = 0; x < cw; x += bp) {
-            const int64_t np = min64(bp, cw - x), nv = np * c;
+        const int inside = y0 + y >= 0 && y0 + y < v.h;
+        const char *row = v.p + (inside ? y0 + y : 0) * v.sy * esz;
+        /* the output columns [xa, xb) whose pixels are in the image (all
+         * of them unless the window was padded) */
+        int64_t xa = mirror ? x0 + cw - v.w : -x0, xb = mirror ? x0 + cw : v.w - x0;
+        xa = xa < 0 ? 0 : xa;
+        xb = xb > cw ? cw : xb;
+        if (!inside || xb < xa) xa = xb = cw;
+        if (xa > 0) norm_fill(ni, out, c, y, 0, xa, chw);
+        if (xb < cw) norm_fill(ni, out, c, y, xb, cw, chw);
+        for (x = xa; x < xb; x += bp) {
+            const int64_t np = min64(bp, xb - x), nv = np * c;
             const void *src;
             int64_t ch, j;
             if (!mirror && in_contig) src = row + (x0 + x) * v.sx * esz;
@@ -1053,6 +1087,44 @@ static dynop_result cmn_create(void *user_data, const dynop_arg *args, uint32_t 
     ni->pos_y = (float)py;
     a = find_arg(args, n, "mirror");
     ni->mirror = a != NULL && a->type == DYNOP_ARG_BOOL && *(const int32_t *)a->values != 0;
+    a = find_arg(args, n, "out_of_bounds_policy");
+    if (a != NULL && a->type == DYNOP_ARG_STRING) {
+        const char *s = *(const char *const *)a->values;
+        if (s != NULL && strcmp(s, "pad") == 0) ni->pad = 1;
+        else if (s == NULL || strcmp(s, "error") != 0) {
+            norm_destroy(ni);
+            return failf(DYNOP_ERROR_INVALID_ARGUMENT, "%s: out_of_bounds_policy %s (want \"error\" or \"pad\")", op,
+                         s != NULL ? s : "NULL");
+        }
+    }
+    a = find_arg(args, n, "fill_values");
+    ni->nfill = a != NULL && a->type == DYNOP_ARG_FLOAT_LIST ? (int64_t)a->count : 0;
+    if (ni->nfill > NORM_MAX_CHANNELS || (ni->nfill > 1 && ni->p > 1 && ni->nfill != ni->p)) {
+        const long long nf = (long long)ni->nfill, p = (long long)ni->p;
+        norm_destroy(ni);
+        if (nf > NORM_MAX_CHANNELS)
+            return failf(DYNOP_ERROR_INVALID_ARGUMENT, "%s: fill_values has %lld values (at most %d, one per channel)",
+                         op, nf, NORM_MAX_CHANNELS);
+        return failf(DYNOP_ERROR_INVALID_ARGUMENT,
+                     "%s: fill_values has %lld values and mean/std %lld; give one per channel or one for all", op, nf, p);
+    }
+    ni->fill = (float *)malloc((size_t)(ni->nfill > 0 ? ni->nfill : 1) * sizeof(float));
+    ni->fill16 = (uint16_t *)malloc((size_t)(ni->nfill > 0 ? ni->nfill : 1) * sizeof(uint16_t));
+    if (ni->fill == NULL || ni->fill16 == NULL) {
+        norm_destroy(ni);
+        return failf(DYNOP_ERROR_NO_MEMORY, "%s: out of memory", op);
+    }
+    if (ni->nfill == 0) {
+        ni->nfill = 1;
+        ni->fill[0] = 0;
+    } else {
+        int64_t k;
+        for (k = 0; k < ni->nfill; k++) ni->fill[k] = (float)((const double *)a->values)[k];
+    }
+    {
+        int64_t k;
+        for (k = 0; k < ni->nfill; k++) ni->fill16[k] = f32_to_f16(ni->fill[k]);
+    }
     a = find_arg(args, n, "output_layout");
     ni->chw = 1;
     if (a != NULL && a->type == DYNOP_ARG_STRING) {
@@ -1069,12 +1141,15 @@ static dynop_result cmn_create(void *user_data, const dynop_arg *args, uint32_t 
 }
 
 /* cmn_anchor is DALI's CalculateAnchor: roundf(pos * (float)(size - crop)),
- * the product in float32, rounded half away from zero. */
+ * the product in float32, rounded half away from zero; negative where the
+ * window is larger than the image (padded). */
 static int64_t cmn_anchor(float pos, int64_t size, int64_t crop) {
-    float a = pos * (float)(size - crop);
-    int64_t i = (int64_t)a;
-    if (a - (float)i >= 0.5f) i++;
-    return i < 0 ? 0 : i > size - crop ? size - crop : i;
+    const int64_t d = size - crop;
+    float a = pos * (float)d, m = a < 0 ? -a : a;
+    int64_t i = (int64_t)m;
+    if (m - (float)i >= 0.5f) i++;
+    if (a < 0) i = -i;
+    return d >= 0 ? (i < 0 ? 0 : i > d ? d : i) : (i > 0 ? 0 : i < d ? d : i);
 }
 
 /* cmn_window returns the crop window of an image of h x w. */
@@ -1083,10 +1158,10 @@ static dynop_result cmn_window(const norm_inst *ni, const dynop_tensor *in, int6
     int64_t h = in->shape[0], w = in->shape[1];
     *cw = ni->crop_w != 0 ? ni->crop_w : w;
     *chh = ni->crop_h != 0 ? ni->crop_h : h;
-    if (*cw > w || *chh > h)
+    if (!ni->pad && (*cw > w || *chh > h))
         return failf(DYNOP_ERROR_INVALID_ARGUMENT,
                      "imgproc.CropMirrorNormalize: the crop window %lldx%lld (crop_w x crop_h) is larger than the "
-                     "%lldx%lld image (width x height)",
+                     "%lldx%lld image (width x height); out_of_bounds_policy \"pad\" pads it",
                      (long long)*cw, (long long)*chh, (long long)w, (long long)h);
     *x0 = cmn_anchor(ni->pos_x, w, *cw);
     *y0 = cmn_anchor(ni->pos_y, h, *chh);
@@ -1096,9 +1171,13 @@ static dynop_result cmn_window(const norm_inst *ni, const dynop_tensor *in, int6
 static dynop_result cmn_setup(void *instance, const dynop_tensor *in, uint32_t nin, dynop_tensor *out,
                               uint32_t nout) {
     const norm_inst *ni = (const norm_inst *)instance;
-    int64_t x0, y0, cw, chh;
+    int64_t x0 = 0, y0 = 0, cw = 0, chh = 0;
     dynop_result rc = norm_check_image("imgproc.CropMirrorNormalize", ni, in, nin, nout);
     if (rc != DYNOP_OK) return rc;
+    if (ni->nfill > 1 && in->shape[2] != ni->nfill)
+        return failf(DYNOP_ERROR_INVALID_ARGUMENT,
+                     "imgproc.CropMirrorNormalize: fill_values has %lld values, the image %lld channels",
+                     (long long)ni->nfill, (long long)in->shape[2]);
     if ((rc = cmn_window(ni, in, &x0, &y0, &cw, &chh)) != DYNOP_OK) return rc;
     out->dtype.code = DYNOP_DTYPE_FLOAT;
     out->dtype.bits = ni->f16 ? 16 : 32;
@@ -1119,7 +1198,7 @@ static dynop_result cmn_setup(void *instance, const dynop_tensor *in, uint32_t n
 static dynop_result cmn_run_with(void *instance, const dynop_tensor *out, const dynop_tensor *in,
                                  const norm_kernels *k) {
     const norm_inst *ni = (const norm_inst *)instance;
-    int64_t x0, y0, cw, chh;
+    int64_t x0 = 0, y0 = 0, cw = 0, chh = 0;
     dynop_result rc = cmn_window(ni, in, &x0, &y0, &cw, &chh);
     if (rc != DYNOP_OK) return rc;
     norm_image(ni, out, in, x0, y0, cw, chh, ni->mirror, ni->chw, k);
@@ -1247,6 +1326,12 @@ static const dynop_op_arg cmn_args[] = {
      0, 0, "[0.0]", NULL, NULL},
     {DYNOP_OP_ARG_HEADER, "std", "The standard deviation divided by, positive: one per channel, or one for all.",
      DYNOP_ARG_FLOAT_LIST, DYNOP_ARG_HAS_MIN | DYNOP_ARG_MIN_EXCLUSIVE, 0, 0, "[1.0]", NULL, NULL},
+    {DYNOP_OP_ARG_HEADER, "out_of_bounds_policy",
+     "A window larger than the image: \"error\", or \"pad\" with fill_values where it is outside.",
+     DYNOP_ARG_STRING, 0, 0, 0, "\"error\"", "[\"error\", \"pad\"]", NULL},
+    {DYNOP_OP_ARG_HEADER, "fill_values",
+     "The output values of padded pixels (not normalized): one per channel, or one for all.", DYNOP_ARG_FLOAT_LIST, 0,
+     0, 0, "[0.0]", NULL, NULL},
     {DYNOP_OP_ARG_HEADER, "output_layout", "The output's layout: planes (CHW, as DALI) or interleaved (HWC).",
      DYNOP_ARG_STRING, 0, 0, 0, "\"CHW\"", "[\"CHW\", \"HWC\"]", NULL},
     NORM_COMMON_ARGS,
@@ -1259,7 +1344,7 @@ static const dynop_op_schema cmn_schema = {
     "cpu",
     1, 0, norm_inputs,
     1, cmn_outputs,
-    11, cmn_args,
+    13, cmn_args,
 };
 static const dynop_operator cmn_op =
     DYNOP_OPERATOR_VARIANTS_FLAGS("imgproc.CropMirrorNormalize", "cpu", NULL, cmn_create, cmn_setup, norm_destroy,
