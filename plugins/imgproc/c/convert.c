@@ -39,7 +39,8 @@
  * scale/std must be a finite float32.
  *
  * imgproc.CropMirrorNormalize (crop_w, crop_h, crop_pos_x, crop_pos_y,
- * mirror, mean, std, scale, shift, output_layout, dtype): DALI's CMN on an
+ * mirror, mean, std, scale, shift, out_of_bounds_policy, fill_values,
+ * output_layout, dtype): DALI's CMN on an
  * HWC image (uint8 or float32, 1 to 64 channels). The window is crop_w x
  * crop_h (0: the image's width or height), at
  *   x0 = roundf((float)crop_pos_x * (float)(W - crop_w)), likewise y0,
