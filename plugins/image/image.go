@@ -41,6 +41,28 @@
 // (H-1-y, x) top to bottom, (H-1-y, W-1-x) both, as cv2.flip does with
 // flip codes 1, 0 and -1 (TestFlipMatchesOpenCV).
 //
+// Crop copies a box of w×h pixels, all channels, out of each HWC image
+// of H×W, any dtype, into a contiguous output. Its size: width (height),
+// else max(1, round(W·rel_width)) (H·rel_height), else the whole side.
+// Its corner: x (y) where given; else, without random, round((W -
+// w)·crop_pos_x) (round((H - h)·crop_pos_y)), both in float64 and
+// rounded half away from zero ([math.Round]), so that the default 0.5
+// centres the box and an odd margin puts the extra pixel before it, as
+// DALI's crop does. A random crop (random: true) draws its corner
+// uniformly from [0, W-w]×[0, H-h] with SplitMix64 started at seed XOR
+// (hash << 32), hash the CRC-32C (Castagnoli) of the sample's dtype name
+// ("uint8"), its shape (each dimension 8 bytes, little-endian) and its
+// elements in row-major order as stored: the first value u gives x =
+// ⌊u·(W-w+1) / 2^64⌋, the second y likewise. It depends on the seed and
+// the sample alone, not on the worker, the batch or the sample's place in
+// it, and it reads the whole sample once to hash it. Arguments that say
+// the same thing twice are errors naming both: x with crop_pos_x, y with
+// crop_pos_y, width with rel_width, height with rel_height, random with
+// x, y, crop_pos_x or crop_pos_y, and seed without random; a box larger
+// than the image, or whose corner leaves it outside, is an error naming
+// the box's and the image's sizes. The box is the NumPy slice img[y:y+h,
+// x:x+w] of the image, which OpenCV crops with (TestCropMatchesOpenCV).
+//
 // Resize interpolates bilinearly with half-pixel centres: output column x
 // samples source column sx = (x+0.5)*inW/outW - 0.5, clamped to [0, inW-1]
 // (and rows likewise), all in float32. With x0 = floor(sx), x1 =
@@ -247,15 +269,36 @@ func operators() []operator {
 			Devices: cpuOnly,
 		}, newGrayscale},
 		{schema.Op{
-			Name:    "image.Crop",
-			Doc:     "Copies the box [y, y+height) x [x, x+width) of every channel out of HWC images; the box must lie inside each image.",
+			Name: "image.Crop",
+			Doc: "Copies a box of every channel out of HWC images: at x, y, or anchored by crop_pos_x and crop_pos_y " +
+				"(centred by default), or at a random corner drawn from seed and the sample; width x height pixels, or " +
+				"rel_width and rel_height of the image, or the whole side. The box must lie inside each image.",
 			Inputs:  []schema.Input{{Name: "images", Layouts: hwc, Doc: "HWC images of any dtype."}},
 			Outputs: []schema.Output{{Name: "cropped", Doc: "The boxes, HWC of shape [height, width, C], contiguous.", Like: "images", Layout: "HWC"}},
 			Args: []schema.Arg{
-				{Name: "x", Type: schema.Int, Default: int64(0), Min: schema.Bounds(0), Doc: "Left column of the box."},
-				{Name: "y", Type: schema.Int, Default: int64(0), Min: schema.Bounds(0), Doc: "Top row of the box."},
-				{Name: "width", Type: schema.Int, Required: true, Min: schema.Bounds(1), Doc: "Columns in the box."},
-				{Name: "height", Type: schema.Int, Required: true, Min: schema.Bounds(1), Doc: "Rows in the box."},
+				{Name: "x", Type: schema.Int, Min: schema.Bounds(0),
+					Doc: "Left column of the box; without it, crop_pos_x places the box (or random)."},
+				{Name: "y", Type: schema.Int, Min: schema.Bounds(0),
+					Doc: "Top row of the box; without it, crop_pos_y places the box (or random)."},
+				{Name: "width", Type: schema.Int, Min: schema.Bounds(1),
+					Doc: "Columns in the box; without it or rel_width, the image's width."},
+				{Name: "height", Type: schema.Int, Min: schema.Bounds(1),
+					Doc: "Rows in the box; without it or rel_height, the image's height."},
+				{Name: "crop_pos_x", Type: schema.Float, Default: 0.5, Min: schema.Bounds(0), Max: schema.Bounds(1),
+					Doc: "Where the box lies across the image when x is not given: its left column is " +
+						"round((W - width) * crop_pos_x), half away from zero; 0 at the left edge, 1 at the right."},
+				{Name: "crop_pos_y", Type: schema.Float, Default: 0.5, Min: schema.Bounds(0), Max: schema.Bounds(1),
+					Doc: "Where the box lies down the image when y is not given: its top row is " +
+						"round((H - height) * crop_pos_y), half away from zero; 0 at the top, 1 at the bottom."},
+				{Name: "rel_width", Type: schema.Float, Min: schema.Bounds(0), MinExclusive: true, Max: schema.Bounds(1),
+					Doc: "The box's width as a fraction of the image's, instead of width: max(1, round(W * rel_width))."},
+				{Name: "rel_height", Type: schema.Float, Min: schema.Bounds(0), MinExclusive: true, Max: schema.Bounds(1),
+					Doc: "The box's height as a fraction of the image's, instead of height: max(1, round(H * rel_height))."},
+				{Name: "random", Type: schema.Bool, Default: false,
+					Doc: "Draw the box's corner uniformly where the box fits, from seed and a hash of the sample: " +
+						"the same seed and image give the same box in any batch, at any position, on any worker."},
+				{Name: "seed", Type: schema.Int, Default: int64(0),
+					Doc: "The seed of random crops (only with random)."},
 			},
 			Devices: cpuOnly,
 		}, newCrop},

@@ -120,50 +120,6 @@ func gray32(out, in *tensor.Tensor, c int) error {
 	})
 }
 
-// crop is image.Crop.
-type crop struct{ x, y, w, h int64 }
-
-func newCrop(args *schema.Values) (op.Impl, error) {
-	return &crop{x: args.Int("x"), y: args.Int("y"), w: args.Int("width"), h: args.Int("height")}, nil
-}
-
-func (c *crop) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
-	in := inputs[0]
-	shapes := make([][]int64, in.Len())
-	for i, t := range in.Samples() {
-		s := t.Shape()
-		h, w := s[0], s[1]
-		// Written so as not to overflow: x, y, width and height may be huge.
-		if c.w > w || c.x > w-c.w || c.h > h || c.y > h-c.h {
-			return nil, fmt.Errorf("%w: sample %d: the box x=%d y=%d width=%d height=%d does not fit in the %dx%d (width x height) image",
-				op.ErrInput, i, c.x, c.y, c.w, c.h, w, h)
-		}
-		shapes[i] = []int64{c.h, c.w, s[2]}
-	}
-	return []op.OutputDesc{{DType: in.DType(), Layout: "HWC", Shapes: shapes}}, nil
-}
-
-func (c *crop) Run(ctx context.Context, outputs, inputs []*tensor.Batch) error {
-	for i, t := range inputs[0].Samples() {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := c.copyBox(outputs[0].Sample(i), t); err != nil {
-			return fmt.Errorf("sample %d: %w", i, err)
-		}
-	}
-	return nil
-}
-
-// copyBox copies the box out of HWC image t into out.
-func (c *crop) copyBox(out, t *tensor.Tensor) error {
-	box, err := t.Crop([]int64{c.y, c.x, 0}, []int64{c.h, c.w, t.Shape()[2]})
-	if err != nil {
-		return err
-	}
-	return out.CopyFrom(box)
-}
-
 // resize is image.Resize. It keeps the column taps and a row of float32
 // results between calls.
 type resize struct {

@@ -153,6 +153,47 @@
 // non-integer factors, growing (bilinear) 1 level in up to 8%, float32 at
 // most 1.5e-5.
 //
+// [Rotate] (angle in degrees, counter-clockwise as cv2.getRotationMatrix2D
+// and DALI; fill, one value or one per channel, default 0; keep_size,
+// default false) rotates 1-, 3- or 4-channel images about their centre.
+// The angle a is taken mod 360 into [0, 360), and cos and sin are the
+// plugin's own, in double: exact at multiples of 90°, otherwise Taylor
+// series of t·(π/180) after an exact reduction to t in [0°, 45°] (within 1
+// ulp of libm's on the same argument, and within 6e-16 of libm's cos and
+// sin of a·π/180, which OpenCV uses). With keep_size the output is H×W;
+// otherwise it holds the whole rotated image, DALI's rule: W' =
+// ceil(|cos|·W + |sin|·H - 0.01), H' = ceil(|cos|·H + |sin|·W - 0.01),
+// each made one larger where its parity differs from the side it mostly
+// comes from (W' from W and H' from H where the angle is within 45° of 0°
+// or 180°, inclusive, else W' from H and H' from W): a 1920×1080 image at
+// 30° becomes 2204×1896. At 0°, 90°, 180° and 270°, where the output has
+// the rotated size (always without keep_size), Rotate moves whole pixels:
+// out(y, x) = in(x, W-1-y) at 90°, in(H-1-y, W-1-x) at 180°, in(H-1-x, y)
+// at 270°, which is cv2.rotate bit for bit (ROTATE_90_COUNTERCLOCKWISE,
+// ROTATE_180, ROTATE_90_CLOCKWISE).
+//
+// Rotate interpolates every other case bilinearly, with pixel centres on
+// integer coordinates (pixel (x, y) covers [x-½, x+½]×[y-½, y+½]) and the
+// rotation about c = ((W-1)/2, (H-1)/2), which lands on c' = ((W'-1)/2,
+// (H'-1)/2): the forward map is cv2.getRotationMatrix2D(c, angle, 1) plus
+// the translation c' - c, and output pixel (x, y) reads the source at
+// A·(x, y, 1), A its inverse as cv2.warpAffine computes it (D = 1/(M0·M4 -
+// M1·M3), A0 = M4·D, A1 = -M1·D, A3 = -M3·D, A4 = M0·D, A2 = -A0·M2 -
+// A1·M5, A5 = -A3·M2 - A4·M5, in double). Coordinates are OpenCV's fixed
+// point with 5 fraction bits, rne rounding half to even and >> rounding
+// down: X = (rne((A1·y + A2)·1024) + 16 + rne(A0·x·1024)) >> 5 and Y
+// likewise with A4, A5 and A3, then ix = X >> 5, fx = X & 31, iy = Y >> 5,
+// fy = Y & 31. A neighbour q outside the image takes the fill value (for
+// uint8 clamp(rne(fill), 0, 255)), and a pixel none of whose four
+// neighbours is inside is the fill value. Otherwise, with W00 =
+// (32-fx)(32-fy), W01 = fx(32-fy), W10 = (32-fx)fy and W11 = fx·fy
+// (summing to 1024), uint8 gives (W00·q00 + W01·q01 + W10·q10 + W11·q11 +
+// 512) >> 10 and float32 ((q00·w00 + q01·w01) + q10·w10) + q11·w11 with
+// w = W/1024 (exact) and each product and sum rounded to float32. This is
+// cv2.warpAffine with INTER_LINEAR and BORDER_CONSTANT, for uint8 and
+// float32 alike, given the same cos and sin (TestRotateMatchesOpenCV).
+// Images may be at most 2^18 pixels wide and high.
+//
 // [Saxpy] (a, default 1) computes out = a·x + y on two float32 tensors of
 // the same shape, any rank and layout, as (a·x) + y with the product
 // rounded. It runs at memory bandwidth: large arrays are written with
@@ -268,6 +309,9 @@ const (
 	// CropMirrorNormalize crops, mirrors and normalizes images into CHW or
 	// HWC float32 or float16, as DALI's CropMirrorNormalize.
 	CropMirrorNormalize = "imgproc.CropMirrorNormalize"
+	// Rotate rotates images counter-clockwise about their centre
+	// (arguments angle, fill and keep_size).
+	Rotate = "imgproc.Rotate"
 )
 
 // NativeGrayscalePass is the name of its populate pass that replaces the

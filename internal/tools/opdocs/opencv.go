@@ -87,6 +87,16 @@ var openCV = []comparison{
 		what: "crops a centred 40x30 window of random 64x48 uint8 and float32 RGB images, mirrored (cv2.flip) and not, and compares CHW float32 with cv2.dnn.blobFromImage(crop, scalefactor=1/std, mean=mean) for one std, CHW float16 with numpy's astype(float16) of the blob, HWC float32 with the blob transposed, and per-channel std with cv2.subtract and cv2.multiply in float32: **bit-identical** (tolerance zero). It skips without python3-opencv.",
 	},
 	{
+		file: "plugins/imgproc/geometry_test.go", fn: "TestRotateMatchesOpenCV",
+		ops: []string{"imgproc.Rotate"}, outputs: true,
+		what: "rotates random uint8 and float32 images (37x53 with 1 and 3 channels, 29x30 with 4, 40x17 with 3) by 90, 180, 270, -90 and 450 degrees and compares with cv2.rotate (`ROTATE_90_COUNTERCLOCKWISE`, `ROTATE_180`, `ROTATE_90_CLOCKWISE`), and by 11 other angles (17.5, 33, -71.3, 123.4, 200, 300.7, 45, 30, 1, -0.5, 359.75), with and without keep_size and with a fill per channel, and compares with cv2.warpAffine (`INTER_LINEAR`, `BORDER_CONSTANT`, the fill as borderValue) of cv2.getRotationMatrix2D about ((W-1)/2, (H-1)/2) plus the translation to the operator's canvas: 216 rotations, every element required equal: **bit-identical**, uint8 and float32 (both OpenCV's 5-bit fixed-point coordinates; the plugin's own cos and sin could differ from libm's in the last bit, which none of these cases shows). It skips without python3-opencv.",
+	},
+	{
+		file: "plugins/image/crop_test.go", fn: "TestCropMatchesOpenCV",
+		ops: []string{"image.Crop"}, outputs: true,
+		what: "crops random 17x23 uint8 and float32 RGB images at an absolute corner, centred, anchored by crop_pos_x and crop_pos_y, by rel_width and rel_height, at a random corner (seed 42) and whole, and compares each with the NumPy slice img[y:y+h, x:x+w] that OpenCV crops with, the corner and size computed from the package doc's formulas: identical bytes and shapes, **bit-identical**. It skips without python3-opencv.",
+	},
+	{
 		file: "plugins/image/image_test.go", fn: "TestGrayscaleUint8",
 		ops: []string{"image.Grayscale"}, outputs: true,
 		what: "checks image.Grayscale on pure red, green, blue, white, black and a mixture against the exact luma rounded, which is what OpenCV's cvtColor computes there (76, 150, 29, 255, 0, 18); image.Grayscale is bit-identical to imgproc.Grayscale, which TestGrayscaleMatchesOpenCV compares with OpenCV directly.",
