@@ -151,7 +151,7 @@ func (imagePlugin) Info() schema.Plugin {
 	}
 	return schema.Plugin{
 		ID:          ID,
-		Version:     iface.V(1, 1, 0),
+		Version:     iface.V(1, 2, 0),
 		Description: "Built-in image operators: read, decode (PNG, JPEG), encode, write, convert to float, grayscale, crop, resize, brightness and contrast, gamma and invert.",
 		Author:      "dynop",
 		Operators:   schemas,

@@ -39,8 +39,8 @@ func TestInfo(t *testing.T) {
 	if err := info.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if info.ID != image.ID || info.Version.String() != "1.1.0" {
-		t.Errorf("ID %q version %v, want %q 1.1.0", info.ID, info.Version, image.ID)
+	if info.ID != image.ID || info.Version.String() != "1.2.0" {
+		t.Errorf("ID %q version %v, want %q 1.2.0", info.ID, info.Version, image.ID)
 	}
 	var names []string
 	for _, s := range info.Operators {
