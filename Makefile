@@ -33,11 +33,13 @@ WASM_PLUGINS = plugins/imgproc/dynop_imgproc.wasm plugins/tone/dynop_tone.wasm
 .PHONY: demo examples test fuzz bench build plugins wasm-plugins clean
 
 ## demo: the main job. Build the CLI and the example plugins, run the
-## demo pipeline over the bundled images and say where the results are.
+## demo pipeline over the bundled images and the photo pipeline over the
+## bundled photos, and say where the results are.
 ## The CLI finds the C plugins in bin/plugins, next to it, by their manifests.
 demo: build
 	bin/dynop run examples/pipelines/demo.yaml --trace examples/pipelines/out/trace.json
-	@echo "results: examples/pipelines/out/*.png (trace: examples/pipelines/out/trace.json, open it in ui.perfetto.dev)"
+	bin/dynop run examples/pipelines/photos.yaml
+	@echo "results: examples/pipelines/out/*.png and out/photos/*.jpg (trace: examples/pipelines/out/trace.json, open it in ui.perfetto.dev)"
 
 ## examples: run the other example host programs over the example plugins.
 examples: plugins
