@@ -338,6 +338,9 @@ func (g *generator) writeOpenCV(name string) {
 	cs := g.comparisons[name]
 	outputs := slices.ContainsFunc(cs, func(c comparison) bool { return c.outputs })
 	switch {
+	case len(cs) == 0 && noCounterpart[name] != "":
+		g.printf("**Agreement with OpenCV:** nothing to compare: %s\n\n", noCounterpart[name])
+		return
 	case len(cs) == 0:
 		g.printf("**Agreement with OpenCV:** not compared with OpenCV yet.\n\n")
 		return
