@@ -296,9 +296,11 @@ func TestRefString(t *testing.T) {
 
 // TestTypesCheckedBeforeRunning: what each edge carries is known from
 // the schemas before anything runs, so a float32 image into the PNG
-// encoder, decoded pixels into a decoder and an image into an operator
-// that takes none fail at Compile, at the reference's position, naming
-// what was given and what is taken; the files are never read (issue 24).
+// encoder, decoded pixels into a decoder, an image into an operator
+// that takes none and a one-channel image into one that takes 3 or 4
+// channels fail at Compile, at the
+// reference's position, naming what was given and what is taken; the
+// files are never read (issue 24).
 func TestTypesCheckedBeforeRunning(t *testing.T) {
 	h := runHost(t)
 	for _, c := range []struct {
@@ -306,9 +308,11 @@ func TestTypesCheckedBeforeRunning(t *testing.T) {
 		want        []string
 	}{
 		{"  - {name: tofloat, op: image.ToFloat, inputs: [gamma]}", "tofloat",
-			[]string{`p.yaml:13:18: outputs.thumbs.from: image.Encode input "images" is given float32 HWC: it takes uint8 (the output "output" of "tofloat")`}},
+			[]string{`p.yaml:13:18: outputs.thumbs.from: image.Encode input "images" is given float32 HWC: it takes uint8|uint16 (the output "output" of "tofloat")`}},
 		{"  - {name: again, op: image.Decode, inputs: [gamma]}", "again",
-			[]string{`p.yaml:11:46: operators[4].inputs[0]: image.Decode input "encoded" is given uint8 HWC: it takes 1 dimension, not 3 (the output "corrected" of "gamma")`}},
+			[]string{`p.yaml:11:46: operators[4].inputs[0]: image.Decode input "encoded" is given uint8 HWC with 1 channel: it takes 1 dimension, not 3 (the output "corrected" of "gamma")`}},
+		{"  - {name: gray2, op: image.Grayscale, inputs: [gamma]}", "gray2",
+			[]string{`p.yaml:11:49: operators[4].inputs[0]: image.Grayscale input "images" is given uint8 HWC with 1 channel: it takes 3 or 4 channels (the output "corrected" of "gamma")`}},
 		{"  - {name: tofloat, op: image.ToFloat, inputs: [photos]}\n  - {name: dec, op: image.Decode, inputs: [tofloat]}", "gamma",
 			[]string{`operators[5].inputs[0]: image.Decode input "encoded" is given float32 1-D: it takes uint8 (the output "output" of "tofloat")`}},
 	} {

@@ -9,14 +9,16 @@ import (
 )
 
 // A StaticType is what validation knows of a batch before anything runs:
-// the dtypes it may have (nil: any), its layout ("": unknown) and its
-// number of dimensions (0: unknown, or what Layout says). The inputs of a
-// pipeline read from files are 1-D uint8; what operators make follows
-// from their schemas ([Op.Infer]).
+// the dtypes it may have (nil: any), its layout ("": unknown), its
+// number of dimensions (0: unknown, or what Layout says) and the size of
+// its dimension named C (0: unknown). The inputs of a pipeline read from
+// files are 1-D uint8; what operators make follows from their schemas
+// ([Op.Infer]).
 type StaticType struct {
-	DTypes []tensor.DType
-	Layout string
-	NDim   int
+	DTypes   []tensor.DType
+	Layout   string
+	NDim     int
+	Channels int
 }
 
 // ndim returns t's number of dimensions, from Layout if NDim is 0.
@@ -44,10 +46,29 @@ func (t StaticType) String() string {
 	case t.NDim > 0:
 		parts = append(parts, fmt.Sprintf("%d-D", t.NDim))
 	}
-	if parts == nil {
+	if parts == nil && t.Channels == 0 {
 		return "any"
 	}
-	return strings.Join(parts, " ")
+	s := strings.Join(parts, " ")
+	switch {
+	case t.Channels == 1:
+		s += " with 1 channel"
+	case t.Channels > 1:
+		s += fmt.Sprintf(" with %d channels", t.Channels)
+	}
+	return strings.TrimSpace(s)
+}
+
+// channelList says "1, 3 or 4".
+func channelList(cs []int) string {
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = fmt.Sprint(c)
+	}
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // InputTypeError says that what an operator's input is given cannot be
@@ -96,6 +117,12 @@ func (s *Op) Infer(vals *Values, ins []StaticType) ([]StaticType, []error) {
 		switch n := t.ndim(); {
 		case len(in.Layouts) > 0 && t.Layout != "" && !slices.Contains(in.Layouts, t.Layout):
 			fail("it takes layout %s", strings.Join(in.Layouts, " or "))
+		case len(in.Channels) > 0 && t.Channels > 0 && !slices.Contains(in.Channels, t.Channels):
+			unit := "channels"
+			if len(in.Channels) == 1 && in.Channels[0] == 1 {
+				unit = "channel"
+			}
+			fail("it takes %s %s", channelList(in.Channels), unit)
 		case want > 0 && n > 0 && n != want:
 			unit := "dimensions"
 			if want == 1 {
@@ -122,8 +149,22 @@ func (s *Op) Infer(vals *Values, ins []StaticType) ([]StaticType, []error) {
 		case len(o.DTypes) > 0:
 			t.DTypes = slices.Clone(o.DTypes)
 		}
+		switch a := s.argIndex(o.ChannelsArg); {
+		case o.ChannelsArg != "":
+			t.Channels = 0 // unknown, unless the argument has a value
+			if vals != nil && a >= 0 && (vals.Has(o.ChannelsArg) || s.Args[a].Default != nil) {
+				t.Channels = int(vals.Int(o.ChannelsArg))
+			}
+		case o.Channels > 0:
+			t.Channels = o.Channels
+		case o.Channels != ChannelsLike:
+			t.Channels = 0 // Like gives the channels only where the output says so
+		}
 		if o.Layout != "" {
 			t.Layout, t.NDim = o.Layout, len(o.Layout)
+		}
+		if t.Layout != "" && !strings.Contains(t.Layout, "C") {
+			t.Channels = 0
 		}
 		if o.NDim != 0 {
 			t.NDim = o.NDim
@@ -147,6 +188,14 @@ func (s *Op) validateOutputType(o Output) error {
 		return fmt.Errorf("dtype_arg %q names no dtype argument", o.DTypeArg)
 	case o.DTypeArg != "" && len(o.DTypes) > 0:
 		return fmt.Errorf("both dtypes and dtype_arg %q", o.DTypeArg)
+	case o.ChannelsArg != "" && (s.argIndex(o.ChannelsArg) < 0 || s.Args[s.argIndex(o.ChannelsArg)].Type != Int):
+		return fmt.Errorf("channels_arg %q names no int argument", o.ChannelsArg)
+	case o.ChannelsArg != "" && o.Channels != 0:
+		return fmt.Errorf("both channels %d and channels_arg %q", o.Channels, o.ChannelsArg)
+	case o.Channels < ChannelsLike:
+		return fmt.Errorf("channels %d is neither a count, 0 (unknown) nor -1 (like %q)", o.Channels, o.Like)
+	case o.Channels == ChannelsLike && o.Like == "":
+		return fmt.Errorf("channels -1 (like an input) names no input in like")
 	case o.NDim < 0 || o.NDim > tensor.MaxNDim:
 		return fmt.Errorf("ndim %d is not between 0 (unknown) and %d", o.NDim, tensor.MaxNDim)
 	case o.NDim != 0 && o.Layout != "" && len(o.Layout) != o.NDim:

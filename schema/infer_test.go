@@ -98,3 +98,72 @@ func TestInfer(t *testing.T) {
 		}
 	}
 }
+
+// channelsOp takes HWC images of 3 or 4 channels and gives one output of
+// as many channels, one of 1 and one of as many as its argument says.
+func channelsOp() schema.Op {
+	return schema.Op{
+		Name: "test.Channels", Devices: []schema.Device{schema.CPU},
+		Inputs: []schema.Input{{Name: "images", Layouts: []string{"HWC"}, Channels: []int{3, 4}}},
+		Outputs: []schema.Output{
+			{Name: "same", Like: "images", Channels: schema.ChannelsLike},
+			{Name: "gray", Like: "images", Channels: 1},
+			{Name: "chosen", Like: "images", ChannelsArg: "channels"},
+			{Name: "planes", Like: "images", Layout: "CHW", Channels: schema.ChannelsLike},
+			{Name: "flat", Like: "images", Layout: "HW", Channels: schema.ChannelsLike},
+			{Name: "unsaid", Like: "images"},
+		},
+		Args: []schema.Arg{{Name: "channels", Type: schema.Int, Default: int64(3)}},
+	}
+}
+
+// TestInferChannels: the channel count flows along edges (like an input,
+// fixed, from an argument, only into layouts with a C dimension, not
+// through outputs that do not say), and an input given a count it does
+// not take is an InputTypeError saying which counts it takes.
+func TestInferChannels(t *testing.T) {
+	s := channelsOp()
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	vals, _ := s.Check(schema.Args{"channels": 4}, nil)
+	outs, errs := s.Infer(vals, []schema.StaticType{{Layout: "HWC", Channels: 3}})
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	for k, want := range []int{3, 1, 4, 3, 0, 0} {
+		if outs[k].Channels != want {
+			t.Errorf("output %q has %d channels, want %d", s.Outputs[k].Name, outs[k].Channels, want)
+		}
+	}
+	if got := outs[0].String(); got != "HWC with 3 channels" {
+		t.Errorf("String() = %q", got)
+	}
+	if got := outs[1].String(); got != "HWC with 1 channel" {
+		t.Errorf("String() = %q", got)
+	}
+	_, errs = s.Infer(vals, []schema.StaticType{{Layout: "HWC", Channels: 1}})
+	if len(errs) != 1 || errs[0].Error() != `test.Channels input "images" is given HWC with 1 channel: it takes 3 or 4 channels` {
+		t.Errorf("one channel into 3 or 4: %v", errs)
+	}
+	if _, errs := s.Infer(vals, []schema.StaticType{{Layout: "HWC"}}); errs != nil {
+		t.Errorf("unknown channels: %v", errs)
+	}
+	for _, c := range []struct {
+		edit func(*schema.Op)
+		want string
+	}{
+		{func(s *schema.Op) { s.Inputs[0].Channels = []int{0} }, `input "images": channel count 0 is not positive`},
+		{func(s *schema.Op) { s.Outputs[2].ChannelsArg = "nope" }, `output "chosen": channels_arg "nope" names no int argument`},
+		{func(s *schema.Op) { s.Outputs[2].Channels = 2 }, `output "chosen": both channels 2 and channels_arg "channels"`},
+		{func(s *schema.Op) { s.Outputs[0].Channels = -2 }, `output "same": channels -2 is neither a count`},
+		{func(s *schema.Op) { s.Outputs[0].Like = "" }, `output "same": channels -1 (like an input) names no input in like`},
+	} {
+		s := channelsOp()
+		c.edit(&s)
+		err := s.Validate()
+		if !errors.Is(err, schema.ErrOp) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Validate = %v, want %q", err, c.want)
+		}
+	}
+}

@@ -130,6 +130,9 @@ type Input struct {
 	// NDim is the number of dimensions each sample must have; 0 means any
 	// (or what Layouts imply).
 	NDim int `json:"ndim,omitempty"`
+	// Channels lists the sizes the dimension named C of its layout may
+	// have, such as [1 3 4]; empty means any.
+	Channels []int `json:"channels,omitempty"`
 }
 
 // Output describes one output of an operator.
@@ -151,7 +154,16 @@ type Output struct {
 	DTypeArg string         `json:"dtype_arg,omitempty"`
 	Like     string         `json:"like,omitempty"`
 	NDim     int            `json:"ndim,omitempty"`
+	// Channels is the size of the output's dimension named C: a count,
+	// [ChannelsLike] for that of the Like input, or 0 for unknown;
+	// ChannelsArg names an int argument whose value it is instead.
+	Channels    int    `json:"channels,omitempty"`
+	ChannelsArg string `json:"channels_arg,omitempty"`
 }
+
+// ChannelsLike is [Output.Channels] for an output with as many channels
+// as its Like input.
+const ChannelsLike = -1
 
 // Arg describes one argument of an operator.
 type Arg struct {
@@ -347,6 +359,11 @@ func (s *Op) Validate() error {
 		}
 		if in.NDim < 0 || in.NDim > tensor.MaxNDim {
 			add("input %q: ndim %d is not between 0 (any) and %d (DYNOP_MAX_NDIM)", in.Name, in.NDim, tensor.MaxNDim)
+		}
+		for _, c := range in.Channels {
+			if c < 1 {
+				add("input %q: channel count %d is not positive", in.Name, c)
+			}
 		}
 	}
 	for _, out := range s.Outputs {

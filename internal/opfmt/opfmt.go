@@ -34,6 +34,13 @@ func Input(s *schema.Op, i int) string {
 	if in.NDim > 0 {
 		parts = append(parts, fmt.Sprintf("%d dims", in.NDim))
 	}
+	if len(in.Channels) > 0 {
+		cs := make([]string, len(in.Channels))
+		for k, c := range in.Channels {
+			cs[k] = fmt.Sprint(c)
+		}
+		parts = append(parts, "channels "+strings.Join(cs, "|"))
+	}
 	if i >= s.MinInputs() {
 		parts = append(parts, "optional")
 	}
@@ -59,6 +66,14 @@ func Output(o schema.Output) string {
 	}
 	if o.Like != "" {
 		parts = append(parts, "like "+o.Like)
+	}
+	switch {
+	case o.ChannelsArg != "":
+		parts = append(parts, "channels from "+o.ChannelsArg)
+	case o.Channels == schema.ChannelsLike:
+		parts = append(parts, "channels like "+o.Like)
+	case o.Channels > 0:
+		parts = append(parts, fmt.Sprintf("%d channels", o.Channels))
 	}
 	return strings.Join(parts, ", ")
 }

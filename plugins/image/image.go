@@ -207,7 +207,7 @@ func operators() []operator {
 				"given number of channels. Setup reads only the headers, to size the outputs; Run decodes.",
 			Inputs: []schema.Input{{Name: "encoded", DTypes: uint8In, NDim: 1,
 				Doc: "The bytes of a PNG or JPEG file, 1-D uint8."}},
-			Outputs: []schema.Output{{Name: "images", Doc: "Decoded pixels, uint8 HWC.", DTypes: uint8In, Layout: "HWC"}},
+			Outputs: []schema.Output{{Name: "images", Doc: "Decoded pixels, uint8 HWC.", DTypes: uint8In, Layout: "HWC", ChannelsArg: "channels"}},
 			Args: []schema.Arg{
 				{Name: "channels", Type: schema.Int, Default: int64(3), Allowed: []any{int64(1), int64(3), int64(4)},
 					Doc: "Channels of the output: 1 for luma (BT.601, as image.Grayscale computes it), " +
@@ -222,7 +222,7 @@ func operators() []operator {
 			Doc: "Encodes uint8 HWC images with 1 (gray), 3 (RGB) or 4 (RGBA, straight alpha) channels as PNG or JPEG. " +
 				"The encoded size is known only once encoded, so Setup encodes each sample into a buffer the " +
 				"instance keeps and Run copies the bytes out: the output encodes the pixels as Setup saw them.",
-			Inputs: []schema.Input{{Name: "images", DTypes: []tensor.DType{tensor.Uint8, tensor.Uint16}, Layouts: hwc,
+			Inputs: []schema.Input{{Name: "images", DTypes: []tensor.DType{tensor.Uint8, tensor.Uint16}, Layouts: hwc, Channels: []int{1, 3, 4},
 				Doc: "Pixels, HWC with 1, 3 or 4 channels: uint8, or uint16 for 16-bit PNG."}},
 			Outputs: []schema.Output{{Name: "encoded", Doc: "The encoded file's bytes, 1-D uint8.", DTypes: uint8In, NDim: 1}},
 			Args: []schema.Arg{
@@ -263,9 +263,9 @@ func operators() []operator {
 			Name: "image.Grayscale",
 			Doc: "Computes BT.601 luma of RGB or RGBA pixels (alpha ignored): " +
 				"uint8 Y = (9798*R + 19235*G + 3735*B + 16384) >> 15, float32 Y = 0.299*R + 0.587*G + 0.114*B.",
-			Inputs: []schema.Input{{Name: "images", DTypes: pixelsIn, Layouts: hwc,
+			Inputs: []schema.Input{{Name: "images", DTypes: pixelsIn, Layouts: hwc, Channels: []int{3, 4},
 				Doc: "uint8 or float32 HWC pixels with 3 (RGB) or 4 (RGBA) channels."}},
-			Outputs: []schema.Output{{Name: "gray", Doc: "Luma, HWC with one channel, of the input's dtype.", Like: "images", Layout: "HWC"}},
+			Outputs: []schema.Output{{Name: "gray", Doc: "Luma, HWC with one channel, of the input's dtype.", Like: "images", Layout: "HWC", Channels: 1}},
 			Devices: cpuOnly,
 		}, newGrayscale},
 		{schema.Op{
@@ -274,7 +274,7 @@ func operators() []operator {
 				"(centred by default), or at a random corner drawn from seed and the sample; width x height pixels, or " +
 				"rel_width and rel_height of the image, or the whole side. The box must lie inside each image.",
 			Inputs:  []schema.Input{{Name: "images", Layouts: hwc, Doc: "HWC images of any dtype."}},
-			Outputs: []schema.Output{{Name: "cropped", Doc: "The boxes, HWC of shape [height, width, C], contiguous.", Like: "images", Layout: "HWC"}},
+			Outputs: []schema.Output{{Name: "cropped", Doc: "The boxes, HWC of shape [height, width, C], contiguous.", Like: "images", Layout: "HWC", Channels: schema.ChannelsLike}},
 			Args: []schema.Arg{
 				{Name: "x", Type: schema.Int, Min: schema.Bounds(0),
 					Doc: "Left column of the box; without it, crop_pos_x places the box (or random)."},
@@ -307,7 +307,7 @@ func operators() []operator {
 			Doc: "Mirrors HWC images of any dtype left to right (horizontal), top to bottom (vertical), or both: " +
 				"output pixel (y, x) is input pixel (y, W-1-x), (H-1-y, x) or (H-1-y, W-1-x); with neither, a copy.",
 			Inputs:  []schema.Input{{Name: "images", Layouts: hwc, Doc: "HWC images of any dtype."}},
-			Outputs: []schema.Output{{Name: "flipped", Doc: "The images mirrored, of the input's shape and dtype, contiguous.", Like: "images", Layout: "HWC"}},
+			Outputs: []schema.Output{{Name: "flipped", Doc: "The images mirrored, of the input's shape and dtype, contiguous.", Like: "images", Layout: "HWC", Channels: schema.ChannelsLike}},
 			Args: []schema.Arg{
 				{Name: "horizontal", Type: schema.Bool, Default: true, Doc: "Mirror left to right."},
 				{Name: "vertical", Type: schema.Bool, Default: false, Doc: "Mirror top to bottom."},
@@ -320,7 +320,7 @@ func operators() []operator {
 				"uint8 results are rounded to nearest. The output has at most 2^28 pixels.",
 			Inputs: []schema.Input{{Name: "images", DTypes: pixelsIn, Layouts: hwc,
 				Doc: "uint8 or float32 HWC images, not empty."}},
-			Outputs: []schema.Output{{Name: "resized", Doc: "HWC images of shape [height, width, C], of the input's dtype.", Like: "images", Layout: "HWC"}},
+			Outputs: []schema.Output{{Name: "resized", Doc: "HWC images of shape [height, width, C], of the input's dtype.", Like: "images", Layout: "HWC", Channels: schema.ChannelsLike}},
 			Args: []schema.Arg{
 				{Name: "width", Type: schema.Int, Required: true, Min: schema.Bounds(1), Max: schema.Bounds(65536),
 					Doc: "Columns of the output."},
@@ -335,7 +335,7 @@ func operators() []operator {
 				"rounded half away from zero; float32 (0..1 scale) y = contrast*(x-0.5) + 0.5 + brightness/255, not clamped.",
 			Inputs: []schema.Input{{Name: "images", DTypes: pixelsIn,
 				Doc: "uint8 (0..255) or float32 (0..1) tensors of any shape and layout."}},
-			Outputs: []schema.Output{{Name: "adjusted", Doc: "The adjusted values, of the input's dtype, shape and layout.", Like: "images"}},
+			Outputs: []schema.Output{{Name: "adjusted", Doc: "The adjusted values, of the input's dtype, shape and layout.", Like: "images", Channels: schema.ChannelsLike}},
 			Args: []schema.Arg{
 				{Name: "contrast", Type: schema.Float, Default: 1.0, Min: schema.Bounds(0), Max: schema.Bounds(100),
 					Doc: "The factor by which values move away from mid-grey (128, or 0.5 for float32): " +
@@ -351,7 +351,7 @@ func operators() []operator {
 				"float32 (0..1 scale) y = x^(1/gamma) for x >= 0, negative values and NaN unchanged.",
 			Inputs: []schema.Input{{Name: "images", DTypes: pixelsIn,
 				Doc: "uint8 (0..255) or float32 (0..1) tensors of any shape and layout."}},
-			Outputs: []schema.Output{{Name: "corrected", Doc: "The corrected values, of the input's dtype, shape and layout.", Like: "images"}},
+			Outputs: []schema.Output{{Name: "corrected", Doc: "The corrected values, of the input's dtype, shape and layout.", Like: "images", Channels: schema.ChannelsLike}},
 			Args: []schema.Arg{
 				{Name: "gamma", Type: schema.Float, Default: 1.0, Min: schema.Bounds(0.01), Max: schema.Bounds(100),
 					Doc: "The gamma: above 1 brightens the mid-tones, below 1 darkens them, 1 changes nothing."},
@@ -363,7 +363,7 @@ func operators() []operator {
 			Doc:  "Inverts values, as in a photographic negative: uint8 y = 255 - x, float32 (0..1 scale) y = 1 - x.",
 			Inputs: []schema.Input{{Name: "images", DTypes: pixelsIn,
 				Doc: "uint8 (0..255) or float32 (0..1) tensors of any shape and layout."}},
-			Outputs: []schema.Output{{Name: "inverted", Doc: "The inverted values, of the input's dtype, shape and layout.", Like: "images"}},
+			Outputs: []schema.Output{{Name: "inverted", Doc: "The inverted values, of the input's dtype, shape and layout.", Like: "images", Channels: schema.ChannelsLike}},
 			Devices: cpuOnly,
 		}, newInvert},
 	}

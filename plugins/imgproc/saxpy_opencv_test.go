@@ -61,4 +61,3 @@ func TestSaxpyMatchesOpenCV(t *testing.T) {
 		}
 	}
 }
-
