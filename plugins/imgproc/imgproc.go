@@ -266,6 +266,73 @@
 // vectorize contiguous runs (Normalize and CropMirrorNormalize gather
 // strided and mirrored pixels into a buffer first) and, like the other
 // operators' variants, compute the scalar reference's bytes exactly.
+// [ColorConvert] (from, default "rgb", and to, each one of "rgb", "bgr",
+// "gray", "ycbcr" and "hsv") converts uint8 and float32 images between
+// colour spaces with OpenCV's definitions (cv2.cvtColor of OpenCV 4.6):
+// rgb and bgr to each other (the first and third channels swapped), to
+// gray (imgproc.Grayscale's kernels and bytes, COLOR_RGB2GRAY), to ycbcr
+// and to hsv; gray, ycbcr and hsv back to rgb and bgr (gray copied to the
+// three channels); a space to itself (a copy). Other pairs are refused:
+// convert through rgb. From rgb, bgr, ycbcr and hsv the input has 3
+// channels, or 4 whose fourth, alpha, is copied to the output's fourth
+// (to gray it is dropped, as Grayscale ignores it); from gray, 1. Integer
+// shifts below are floors (x >> n is floor(x / 2ⁿ)).
+//
+//   - ycbcr is full-range BT.601 (JPEG's), OpenCV's COLOR_RGB2YCrCb, but
+//     with the channels in the order Y, Cb, Cr. On uint8 (OpenCV's 14-bit
+//     fixed point, results clamped to [0, 255]):
+//     Y = (4899 R + 9617 G + 1868 B + 8192) >> 14,
+//     Cr = ((R - Y)·11682 + (128 << 14) + 8192) >> 14,
+//     Cb = ((B - Y)·9241 + (128 << 14) + 8192) >> 14; back, with
+//     cb = Cb - 128 and cr = Cr - 128, R = Y + ((22987 cr + 8192) >> 14),
+//     G = Y + ((-5636 cb - 11698 cr + 8192) >> 14),
+//     B = Y + ((29049 cb + 8192) >> 14). On float32 (values in [0, 1]):
+//     Y = (0.299 R + 0.587 G) + 0.114 B, Cr = (R - Y)·0.713 + 0.5,
+//     Cb = (B - Y)·0.564 + 0.5; back R = Y + (Cr - 0.5)·1.403,
+//     G = (Y + (Cb - 0.5)·-0.344) + (Cr - 0.5)·-0.714,
+//     B = Y + (Cb - 0.5)·1.773, in float32 with each product rounded.
+//   - hsv on uint8 has H in [0, 180) and S, V in [0, 255], OpenCV's
+//     integers: V = max(R, G, B), d = V - min(R, G, B),
+//     S = (d·round(2¹²·255/V) + 2048) >> 12, and
+//     H = (h·round(2¹²·180/(6d)) + 2048) >> 12 (plus 180 if negative;
+//     both tables 0 at 0) with h = G - B where V = R, else B - R + 2d where
+//     V = G, else R - G + 4d. Back, h = H, s = S·(1/255) and v = V·(1/255)
+//     go through the float32 formula below with 6/180 for hscale and each
+//     channel is trunc(x·255) clamped to [0, 255]: truncated, as OpenCV's
+//     vector loop does.
+//   - hsv on float32 has H in degrees [0, 360) and S, V in [0, 1] (for RGB
+//     in [0, 1]): S = d / (|V| + ε) (ε = FLT_EPSILON) and
+//     H = h·(60 / (d + ε)) + o, the product and sum rounded once, with h,
+//     o = G - B and 360 if G < B else 0 where V = R, B - R and 120 where
+//     V = G, else R - G and 240. Back with hscale 6/360: x = H·hscale,
+//     p = trunc(x), f = x - p, sector = p - 6·trunc(p/6), t0 = V,
+//     t1 = V·(1 - S), t2 = V·(1 - S·f) and t3 = V·(1 - S·(1 - f)) with
+//     1 - S·f and 1 - S·(1 - f) rounded once, and (B, G, R) = (t1, t3, t0),
+//     (t1, t0, t2), (t3, t0, t1), (t0, t2, t1), (t0, t1, t3), (t2, t1, t0)
+//     in sectors 0 to 5. The single roundings are those of the fused
+//     multiply-adds of OpenCV's AVX2 build.
+//
+// ColorConvert runs its channel swaps, gray, gray to rgb and ycbcr in AVX2
+// and AVX-512 on contiguous rows; hsv is scalar C in every variant. On uint8
+// it is cv2.cvtColor bit for bit over every one of the 2²⁴ colours (and
+// every Y, Cb, Cr and H, S, V), HSV to RGB on a CPU with AVX2 and FMA,
+// where OpenCV runs the vector loop it follows (within 1 elsewhere).
+//
+// [ColorTwist] (brightness b, contrast c and saturation s, each default 1,
+// and hue h in degrees, default 0) is DALI's ColorTwist on RGB images (3
+// channels, or 4 with alpha copied): one affine map per instance, M and t
+// below, computed in float64 from DALI's constants and its 12 entries
+// rounded to float32, with half 128 for uint8 and 0.5 for float32
+// (contrast pivots around mid grey). Each output channel k is
+// ((M_k0·R + M_k1·G) + M_k2·B) + t in float32, each product rounded; on
+// uint8 clamped to [0, 255] and rounded to nearest, ties to even. b is in
+// [0, 100], c and s in [-100, 100], h within ±10⁶. It has AVX2 and AVX-512
+// variants for both dtypes.
+//
+//	M = b·c · Yiq2Rgb · Hue(h) · Sat(s) · Rgb2Yiq,   t = (half - half·c)·b
+//	Rgb2Yiq = [.299 .587 .114; .596 -.274 -.321; .211 -.523 .311]
+//	Yiq2Rgb = [1 .956 .621; 1 -.272 -.647; 1 -1.107 1.705]
+//	Hue(h) = [1 0 0; 0 cos h sin h; 0 -sin h cos h], Sat(s) = diag(1, s, s)
 //
 // The library also exports its kernels for direct calls from benchmarks:
 // dynop_imgproc_gray_u8 and dynop_imgproc_gray_f32 (the scalar Grayscale
@@ -312,6 +379,12 @@ const (
 	// Rotate rotates images counter-clockwise about their centre
 	// (arguments angle, fill and keep_size).
 	Rotate = "imgproc.Rotate"
+	// ColorConvert converts images between colour spaces (arguments from
+	// and to: rgb, bgr, gray, ycbcr, hsv), as OpenCV's cvtColor.
+	ColorConvert = "imgproc.ColorConvert"
+	// ColorTwist adjusts brightness, contrast, saturation and hue with one
+	// affine colour map, as DALI's ColorTwist.
+	ColorTwist = "imgproc.ColorTwist"
 )
 
 // NativeGrayscalePass is the name of its populate pass that replaces the

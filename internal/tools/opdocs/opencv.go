@@ -97,6 +97,21 @@ var openCV = []comparison{
 		what: "crops random 17x23 uint8 and float32 RGB images at an absolute corner, centred, anchored by crop_pos_x and crop_pos_y, by rel_width and rel_height, at a random corner (seed 42) and whole, and compares each with the NumPy slice img[y:y+h, x:x+w] that OpenCV crops with, the corner and size computed from the package doc's formulas: identical bytes and shapes, **bit-identical**. It skips without python3-opencv.",
 	},
 	{
+		file: "plugins/imgproc/color_test.go", fn: "TestColorConvertMatchesOpenCV",
+		ops: []string{"imgproc.ColorConvert"}, outputs: true,
+		what: "runs imgproc.ColorConvert on a 4096x4096 uint8 image holding each of the 2^24 colours once and cv2.cvtColor on the same pixels: RGB to BGR and back, RGB and BGR to gray (`COLOR_RGB2GRAY`, `COLOR_BGR2GRAY`), to YCbCr (`COLOR_RGB2YCrCb`, `COLOR_BGR2YCrCb`, Cb and Cr swapped) and to HSV (`COLOR_RGB2HSV`, `COLOR_BGR2HSV`), the same image read as every Y, Cb, Cr to RGB and BGR (`COLOR_YCrCb2RGB`, `COLOR_YCrCb2BGR`) and as every H, S, V to RGB and BGR (`COLOR_HSV2RGB`, `COLOR_HSV2BGR`); 1024x1024 gray to RGB (`COLOR_GRAY2RGB`); and a random 37x64 RGBA image to BGRA, gray, YCbCr and HSV, alpha kept. It requires identical bytes: **bit-identical**, except HSV to RGB and BGR on a CPU without AVX2 and FMA, where OpenCV's SSE build rounds 1 - s·f twice and **within 1** is allowed. It skips without python3-opencv.",
+	},
+	{
+		file: "plugins/imgproc/color_test.go", fn: "TestColorConvertFloatMatchesOpenCV",
+		ops: []string{"imgproc.ColorConvert"}, outputs: true,
+		what: "runs imgproc.ColorConvert on random 48x64 float32 images (RGB in [0, 1] with a row of greys; HSV with H in [0, 360) degrees, S and V in [0, 1]) and cv2.cvtColor with the same codes as the uint8 comparison, and requires RGB to BGR and gray to RGB **bit-identical**, gray and YCbCr both ways **within 5e-7**, and HSV both ways **bit-identical** on a CPU with AVX2 and FMA, else within 4e-5 (H, degrees) and 1e-6. It skips without python3-opencv.",
+	},
+	{
+		file: "plugins/imgproc/color_test.go", fn: "TestColorTwistMatchesOpenCV",
+		ops: []string{"imgproc.ColorTwist"}, outputs: true,
+		what: "runs imgproc.ColorTwist on random 64x96 uint8 and float32 RGB images with nine settings of brightness, contrast, saturation and hue, and cv2.transform with the 3x4 matrix of DALI's definition computed by the test in NumPy (float64). uint8: **within 1** of cv2.transform (whose 10-bit fixed-point coefficients round differently), and within 1 on at most 0.1% of values of the float64 product rounded to nearest; float32: **within 1e-6** of cv2.transform. It skips without python3-opencv.",
+	},
+	{
 		file: "plugins/image/image_test.go", fn: "TestGrayscaleUint8",
 		ops: []string{"image.Grayscale"}, outputs: true,
 		what: "checks image.Grayscale on pure red, green, blue, white, black and a mixture against the exact luma rounded, which is what OpenCV's cvtColor computes there (76, 150, 29, 255, 0, 18); image.Grayscale is bit-identical to imgproc.Grayscale, which TestGrayscaleMatchesOpenCV compares with OpenCV directly.",

@@ -3033,6 +3033,7 @@ static dynop_result resize_run_avx512(void *instance, const dynop_tensor *out, u
 #include "convert.c"
 
 #include "geometry.c" /* imgproc.Rotate */
+#include "color.c"
 
 /* ==== schemas and registration =========================================== */
 
@@ -3171,8 +3172,8 @@ static const dynop_operator saxpy_op =
     DYNOP_OPERATOR_VARIANTS_FLAGS("imgproc.Saxpy", "cpu", NULL, saxpy_create, saxpy_setup, saxpy_destroy,
                                   saxpy_variants, DYNOP_OPERATOR_CONCURRENT);
 
-static const dynop_op_schema *const operators[] = {&gray_schema, &blur_schema, &sobel_schema, &resize_schema, &saxpy_schema, &usm_schema, &cast_schema, &normalize_schema, &cmn_schema, &rotate_schema};
-static const dynop_operator *const operator_backends[] = {&gray_op, &blur_op, &sobel_op, &resize_op, &saxpy_op, &usm_op, &cast_op, &normalize_op, &cmn_op, &rotate_op};
+static const dynop_op_schema *const operators[] = {&gray_schema, &blur_schema, &sobel_schema, &resize_schema, &saxpy_schema, &usm_schema, &cast_schema, &normalize_schema, &cmn_schema, &rotate_schema, &colorconvert_schema, &colortwist_schema};
+static const dynop_operator *const operator_backends[] = {&gray_op, &blur_op, &sobel_op, &resize_op, &saxpy_op, &usm_op, &cast_op, &normalize_op, &cmn_op, &rotate_op, &colorconvert_op, &colortwist_op};
 
 /* ---- imgproc.native-grayscale ------------------------------------------ */
 
