@@ -342,8 +342,9 @@ outputs += [cv2.transform(x, m8), exact, cv2.transform(xf, mf)]
 // TestColorVariantsAgree: every variant of ColorConvert (every pair it
 // converts) and ColorTwist computes the scalar reference's bytes, floats
 // included, on random images of odd sizes with 1, 3 or 4 channels as each
-// conversion takes, compact and cropped (strided rows run the scalar
-// kernels in every variant).
+// conversion takes, and on images of a few values (ties between channels,
+// out-of-range floats and hues), compact and cropped (strided rows run
+// the scalar kernels in every variant).
 func TestColorVariantsAgree(t *testing.T) {
 	lib := cbuild.Imgproc(t)
 	rng := rand.New(rand.NewPCG(21, 22))
@@ -366,6 +367,39 @@ func TestColorVariantsAgree(t *testing.T) {
 					for _, a := range twists {
 						cases = append(cases, opCase{fmt.Sprintf("twist %v %s", a, name), imgproc.ColorTwist, a, in})
 					}
+				}
+			}
+		}
+	}
+	// Few distinct values: ties between channels (greys, two equal
+	// maxima), zeros, and for float32 negative values, values above 1 and
+	// hues outside [0, 360).
+	for _, dt := range []tensor.DType{tensor.Uint8, tensor.Float32} {
+		for _, c := range []int64{1, 3, 4} {
+			var x *tensor.Tensor
+			if dt == tensor.Uint8 {
+				vals := []uint8{0, 1, 127, 128, 254, 255}
+				data := make([]uint8, 7*67*c)
+				for i := range data {
+					data[i] = vals[rng.IntN(len(vals))]
+				}
+				x = hwc(t, data, 7, 67, c)
+			} else {
+				vals := []float32{0, 0.25, 0.5, 1, -0.5, 2, 60, 359.99, 360, 725.5, -30}
+				data := make([]float32, 7*67*c)
+				for i := range data {
+					data[i] = vals[rng.IntN(len(vals))]
+				}
+				x = hwc(t, data, 7, 67, c)
+			}
+			in, err := tensor.NewBatch(x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range pairs {
+				if (p[0] == "gray") == (c == 1) {
+					args := schema.Args{"from": p[0], "to": p[1]}
+					cases = append(cases, opCase{fmt.Sprintf("%v %s ties x%d", args, dt, c), imgproc.ColorConvert, args, []*tensor.Batch{in}})
 				}
 			}
 		}

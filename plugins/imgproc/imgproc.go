@@ -312,8 +312,9 @@
 //     in sectors 0 to 5. The single roundings are those of the fused
 //     multiply-adds of OpenCV's AVX2 build.
 //
-// ColorConvert runs its channel swaps, gray, gray to rgb and ycbcr in AVX2
-// and AVX-512 on contiguous rows; hsv is scalar C in every variant. On uint8
+// ColorConvert runs every conversion in AVX2 and AVX-512 on contiguous
+// rows (the single roundings are fused multiply-adds in AVX-512,
+// and computed in double and rounded to odd in the others). On uint8
 // it is cv2.cvtColor bit for bit over every one of the 2²⁴ colours (and
 // every Y, Cb, Cr and H, S, V), HSV to RGB on a CPU with AVX2 and FMA,
 // where OpenCV runs the vector loop it follows (within 1 elsewhere).

@@ -54,9 +54,10 @@
  * Alpha: from rgb, bgr, ycbcr or hsv a 4th channel is alpha, copied to
  * the output's 4th channel; to gray it is dropped (as imgproc.Grayscale
  * ignores it). gray takes 1 channel.
- * Variants: the channel swaps, gray (both directions) and ycbcr run in
- * AVX2 and AVX-512 on rows whose pixels are contiguous; hsv is scalar in
- * every variant. All compute the scalar reference's bytes.
+ * Variants: every conversion runs in AVX2 and AVX-512 (the copy as a
+ * memcpy) on rows whose pixels are contiguous (the AVX-512 variant's single
+ * roundings are fused multiply-adds; scalar and AVX2 compute them in
+ * double, rounded to odd: fma_f). All compute the scalar reference's bytes.
  *
  * imgproc.ColorTwist (brightness b, contrast c, saturation s, hue h in
  * degrees): DALI's ColorTwist on RGB images (3 channels, or 4 with alpha
@@ -712,12 +713,115 @@ IMGPROC_AVX2 static inline void rgb8_avx2(__m256i y, __m256i cb, __m256i cr, __m
     *b = _mm256_add_epi32(y, _mm256_srai_epi32(_mm256_add_epi32(MUL32_AVX2(cb, 29049), d), 14));
 }
 
+/* ---- AVX2 HSV ---------------------------------------------------------------- */
+
+/* fma4_avx2 is fma_f's a·b + c rounded to odd in double, 4 lanes. */
+IMGPROC_AVX2 static inline __m256d fma4_avx2(__m256d a, __m256d b, __m256d c) {
+    const __m256d z = _mm256_setzero_pd();
+    __m256d p = _mm256_mul_pd(a, b), s = _mm256_add_pd(p, c), bp = _mm256_sub_pd(s, c);
+    __m256d e = _mm256_add_pd(_mm256_sub_pd(p, bp), _mm256_sub_pd(c, _mm256_sub_pd(s, bp)));
+    __m256d need = _mm256_and_pd(_mm256_and_pd(_mm256_cmp_pd(e, z, _CMP_NEQ_UQ), _mm256_cmp_pd(s, z, _CMP_NEQ_UQ)),
+                                 _mm256_cmp_pd(_mm256_sub_pd(s, s), z, _CMP_EQ_OQ));
+    /* -1 where e and s differ in sign (as fma_f's comparisons say), +1 elsewhere */
+    __m256i adj = _mm256_or_si256(
+        _mm256_castpd_si256(_mm256_xor_pd(_mm256_cmp_pd(e, z, _CMP_GT_OQ), _mm256_cmp_pd(s, z, _CMP_GT_OQ))),
+        _mm256_set1_epi64x(1));
+    __m256i bits = _mm256_castpd_si256(s);
+    __m256i even = _mm256_cmpeq_epi64(_mm256_and_si256(bits, _mm256_set1_epi64x(1)), _mm256_setzero_si256());
+    bits = _mm256_add_epi64(bits, _mm256_and_si256(_mm256_and_si256(even, _mm256_castpd_si256(need)), adj));
+    return _mm256_castsi256_pd(bits);
+}
+
+/* fma8_avx2 is fma_f on 8 lanes. */
+IMGPROC_AVX2 static inline __m256 fma8_avx2(__m256 a, __m256 b, __m256 c) {
+    __m256d lo = fma4_avx2(_mm256_cvtps_pd(_mm256_castps256_ps128(a)), _mm256_cvtps_pd(_mm256_castps256_ps128(b)),
+                           _mm256_cvtps_pd(_mm256_castps256_ps128(c)));
+    __m256d hi = fma4_avx2(_mm256_cvtps_pd(_mm256_extractf128_ps(a, 1)), _mm256_cvtps_pd(_mm256_extractf128_ps(b, 1)),
+                           _mm256_cvtps_pd(_mm256_extractf128_ps(c, 1)));
+    return _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
+}
+
+#define SEL8(m, x) _mm256_and_ps(m, x)
+#define CMP8(a, k, op) _mm256_cmp_ps(a, _mm256_set1_ps(k), op)
+
+/* hsv2rgb on 8 lanes. */
+IMGPROC_AVX2 static inline void hsv2rgb8_avx2(__m256 h, __m256 s, __m256 v, float hscale, __m256 *r, __m256 *g,
+                                              __m256 *b) {
+    const __m256 one = _mm256_set1_ps(1.0f), ns = _mm256_xor_ps(s, _mm256_set1_ps(-0.0f));
+    __m256 hh = _mm256_mul_ps(h, _mm256_set1_ps(hscale));
+    __m256 p = _mm256_cvtepi32_ps(_mm256_cvttps_epi32(hh));
+    __m256 f = _mm256_sub_ps(hh, p);
+    __m256 six = _mm256_cvtepi32_ps(_mm256_cvttps_epi32(_mm256_mul_ps(p, _mm256_set1_ps(1.0f / 6.0f))));
+    __m256 sec = _mm256_sub_ps(p, _mm256_mul_ps(six, _mm256_set1_ps(6.0f)));
+    __m256 t0 = v, t1 = _mm256_mul_ps(v, _mm256_sub_ps(one, s));
+    __m256 t2 = _mm256_mul_ps(v, fma8_avx2(ns, f, one));
+    __m256 t3 = _mm256_mul_ps(v, fma8_avx2(ns, _mm256_sub_ps(one, f), one));
+    __m256 lt1 = CMP8(sec, 1.0f, _CMP_LT_OQ), lt2 = CMP8(sec, 2.0f, _CMP_LT_OQ);
+    __m256 eq1 = CMP8(sec, 1.0f, _CMP_EQ_OQ), eq2 = CMP8(sec, 2.0f, _CMP_EQ_OQ);
+    __m256 eq3 = CMP8(sec, 3.0f, _CMP_EQ_OQ), eq4 = CMP8(sec, 4.0f, _CMP_EQ_OQ);
+    __m256 gt3 = CMP8(sec, 3.0f, _CMP_GT_OQ), gt4 = CMP8(sec, 4.0f, _CMP_GT_OQ);
+    *b = _mm256_or_ps(_mm256_or_ps(SEL8(lt2, t1), SEL8(eq2, t3)),
+                      _mm256_or_ps(SEL8(_mm256_or_ps(eq3, eq4), t0), SEL8(gt4, t2)));
+    *g = _mm256_or_ps(_mm256_or_ps(SEL8(lt1, t3), SEL8(_mm256_or_ps(eq1, eq2), t0)),
+                      _mm256_or_ps(SEL8(eq3, t2), SEL8(gt3, t1)));
+    *r = _mm256_or_ps(_mm256_or_ps(_mm256_or_ps(SEL8(lt1, t0), SEL8(eq1, t2)), SEL8(_mm256_or_ps(eq2, eq3), t1)),
+                      _mm256_or_ps(SEL8(eq4, t3), SEL8(gt4, t0)));
+}
+
+/* uint8 RGB to HSV on 8 lanes of int32. */
+IMGPROC_AVX2 static inline void tohsv8_avx2(const cc_inst *k, __m256i r, __m256i g, __m256i b, __m256i *H,
+                                            __m256i *S, __m256i *V) {
+    __m256i v = _mm256_max_epi32(_mm256_max_epi32(r, g), b);
+    __m256i d = _mm256_sub_epi32(v, _mm256_min_epi32(_mm256_min_epi32(r, g), b));
+    __m256i h = _mm256_add_epi32(_mm256_sub_epi32(r, g), _mm256_slli_epi32(d, 2));
+    h = _mm256_blendv_epi8(h, _mm256_add_epi32(_mm256_sub_epi32(b, r), _mm256_slli_epi32(d, 1)),
+                           _mm256_cmpeq_epi32(v, g));
+    h = _mm256_blendv_epi8(h, _mm256_sub_epi32(g, b), _mm256_cmpeq_epi32(v, r));
+    h = _mm256_mullo_epi32(h, _mm256_i32gather_epi32((const int *)k->hdiv, d, 4));
+    h = _mm256_srai_epi32(_mm256_add_epi32(h, _mm256_set1_epi32(2048)), 12);
+    *H = _mm256_add_epi32(h, _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(), h), _mm256_set1_epi32(180)));
+    *S = _mm256_srli_epi32(
+        _mm256_add_epi32(_mm256_mullo_epi32(d, _mm256_i32gather_epi32((const int *)k->sdiv, v, 4)),
+                         _mm256_set1_epi32(2048)),
+        12);
+    *V = v;
+}
+
+/* uint8 HSV to RGB on 8 lanes of int32 (trunc(x·255), packed with
+ * saturation later). */
+IMGPROC_AVX2 static inline void fromhsv8_avx2(__m256i h, __m256i s, __m256i v, __m256i *r, __m256i *g, __m256i *b) {
+    const __m256 k = _mm256_set1_ps(1.0f / 255.0f), c255 = _mm256_set1_ps(255.0f);
+    __m256 rf, gf, bf;
+    hsv2rgb8_avx2(_mm256_cvtepi32_ps(h), _mm256_mul_ps(_mm256_cvtepi32_ps(s), k), _mm256_mul_ps(_mm256_cvtepi32_ps(v), k),
+                  6.0f / 180.0f, &rf, &gf, &bf);
+    *r = _mm256_cvttps_epi32(_mm256_mul_ps(rf, c255));
+    *g = _mm256_cvttps_epi32(_mm256_mul_ps(gf, c255));
+    *b = _mm256_cvttps_epi32(_mm256_mul_ps(bf, c255));
+}
+
+/* float32 RGB to HSV on 8 lanes. */
+IMGPROC_AVX2 static inline void tohsvf8_avx2(__m256 r, __m256 g, __m256 b, __m256 *H, __m256 *S, __m256 *V) {
+    __m256 mx = _mm256_max_ps(b, _mm256_max_ps(r, g)), mn = _mm256_min_ps(b, _mm256_min_ps(r, g));
+    __m256 d = _mm256_sub_ps(mx, mn), eps = _mm256_set1_ps(FLT_EPSILON);
+    __m256 mr = _mm256_cmp_ps(r, mx, _CMP_EQ_OQ), mg = _mm256_cmp_ps(g, mx, _CMP_EQ_OQ);
+    __m256 h = _mm256_blendv_ps(_mm256_blendv_ps(_mm256_sub_ps(r, g), _mm256_sub_ps(b, r), mg), _mm256_sub_ps(g, b), mr);
+    __m256 off = _mm256_blendv_ps(_mm256_blendv_ps(_mm256_set1_ps(240.0f), _mm256_set1_ps(120.0f), mg),
+                                  _mm256_and_ps(_mm256_cmp_ps(g, b, _CMP_LT_OQ), _mm256_set1_ps(360.0f)), mr);
+    __m256 rev = _mm256_div_ps(_mm256_set1_ps(60.0f), _mm256_add_ps(d, eps));
+    *H = fma8_avx2(h, rev, off);
+    *S = _mm256_div_ps(d, _mm256_add_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), mx), eps));
+    *V = mx;
+}
+
 IMGPROC_AVX2 static void cc_row_u8_avx2(const void *kp, const uint8_t *s, uint8_t *d, int64_t w, int64_t cin,
                                         int64_t cout) {
     const cc_inst *k = (const cc_inst *)kp;
     int64_t x = 0;
     __m128i p0, p1, p2, a = _mm_setzero_si128();
     switch (k->kind) {
+    case CC_COPY:
+        memcpy(d, s, (size_t)(w * cin) * sizeof *s);
+        return;
     case CC_SWAP:
         for (; x + 16 <= w; x += 16) {
             ld_u8(s + x * cin, cin, &p0, &p1, &p2, &a);
@@ -767,7 +871,30 @@ IMGPROC_AVX2 static void cc_row_u8_avx2(const void *kp, const uint8_t *s, uint8_
             else st_u8(d + x * cout, cout, b, g, r, a);
         }
         break;
-    default: /* copy and hsv: scalar */
+    case CC_TO_HSV:
+        for (; x + 16 <= w; x += 16) {
+            __m256i h0, s0, v0, h1, s1, v1;
+            __m128i r, b;
+            ld_u8(s + x * cin, cin, &p0, &p1, &p2, &a);
+            r = k->ri == 0 ? p0 : p2, b = k->ri == 0 ? p2 : p0;
+            tohsv8_avx2(k, lo8_avx2(r), lo8_avx2(p1), lo8_avx2(b), &h0, &s0, &v0);
+            tohsv8_avx2(k, hi8_avx2(r), hi8_avx2(p1), hi8_avx2(b), &h1, &s1, &v1);
+            st_u8(d + x * cout, cout, pack8x2_avx2(h0, h1), pack8x2_avx2(s0, s1), pack8x2_avx2(v0, v1), a);
+        }
+        break;
+    case CC_FROM_HSV:
+        for (; x + 16 <= w; x += 16) {
+            __m256i r0, g0, b0, r1, g1, b1;
+            __m128i r, g, b;
+            ld_u8(s + x * cin, cin, &p0, &p1, &p2, &a);
+            fromhsv8_avx2(lo8_avx2(p0), lo8_avx2(p1), lo8_avx2(p2), &r0, &g0, &b0);
+            fromhsv8_avx2(hi8_avx2(p0), hi8_avx2(p1), hi8_avx2(p2), &r1, &g1, &b1);
+            r = pack8x2_avx2(r0, r1), g = pack8x2_avx2(g0, g1), b = pack8x2_avx2(b0, b1);
+            if (k->ri == 0) st_u8(d + x * cout, cout, r, g, b, a);
+            else st_u8(d + x * cout, cout, b, g, r, a);
+        }
+        break;
+    default:
         break;
     }
     PX_TAIL(cc_px_u8, kp, s, d, x, w, cin, cout);
@@ -779,6 +906,9 @@ IMGPROC_AVX2 static void cc_row_f32_avx2(const void *kp, const float *s, float *
     int64_t x = 0;
     __m256 p0, p1, p2, a = _mm256_setzero_ps();
     switch (k->kind) {
+    case CC_COPY:
+        memcpy(d, s, (size_t)(w * cin) * sizeof *s);
+        return;
     case CC_SWAP:
         for (; x + 8 <= w; x += 8) {
             ldf_avx2(s + x * cin, cin, &p0, &p1, &p2, &a);
@@ -831,6 +961,24 @@ IMGPROC_AVX2 static void cc_row_f32_avx2(const void *kp, const float *s, float *
             g = _mm256_add_ps(_mm256_add_ps(p0, _mm256_mul_ps(cb, _mm256_set1_ps(-0.344f))),
                               _mm256_mul_ps(cr, _mm256_set1_ps(-0.714f)));
             b = _mm256_add_ps(p0, _mm256_mul_ps(cb, _mm256_set1_ps(1.773f)));
+            if (k->ri == 0) stf_avx2(d + x * cout, cout, r, g, b, a);
+            else stf_avx2(d + x * cout, cout, b, g, r, a);
+        }
+        break;
+    case CC_TO_HSV:
+        for (; x + 8 <= w; x += 8) {
+            __m256 hh, ss, vv;
+            ldf_avx2(s + x * cin, cin, &p0, &p1, &p2, &a);
+            if (k->ri == 0) tohsvf8_avx2(p0, p1, p2, &hh, &ss, &vv);
+            else tohsvf8_avx2(p2, p1, p0, &hh, &ss, &vv);
+            stf_avx2(d + x * cout, cout, hh, ss, vv, a);
+        }
+        break;
+    case CC_FROM_HSV:
+        for (; x + 8 <= w; x += 8) {
+            __m256 r, g, b;
+            ldf_avx2(s + x * cin, cin, &p0, &p1, &p2, &a);
+            hsv2rgb8_avx2(p0, p1, p2, 6.0f / 360.0f, &r, &g, &b);
             if (k->ri == 0) stf_avx2(d + x * cout, cout, r, g, b, a);
             else stf_avx2(d + x * cout, cout, b, g, r, a);
         }
@@ -967,12 +1115,92 @@ IMGPROC_AVX512 static inline __m512 grayf16_avx512(__m512 r, __m512 g, __m512 b)
     return _mm512_add_ps(rg, _mm512_mul_ps(b, _mm512_set1_ps(0.114f)));
 }
 
+/* ---- AVX-512 HSV: fused multiply-adds are instructions here ------------------ */
+
+#define CMP16(a, k, op) _mm512_cmp_ps_mask(a, _mm512_set1_ps(k), op)
+
+IMGPROC_AVX512 static inline void hsv2rgb16_avx512(__m512 h, __m512 s, __m512 v, float hscale, __m512 *r, __m512 *g,
+                                                   __m512 *b) {
+    const __m512 one = _mm512_set1_ps(1.0f), z = _mm512_setzero_ps();
+    __m512 hh = _mm512_mul_ps(h, _mm512_set1_ps(hscale));
+    __m512 p = _mm512_cvtepi32_ps(_mm512_cvttps_epi32(hh));
+    __m512 f = _mm512_sub_ps(hh, p);
+    __m512 six = _mm512_cvtepi32_ps(_mm512_cvttps_epi32(_mm512_mul_ps(p, _mm512_set1_ps(1.0f / 6.0f))));
+    __m512 sec = _mm512_sub_ps(p, _mm512_mul_ps(six, _mm512_set1_ps(6.0f)));
+    __m512 t0 = v, t1 = _mm512_mul_ps(v, _mm512_sub_ps(one, s));
+    __m512 t2 = _mm512_mul_ps(v, _mm512_fnmadd_ps(s, f, one));
+    __m512 t3 = _mm512_mul_ps(v, _mm512_fnmadd_ps(s, _mm512_sub_ps(one, f), one));
+    __mmask16 lt1 = CMP16(sec, 1.0f, _CMP_LT_OQ), lt2 = CMP16(sec, 2.0f, _CMP_LT_OQ);
+    __mmask16 eq1 = CMP16(sec, 1.0f, _CMP_EQ_OQ), eq2 = CMP16(sec, 2.0f, _CMP_EQ_OQ);
+    __mmask16 eq3 = CMP16(sec, 3.0f, _CMP_EQ_OQ), eq4 = CMP16(sec, 4.0f, _CMP_EQ_OQ);
+    __mmask16 gt3 = CMP16(sec, 3.0f, _CMP_GT_OQ), gt4 = CMP16(sec, 4.0f, _CMP_GT_OQ);
+    __m512 x = _mm512_mask_mov_ps(z, lt2, t1);
+    x = _mm512_mask_mov_ps(x, eq2, t3);
+    x = _mm512_mask_mov_ps(x, (__mmask16)(eq3 | eq4), t0);
+    *b = _mm512_mask_mov_ps(x, gt4, t2);
+    x = _mm512_mask_mov_ps(z, lt1, t3);
+    x = _mm512_mask_mov_ps(x, (__mmask16)(eq1 | eq2), t0);
+    x = _mm512_mask_mov_ps(x, eq3, t2);
+    *g = _mm512_mask_mov_ps(x, gt3, t1);
+    x = _mm512_mask_mov_ps(z, lt1, t0);
+    x = _mm512_mask_mov_ps(x, eq1, t2);
+    x = _mm512_mask_mov_ps(x, (__mmask16)(eq2 | eq3), t1);
+    x = _mm512_mask_mov_ps(x, eq4, t3);
+    *r = _mm512_mask_mov_ps(x, gt4, t0);
+}
+
+IMGPROC_AVX512 static inline void tohsv16_avx512(const cc_inst *k, __m512i r, __m512i g, __m512i b, __m512i *H,
+                                                 __m512i *S, __m512i *V) {
+    __m512i v = _mm512_max_epi32(_mm512_max_epi32(r, g), b);
+    __m512i d = _mm512_sub_epi32(v, _mm512_min_epi32(_mm512_min_epi32(r, g), b));
+    __m512i h = _mm512_add_epi32(_mm512_sub_epi32(r, g), _mm512_slli_epi32(d, 2));
+    h = _mm512_mask_mov_epi32(h, _mm512_cmpeq_epi32_mask(v, g),
+                              _mm512_add_epi32(_mm512_sub_epi32(b, r), _mm512_slli_epi32(d, 1)));
+    h = _mm512_mask_mov_epi32(h, _mm512_cmpeq_epi32_mask(v, r), _mm512_sub_epi32(g, b));
+    h = _mm512_mullo_epi32(h, _mm512_i32gather_epi32(d, (const void *)k->hdiv, 4));
+    h = _mm512_srai_epi32(_mm512_add_epi32(h, _mm512_set1_epi32(2048)), 12);
+    *H = _mm512_mask_add_epi32(h, _mm512_cmplt_epi32_mask(h, _mm512_setzero_si512()), h, _mm512_set1_epi32(180));
+    *S = _mm512_srli_epi32(_mm512_add_epi32(_mm512_mullo_epi32(d, _mm512_i32gather_epi32(v, (const void *)k->sdiv, 4)),
+                                            _mm512_set1_epi32(2048)),
+                           12);
+    *V = v;
+}
+
+IMGPROC_AVX512 static inline void fromhsv16_avx512(__m512i h, __m512i s, __m512i v, __m512i *r, __m512i *g,
+                                                   __m512i *b) {
+    const __m512 k = _mm512_set1_ps(1.0f / 255.0f), c255 = _mm512_set1_ps(255.0f);
+    __m512 rf, gf, bf;
+    hsv2rgb16_avx512(_mm512_cvtepi32_ps(h), _mm512_mul_ps(_mm512_cvtepi32_ps(s), k),
+                     _mm512_mul_ps(_mm512_cvtepi32_ps(v), k), 6.0f / 180.0f, &rf, &gf, &bf);
+    *r = _mm512_cvttps_epi32(_mm512_mul_ps(rf, c255));
+    *g = _mm512_cvttps_epi32(_mm512_mul_ps(gf, c255));
+    *b = _mm512_cvttps_epi32(_mm512_mul_ps(bf, c255));
+}
+
+IMGPROC_AVX512 static inline void tohsvf16_avx512(__m512 r, __m512 g, __m512 b, __m512 *H, __m512 *S, __m512 *V) {
+    __m512 mx = _mm512_max_ps(b, _mm512_max_ps(r, g)), mn = _mm512_min_ps(b, _mm512_min_ps(r, g));
+    __m512 d = _mm512_sub_ps(mx, mn), eps = _mm512_set1_ps(FLT_EPSILON);
+    __mmask16 mr = _mm512_cmp_ps_mask(r, mx, _CMP_EQ_OQ), mg = _mm512_cmp_ps_mask(g, mx, _CMP_EQ_OQ);
+    __m512 h = _mm512_mask_mov_ps(_mm512_mask_mov_ps(_mm512_sub_ps(r, g), mg, _mm512_sub_ps(b, r)), mr,
+                                  _mm512_sub_ps(g, b));
+    __m512 off = _mm512_mask_mov_ps(_mm512_mask_mov_ps(_mm512_set1_ps(240.0f), mg, _mm512_set1_ps(120.0f)), mr,
+                                    _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(g, b, _CMP_LT_OQ), _mm512_set1_ps(360.0f)));
+    __m512 rev = _mm512_div_ps(_mm512_set1_ps(60.0f), _mm512_add_ps(d, eps));
+    __m512 absmx = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(mx), _mm512_set1_epi32(0x7FFFFFFF)));
+    *H = _mm512_fmadd_ps(h, rev, off);
+    *S = _mm512_div_ps(d, _mm512_add_ps(absmx, eps));
+    *V = mx;
+}
+
 IMGPROC_AVX512 static void cc_row_u8_avx512(const void *kp, const uint8_t *s, uint8_t *d, int64_t w, int64_t cin,
                                             int64_t cout) {
     const cc_inst *k = (const cc_inst *)kp;
     int64_t x = 0;
     __m128i p0, p1, p2, a = _mm_setzero_si128();
     switch (k->kind) {
+    case CC_COPY:
+        memcpy(d, s, (size_t)(w * cin) * sizeof *s);
+        return;
     case CC_SWAP:
         for (; x + 16 <= w; x += 16) {
             ld_u8(s + x * cin, cin, &p0, &p1, &p2, &a);
@@ -1024,6 +1252,24 @@ IMGPROC_AVX512 static void cc_row_u8_avx512(const void *kp, const uint8_t *s, ui
             else st_u8(d + x * cout, cout, b, g, r, a);
         }
         break;
+    case CC_TO_HSV:
+        for (; x + 16 <= w; x += 16) {
+            __m512i hh, ss, vv;
+            ld_u8(s + x * cin, cin, &p0, &p1, &p2, &a);
+            tohsv16_avx512(k, x16_avx512(k->ri == 0 ? p0 : p2), x16_avx512(p1), x16_avx512(k->ri == 0 ? p2 : p0), &hh,
+                           &ss, &vv);
+            st_u8(d + x * cout, cout, pack16_avx512(hh), pack16_avx512(ss), pack16_avx512(vv), a);
+        }
+        break;
+    case CC_FROM_HSV:
+        for (; x + 16 <= w; x += 16) {
+            __m512i r, g, b;
+            ld_u8(s + x * cin, cin, &p0, &p1, &p2, &a);
+            fromhsv16_avx512(x16_avx512(p0), x16_avx512(p1), x16_avx512(p2), &r, &g, &b);
+            if (k->ri == 0) st_u8(d + x * cout, cout, pack16_avx512(r), pack16_avx512(g), pack16_avx512(b), a);
+            else st_u8(d + x * cout, cout, pack16_avx512(b), pack16_avx512(g), pack16_avx512(r), a);
+        }
+        break;
     default:
         break;
     }
@@ -1036,6 +1282,9 @@ IMGPROC_AVX512 static void cc_row_f32_avx512(const void *kp, const float *s, flo
     int64_t x = 0;
     __m512 p0, p1, p2, a = _mm512_setzero_ps();
     switch (k->kind) {
+    case CC_COPY:
+        memcpy(d, s, (size_t)(w * cin) * sizeof *s);
+        return;
     case CC_SWAP:
         for (; x + 16 <= w; x += 16) {
             ldf_avx512(s + x * cin, cin, &p0, &p1, &p2, &a);
@@ -1081,6 +1330,24 @@ IMGPROC_AVX512 static void cc_row_f32_avx512(const void *kp, const float *s, flo
             g = _mm512_add_ps(_mm512_add_ps(p0, _mm512_mul_ps(cb, _mm512_set1_ps(-0.344f))),
                               _mm512_mul_ps(cr, _mm512_set1_ps(-0.714f)));
             b = _mm512_add_ps(p0, _mm512_mul_ps(cb, _mm512_set1_ps(1.773f)));
+            if (k->ri == 0) stf_avx512(d + x * cout, cout, r, g, b, a);
+            else stf_avx512(d + x * cout, cout, b, g, r, a);
+        }
+        break;
+    case CC_TO_HSV:
+        for (; x + 16 <= w; x += 16) {
+            __m512 hh, ss, vv;
+            ldf_avx512(s + x * cin, cin, &p0, &p1, &p2, &a);
+            if (k->ri == 0) tohsvf16_avx512(p0, p1, p2, &hh, &ss, &vv);
+            else tohsvf16_avx512(p2, p1, p0, &hh, &ss, &vv);
+            stf_avx512(d + x * cout, cout, hh, ss, vv, a);
+        }
+        break;
+    case CC_FROM_HSV:
+        for (; x + 16 <= w; x += 16) {
+            __m512 r, g, b;
+            ldf_avx512(s + x * cin, cin, &p0, &p1, &p2, &a);
+            hsv2rgb16_avx512(p0, p1, p2, 6.0f / 360.0f, &r, &g, &b);
             if (k->ri == 0) stf_avx512(d + x * cout, cout, r, g, b, a);
             else stf_avx512(d + x * cout, cout, b, g, r, a);
         }
