@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"image"
 	"image/jpeg"
 	"os"
@@ -74,5 +75,44 @@ func TestRunPhotoPipeline(t *testing.T) {
 		} else {
 			t.Logf("%s.jpg: %.3f levels from docs/photo-%s.jpg on average", name, mean, name)
 		}
+	}
+}
+
+// TestChannelCountsChecked: a one-channel decode into imgproc.ColorTwist,
+// which takes 3 or 4 channels, fails at dynop graph time at the
+// reference's position, naming the counts; with 4 channels it builds.
+func TestChannelCountsChecked(t *testing.T) {
+	withImgproc(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "p.yaml")
+	if err := os.Mkdir(filepath.Join(dir, "in"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "in", "a.jpg"), nil, 0o644); err != nil { // graph reads no file
+		t.Fatal(err)
+	}
+	write := func(channels int) {
+		t.Helper()
+		yaml := fmt.Sprintf(`name: c
+inputs:
+  photos: {files: [in/]}
+operators:
+  - {name: decode, op: image.Decode, inputs: [photos], args: {channels: %d}}
+  - {name: twist, op: imgproc.ColorTwist, inputs: [decode], args: {saturation: 1.5}}
+outputs:
+  out: {from: twist, dir: out}
+`, channels)
+		if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(1)
+	code, _, stderr := runCLI(t, "graph", file)
+	if want := `p.yaml:6:52: operators[1].inputs[0]: imgproc.ColorTwist input "images" is given uint8 HWC with 1 channel: it takes 3 or 4 channels (the output "images" of "decode")`; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("graph: exit %d, want %q in\n%s", code, want, stderr)
+	}
+	write(4)
+	if code, stdout, stderr := runCLI(t, "graph", file); code != 0 || !strings.Contains(stdout, "twist: imgproc.ColorTwist") {
+		t.Errorf("graph with 4 channels: exit %d\n%s%s", code, stdout, stderr)
 	}
 }

@@ -185,8 +185,8 @@ static void fill_arg(void *p) {
     a->deprecated = str();
 }
 
-static const dynop_op_input proper_input = {DYNOP_OP_INPUT_HEADER, NULL, NULL, NULL, NULL, 0};
-static const dynop_op_output proper_output = {DYNOP_OP_OUTPUT_HEADER, NULL, NULL, NULL, NULL, NULL, NULL, 0};
+static const dynop_op_input proper_input = {DYNOP_OP_INPUT_HEADER, NULL, NULL, NULL, NULL, 0, NULL};
+static const dynop_op_output proper_output = {DYNOP_OP_OUTPUT_HEADER, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0};
 static const dynop_op_arg proper_arg = {DYNOP_OP_ARG_HEADER, NULL, NULL, DYNOP_ARG_INT, 0, 0, 0, NULL, NULL, NULL};
 static const dynop_op_schema proper_schema = {DYNOP_OP_SCHEMA_HEADER, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, 0, NULL};
 static const dynop_need proper_need = {DYNOP_NEED_HEADER, NULL, NULL};

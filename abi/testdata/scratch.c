@@ -135,7 +135,7 @@ static const dynop_operator reverse_op =
 #define THE_OP (&reverse_op)
 #endif
 
-static const dynop_op_input inputs[] = {{DYNOP_OP_INPUT_HEADER, "in", "Bytes.", "uint8", NULL, 1}};
+static const dynop_op_input inputs[] = {{DYNOP_OP_INPUT_HEADER, "in", "Bytes.", "uint8", NULL, 1, NULL}};
 #ifdef OLD_STRUCT
 /* Outputs as dynop_op_output 1.0 laid them out, before dtypes, dtype_arg,
  * like and ndim: an array of the smaller struct. */
@@ -153,8 +153,8 @@ static const output_1_0 old_outputs[] = {
 #define OUTPUTS ((const dynop_op_output *)(const void *)old_outputs)
 #else
 static const dynop_op_output outputs[] = {
-    {DYNOP_OP_OUTPUT_HEADER, "out", "The bytes in reverse order.", NULL, "uint8", NULL, NULL, 1},
-    {DYNOP_OP_OUTPUT_HEADER, "info", "The scratch's address modulo 64 and its length.", NULL, "int64", NULL, NULL, 1},
+    {DYNOP_OP_OUTPUT_HEADER, "out", "The bytes in reverse order.", NULL, "uint8", NULL, NULL, 1, NULL, 0},
+    {DYNOP_OP_OUTPUT_HEADER, "info", "The scratch's address modulo 64 and its length.", NULL, "int64", NULL, NULL, 1, NULL, 0},
 };
 #define OUTPUTS outputs
 #endif

@@ -28,8 +28,8 @@ static dynop_result nop_run(void *inst, const dynop_tensor *out, uint32_t nout, 
     return DYNOP_OK;
 }
 
-static const dynop_op_input inputs[] = {{DYNOP_OP_INPUT_HEADER, "in", "Any tensor.", NULL, NULL, 0}};
-static const dynop_op_output outputs[] = {{DYNOP_OP_OUTPUT_HEADER, "out", "A tensor like the input, untouched.", NULL, NULL, NULL, NULL, 0}};
+static const dynop_op_input inputs[] = {{DYNOP_OP_INPUT_HEADER, "in", "Any tensor.", NULL, NULL, 0, NULL}};
+static const dynop_op_output outputs[] = {{DYNOP_OP_OUTPUT_HEADER, "out", "A tensor like the input, untouched.", NULL, NULL, NULL, NULL, 0, NULL, 0}};
 static const dynop_op_schema nop_schema = {
     DYNOP_OP_SCHEMA_HEADER, "bench.Nop", "Does nothing.", "cpu", 1, 0, inputs, 1, outputs, 0, NULL,
 };

@@ -53,10 +53,10 @@ static dynop_result nop_run(void *inst, const dynop_tensor *out, uint32_t nout, 
 }
 
 static const dynop_op_input inputs[] = {
-    {DYNOP_OP_INPUT_HEADER, "images", HOSTILE("Input doc."), NULL, NULL, 0},
+    {DYNOP_OP_INPUT_HEADER, "images", HOSTILE("Input doc."), NULL, NULL, 0, NULL},
 };
 static const dynop_op_output outputs[] = {
-    {DYNOP_OP_OUTPUT_HEADER, "out", HOSTILE("Output doc."), NULL, NULL, NULL, NULL, 0},
+    {DYNOP_OP_OUTPUT_HEADER, "out", HOSTILE("Output doc."), NULL, NULL, NULL, NULL, 0, NULL, 0},
 };
 static const dynop_op_arg args[] = {
     {DYNOP_OP_ARG_HEADER, "level", HOSTILE("Arg doc."), DYNOP_ARG_INT, 0, 0, 0, "1", NULL, NULL},

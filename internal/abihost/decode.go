@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/dynop/dynop/abi"
@@ -356,6 +357,14 @@ func (r *reader) operators(ci view) []schema.Op {
 			inWhat := fmt.Sprintf("%s input %d", what, j)
 			in := schema.Input{Name: r.str(inWhat+": name", ci.ptr(inputName)), Doc: r.str(inWhat+": doc", ci.ptr(inputDoc)),
 				Layouts: r.list(inWhat+": layouts", ci.ptr(inputLayouts)), NDim: int(int32(ci.u32(inputNDim)))}
+			for _, c := range r.list(inWhat+": channels", ci.ptr(inputChannels)) {
+				n, err := strconv.Atoi(c)
+				if err != nil || n < 1 {
+					r.fail("%s: channels: %q is not a positive count", inWhat, c)
+					continue
+				}
+				in.Channels = append(in.Channels, n)
+			}
 			for _, name := range r.list(inWhat+": dtypes", ci.ptr(inputDTypes)) {
 				dt, err := tensor.ParseDType(name)
 				if err != nil {
@@ -370,7 +379,8 @@ func (r *reader) operators(ci view) []schema.Op {
 			out := schema.Output{Name: r.str(outWhat+": name", co.ptr(outputName)), Doc: r.str(outWhat+": doc", co.ptr(outputDoc)),
 				Layout:   r.str(outWhat+": layout", co.ptr(outputLayout)),
 				DTypeArg: r.str(outWhat+": dtype_arg", co.ptr(outputDTypeArg)), Like: r.str(outWhat+": like", co.ptr(outputLike)),
-				NDim: int(int32(co.u32(outputNDim)))}
+				NDim:        int(int32(co.u32(outputNDim))),
+				ChannelsArg: r.str(outWhat+": channels_arg", co.ptr(outputChannelsArg)), Channels: int(int32(co.u32(outputChannels)))}
 			for _, name := range r.list(outWhat+": dtypes", co.ptr(outputDTypes)) {
 				dt, err := tensor.ParseDType(name)
 				if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/dynop/dynop/abi"
@@ -152,7 +153,8 @@ func (im *Image) pointers(ptrs []uint32) uint32 {
 var (
 	vInfo     = iface.V(1, 2, 0)
 	vOperator = iface.V(1, 2, 0)
-	vOpOutput = iface.V(1, 1, 0)
+	vOpOutput = iface.V(1, 2, 0)
+	vOpInput  = iface.V(1, 1, 0)
 	v10       = iface.V(1, 0, 0)
 )
 
@@ -240,7 +242,7 @@ func (im *Image) schema(sc schema.Op) (uint32, error) {
 	for i, d := range sc.Devices {
 		devices[i] = string(d)
 	}
-	ins := im.newStructs(&l.input, typeOpInput, v10, len(sc.Inputs))
+	ins := im.newStructs(&l.input, typeOpInput, vOpInput, len(sc.Inputs))
 	for i, in := range sc.Inputs {
 		s := ins[i]
 		s.ptr(inputName, im.String(in.Name))
@@ -252,6 +254,11 @@ func (im *Image) schema(sc schema.Op) (uint32, error) {
 		s.ptr(inputDTypes, im.optString(strings.Join(dtypes, ",")))
 		s.ptr(inputLayouts, im.optString(strings.Join(in.Layouts, ",")))
 		s.u32(inputNDim, uint32(int32(in.NDim)))
+		channels := make([]string, len(in.Channels))
+		for j, c := range in.Channels {
+			channels[j] = strconv.Itoa(c)
+		}
+		s.ptr(inputChannels, im.optString(strings.Join(channels, ",")))
 	}
 	outs := im.newStructs(&l.output, typeOpOutput, vOpOutput, len(sc.Outputs))
 	for i, out := range sc.Outputs {
@@ -267,6 +274,8 @@ func (im *Image) schema(sc schema.Op) (uint32, error) {
 		s.ptr(outputDTypeArg, im.optString(out.DTypeArg))
 		s.ptr(outputLike, im.optString(out.Like))
 		s.u32(outputNDim, uint32(int32(out.NDim)))
+		s.ptr(outputChannelsArg, im.optString(out.ChannelsArg))
+		s.u32(outputChannels, uint32(int32(out.Channels)))
 	}
 	args := im.newStructs(&l.arg, typeOpArg, v10, len(sc.Args))
 	for i, a := range sc.Args {

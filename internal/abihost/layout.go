@@ -156,6 +156,7 @@ const (
 	inputDTypes
 	inputLayouts
 	inputNDim
+	inputChannels // since 1.1
 )
 
 const (
@@ -167,6 +168,8 @@ const (
 	outputDTypeArg
 	outputLike
 	outputNDim
+	outputChannelsArg // since 1.2
+	outputChannels
 )
 
 const (
@@ -233,8 +236,8 @@ func newLayouts(ptrSize uint32) *layouts {
 		requirements: newLayout("dynop_requirements", ptrSize, fHeader, fPtr, fVersion, fPtr, fPtr, fPtr, fVersion, fVersion),
 		schema: newLayout("dynop_op_schema", ptrSize, fHeader, fPtr, fPtr, fPtr, fU32, fU32, fPtr, fU32, fPtr,
 			fU32, fPtr),
-		input:    newLayout("dynop_op_input", ptrSize, fHeader, fPtr, fPtr, fPtr, fPtr, fU32),
-		output:   newLayout("dynop_op_output", ptrSize, fHeader, fPtr, fPtr, fPtr, fPtr, fPtr, fPtr, fU32),
+		input:    newLayout("dynop_op_input", ptrSize, fHeader, fPtr, fPtr, fPtr, fPtr, fU32, fPtr),
+		output:   newLayout("dynop_op_output", ptrSize, fHeader, fPtr, fPtr, fPtr, fPtr, fPtr, fPtr, fU32, fPtr, fU32),
 		arg:      newLayout("dynop_op_arg", ptrSize, fHeader, fPtr, fPtr, fU32, fU32, fF64, fF64, fPtr, fPtr, fPtr),
 		operator: newLayout("dynop_operator", ptrSize, fHeader, fPtr, fPtr, fPtr, fPtr, fPtr, fPtr, fPtr, fU32, fPtr, fU32),
 		variant:  newLayout("dynop_variant", ptrSize, fHeader, fPtr, fU64, fPtr),
@@ -271,8 +274,8 @@ func Offsets(ptrSize uint32) map[string]uint32 {
 		{l.need, []string{"header", "plugin", "iface"}},
 		{l.requirements, []string{"header", "os", "min_os_version", "arch", "cpu_features", "gpu_vendor", "gpu_min_arch", "gpu_min_driver"}},
 		{l.schema, []string{"header", "name", "doc", "devices", "input_count", "optional_inputs", "inputs", "output_count", "outputs", "arg_count", "args"}},
-		{l.input, []string{"header", "name", "doc", "dtypes", "layouts", "ndim"}},
-		{l.output, []string{"header", "name", "doc", "layout", "dtypes", "dtype_arg", "like", "ndim"}},
+		{l.input, []string{"header", "name", "doc", "dtypes", "layouts", "ndim", "channels"}},
+		{l.output, []string{"header", "name", "doc", "layout", "dtypes", "dtype_arg", "like", "ndim", "channels_arg", "channels"}},
 		{l.arg, []string{"header", "name", "doc", "type", "flags", "min", "max", "default_value", "allowed", "deprecated"}},
 		{l.operator, []string{"header", "name", "device", "user_data", "create", "setup", "run", "destroy", "variant_count", "variants", "flags"}},
 		{l.variant, []string{"header", "name", "features", "fn"}},

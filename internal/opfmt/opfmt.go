@@ -72,7 +72,9 @@ func Output(o schema.Output) string {
 		parts = append(parts, "channels from "+o.ChannelsArg)
 	case o.Channels == schema.ChannelsLike:
 		parts = append(parts, "channels like "+o.Like)
-	case o.Channels > 0:
+	case o.Channels == 1:
+		parts = append(parts, "1 channel")
+	case o.Channels > 1:
 		parts = append(parts, fmt.Sprintf("%d channels", o.Channels))
 	}
 	return strings.Join(parts, ", ")

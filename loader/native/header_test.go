@@ -33,8 +33,8 @@ static const dynop_need need = DYNOP_NEED(DYNOP_VECMATH_PLUGIN, &vm);
 static const dynop_need *const needs[] = {&need};
 static const dynop_requirements req = {DYNOP_REQUIREMENTS_HEADER, "linux", DYNOP_V(5, 0, 0), "amd64", "avx2",
                                        "nvidia", DYNOP_V(8, 6, 0), DYNOP_V(535, 0, 0)};
-static const dynop_op_input ins[] = {{DYNOP_OP_INPUT_HEADER, "in", "doc", "uint8,float32", "HWC", 3}};
-static const dynop_op_output outs[] = {{DYNOP_OP_OUTPUT_HEADER, "out", "doc", "HWC", "uint8", NULL, "in", 3}};
+static const dynop_op_input ins[] = {{DYNOP_OP_INPUT_HEADER, "in", "doc", "uint8,float32", "HWC", 3, NULL}};
+static const dynop_op_output outs[] = {{DYNOP_OP_OUTPUT_HEADER, "out", "doc", "HWC", "uint8", NULL, "in", 3, NULL, 0}};
 static const dynop_op_arg args[] = {
     {DYNOP_OP_ARG_HEADER, "n", "doc", DYNOP_ARG_INT, DYNOP_ARG_HAS_MIN | DYNOP_ARG_HAS_MAX, 1, 9, "3", "[1, 3]", "old_n"}};
 static const dynop_op_schema schema = {DYNOP_OP_SCHEMA_HEADER, "my.Op", "doc", "cpu", 1, 0, ins, 1, outs, 1, args};

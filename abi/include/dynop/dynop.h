@@ -387,14 +387,14 @@ enum {
 #define DYNOP_OP_INPUT_TYPE                                                   \
     DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x06)
 #define DYNOP_OP_INPUT_VERSION_MAJOR 1
-#define DYNOP_OP_INPUT_VERSION DYNOP_V(DYNOP_OP_INPUT_VERSION_MAJOR, 0, 0)
+#define DYNOP_OP_INPUT_VERSION DYNOP_V(DYNOP_OP_INPUT_VERSION_MAJOR, 1, 0)
 #define DYNOP_OP_INPUT_HEADER                                                 \
     DYNOP_HEADER(DYNOP_OP_INPUT_TYPE, DYNOP_OP_INPUT_VERSION, dynop_op_input)
 
 #define DYNOP_OP_OUTPUT_TYPE                                                  \
     DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x07)
 #define DYNOP_OP_OUTPUT_VERSION_MAJOR 1
-#define DYNOP_OP_OUTPUT_VERSION DYNOP_V(DYNOP_OP_OUTPUT_VERSION_MAJOR, 1, 0)
+#define DYNOP_OP_OUTPUT_VERSION DYNOP_V(DYNOP_OP_OUTPUT_VERSION_MAJOR, 2, 0)
 #define DYNOP_OP_OUTPUT_HEADER                                                \
     DYNOP_HEADER(DYNOP_OP_OUTPUT_TYPE, DYNOP_OP_OUTPUT_VERSION, dynop_op_output)
 
@@ -421,7 +421,10 @@ enum {
 
 /* One input of an operator: a batch of tensors. Lists are comma-separated
  * and NULL or "" for "any": dtypes by name ("uint8,float32"), layouts as
- * dimension letters ("HWC,HW"). ndim 0 means any (or what layouts imply). */
+ * dimension letters ("HWC,HW"). ndim 0 means any (or what layouts imply).
+ * Since 1.1, channels lists the sizes the layout's dimension named C may
+ * have ("1,3,4"; NULL or "" for any), which hosts from dynop_host 1.4
+ * check pipelines with before anything runs. */
 typedef struct dynop_op_input {
     dynop_header header; /* DYNOP_OP_INPUT_TYPE */
     const char *name;
@@ -429,6 +432,8 @@ typedef struct dynop_op_input {
     const char *dtypes;
     const char *layouts;
     int32_t ndim;
+    /* Since 1.1: */
+    const char *channels;
 } dynop_op_input;
 
 /* One output of an operator. layout names its dimensions ("HWC") if it
@@ -438,7 +443,10 @@ typedef struct dynop_op_input {
  * one: it has that one), dtype_arg names a dtype argument whose value it
  * has, like names an input whose dtype, and whose layout and ndim where
  * layout and ndim say nothing, it has, and ndim is its number of
- * dimensions. Hosts from dynop_host 1.4 read them. */
+ * dimensions. Hosts from dynop_host 1.4 read them. Since 1.2, the size
+ * of the output's dimension named C: channels_arg names an int argument
+ * whose value it is, else channels is the count, DYNOP_CHANNELS_LIKE for
+ * that of the input like names, or 0 for unknown. */
 typedef struct dynop_op_output {
     dynop_header header; /* DYNOP_OP_OUTPUT_TYPE */
     const char *name;
@@ -449,7 +457,14 @@ typedef struct dynop_op_output {
     const char *dtype_arg;
     const char *like;
     int32_t ndim;
+    /* Since 1.2: */
+    const char *channels_arg;
+    int32_t channels;
 } dynop_op_output;
+
+/* dynop_op_output.channels of an output with as many channels as its
+ * like input. */
+#define DYNOP_CHANNELS_LIKE (-1)
 
 /* One argument of an operator. Values are JSON text: default_value is the
  * default ("3", "0.5", "true", "\"linear\"", "[1, 2]"; dtypes by name, as

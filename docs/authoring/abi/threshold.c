@@ -66,8 +66,8 @@ static dynop_result run(void *instance, const dynop_tensor *out, uint32_t n_out,
 
 /* Everything the host reads without running the plugin: static const,
  * valid and unchanged while the library is loaded. */
-static const dynop_op_input inputs[] = {{DYNOP_OP_INPUT_HEADER, "x", "uint8 tensors, compact.", "uint8", NULL, 0}};
-static const dynop_op_output outputs[] = {{DYNOP_OP_OUTPUT_HEADER, "mask", "255 where x passes, else 0.", NULL, NULL, NULL, NULL, 0}};
+static const dynop_op_input inputs[] = {{DYNOP_OP_INPUT_HEADER, "x", "uint8 tensors, compact.", "uint8", NULL, 0, NULL}};
+static const dynop_op_output outputs[] = {{DYNOP_OP_OUTPUT_HEADER, "mask", "255 where x passes, else 0.", NULL, NULL, NULL, NULL, 0, NULL, 0}};
 static const dynop_op_arg args[] = {
     {DYNOP_OP_ARG_HEADER, "level", "The threshold.", DYNOP_ARG_INT, DYNOP_ARG_HAS_MIN | DYNOP_ARG_HAS_MAX, 0, 256, "128", NULL, NULL},
     {DYNOP_OP_ARG_HEADER, "mode", "above: x >= level passes; below: x < level.", DYNOP_ARG_STRING, 0, 0, 0,

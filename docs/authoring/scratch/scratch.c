@@ -44,8 +44,8 @@ static dynop_result run(void *inst, const dynop_tensor *out, uint32_t nout, cons
 static const dynop_operator blur = DYNOP_OPERATOR_FLAGS("acme.BoxBlur3", "cpu", NULL, create, setup, run, NULL,
                                                         DYNOP_OPERATOR_SCRATCH);
 
-static const dynop_op_input inputs[] = {{DYNOP_OP_INPUT_HEADER, "x", "A uint8 vector.", "uint8", NULL, 1}};
-static const dynop_op_output outputs[] = {{DYNOP_OP_OUTPUT_HEADER, "y", "x averaged over 3 elements.", NULL, NULL, NULL, NULL, 0}};
+static const dynop_op_input inputs[] = {{DYNOP_OP_INPUT_HEADER, "x", "A uint8 vector.", "uint8", NULL, 1, NULL}};
+static const dynop_op_output outputs[] = {{DYNOP_OP_OUTPUT_HEADER, "y", "x averaged over 3 elements.", NULL, NULL, NULL, NULL, 0, NULL, 0}};
 static const dynop_op_schema schema = {
     DYNOP_OP_SCHEMA_HEADER, "acme.BoxBlur3", "Averages neighbours.", "cpu", 1, 0, inputs, 1, outputs, 0, NULL,
 };

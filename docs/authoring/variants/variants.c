@@ -61,8 +61,8 @@ static dynop_result setup(void *inst, const dynop_tensor *in, uint32_t n_in, dyn
 
 static const dynop_operator invert = DYNOP_OPERATOR_VARIANTS("acme.Invert", "cpu", NULL, create, setup, NULL, variants);
 
-static const dynop_op_input inputs[] = {{DYNOP_OP_INPUT_HEADER, "x", "A uint8 vector.", "uint8", NULL, 1}};
-static const dynop_op_output outputs[] = {{DYNOP_OP_OUTPUT_HEADER, "y", "255 - x.", NULL, NULL, NULL, NULL, 0}};
+static const dynop_op_input inputs[] = {{DYNOP_OP_INPUT_HEADER, "x", "A uint8 vector.", "uint8", NULL, 1, NULL}};
+static const dynop_op_output outputs[] = {{DYNOP_OP_OUTPUT_HEADER, "y", "255 - x.", NULL, NULL, NULL, NULL, 0, NULL, 0}};
 static const dynop_op_schema schema = {
     DYNOP_OP_SCHEMA_HEADER, "acme.Invert", "Inverts uint8 vectors.", "cpu", 1, 0, inputs, 1, outputs, 0, NULL,
 };

@@ -193,16 +193,16 @@ DYNOP_EXPORT int dynop_test_destroyed(void) { return destroyed; }
 #define INPUT_NDIM 0
 #endif
 static const dynop_op_input any_input[] = {
-    {DYNOP_OP_INPUT_HEADER, "in", "Anything.", NULL, NULL, INPUT_NDIM},
+    {DYNOP_OP_INPUT_HEADER, "in", "Anything.", NULL, NULL, INPUT_NDIM, NULL},
 };
 static const dynop_op_output one_output[] = {
 #ifdef HUGE_STRIDE
-    {{DYNOP_OP_OUTPUT_TYPE, DYNOP_OP_OUTPUT_VERSION, 1u << 30}, "out", "The result.", NULL, NULL, NULL, NULL, 0},
+    {{DYNOP_OP_OUTPUT_TYPE, DYNOP_OP_OUTPUT_VERSION, 1u << 30}, "out", "The result.", NULL, NULL, NULL, NULL, 0, NULL, 0},
 #else
-    {DYNOP_OP_OUTPUT_HEADER, "out", "The result.", NULL, NULL, NULL, NULL, 0},
+    {DYNOP_OP_OUTPUT_HEADER, "out", "The result.", NULL, NULL, NULL, NULL, 0, NULL, 0},
 #endif
 #if defined(BAD_STRIDE) || defined(HUGE_STRIDE)
-    {{DYNOP_OP_OUTPUT_TYPE, DYNOP_OP_OUTPUT_VERSION, (uint32_t)sizeof(dynop_op_output) + 8}, "x", "y", NULL, NULL, NULL, NULL, 0},
+    {{DYNOP_OP_OUTPUT_TYPE, DYNOP_OP_OUTPUT_VERSION, (uint32_t)sizeof(dynop_op_output) + 8}, "x", "y", NULL, NULL, NULL, NULL, 0, NULL, 0},
 #endif
 };
 #ifdef BAD_ARG_TYPE

@@ -99,8 +99,8 @@ static const dynop_operator add_op = {DYNOP_OPERATOR_HEADER, "test.AddOne", "cpu
 static const dynop_operator add_op = DYNOP_OPERATOR_VARIANTS("test.AddOne", "cpu", NULL, create, setup, NULL, variants);
 #endif
 
-static const dynop_op_input inputs[] = {{DYNOP_OP_INPUT_HEADER, "in", "Bytes.", "uint8", NULL, 0}};
-static const dynop_op_output outputs[] = {{DYNOP_OP_OUTPUT_HEADER, "out", "Bytes plus one.", NULL, NULL, NULL, NULL, 0}};
+static const dynop_op_input inputs[] = {{DYNOP_OP_INPUT_HEADER, "in", "Bytes.", "uint8", NULL, 0, NULL}};
+static const dynop_op_output outputs[] = {{DYNOP_OP_OUTPUT_HEADER, "out", "Bytes plus one.", NULL, NULL, NULL, NULL, 0, NULL, 0}};
 static const dynop_op_schema schema = {
     DYNOP_OP_SCHEMA_HEADER, "test.AddOne", "Adds one.", "cpu", 1, 0, inputs, 1, outputs, 0, NULL,
 };

@@ -30,7 +30,7 @@ static dynop_result run(void *instance, const dynop_tensor *out, uint32_t nout, 
     return DYNOP_OK;
 }
 
-static const dynop_op_output y_output[] = {{DYNOP_OP_OUTPUT_HEADER, "y", "the value", NULL, NULL, NULL, NULL, 0}};
+static const dynop_op_output y_output[] = {{DYNOP_OP_OUTPUT_HEADER, "y", "the value", NULL, NULL, NULL, NULL, 0, NULL, 0}};
 static const dynop_op_schema value_schema = {DYNOP_OP_SCHEMA_HEADER, "poison.Value", "the module's value", "cpu", 0, 0, NULL, 1, y_output, 0, NULL};
 static const dynop_operator value_op = DYNOP_OPERATOR("poison.Value", "cpu", NULL, create, setup, run, destroy);
 static const dynop_op_schema *const operators[] = {&value_schema};

@@ -82,14 +82,14 @@ static dynop_result iota_run(void *instance, const dynop_tensor *out, uint32_t n
 }
 
 static const dynop_op_input ab_inputs[] = {
-    {DYNOP_OP_INPUT_HEADER, "a", "a", "float32", NULL, 0},
-    {DYNOP_OP_INPUT_HEADER, "b", "b", "float32", NULL, 0},
+    {DYNOP_OP_INPUT_HEADER, "a", "a", "float32", NULL, 0, NULL},
+    {DYNOP_OP_INPUT_HEADER, "b", "b", "float32", NULL, 0, NULL},
 };
 static const dynop_op_output sd_outputs[] = {
-    {DYNOP_OP_OUTPUT_HEADER, "s", "a+b", NULL, NULL, NULL, NULL, 0},
-    {DYNOP_OP_OUTPUT_HEADER, "d", "a-b", NULL, NULL, NULL, NULL, 0},
+    {DYNOP_OP_OUTPUT_HEADER, "s", "a+b", NULL, NULL, NULL, NULL, 0, NULL, 0},
+    {DYNOP_OP_OUTPUT_HEADER, "d", "a-b", NULL, NULL, NULL, NULL, 0, NULL, 0},
 };
-static const dynop_op_output y_output[] = {{DYNOP_OP_OUTPUT_HEADER, "y", "iota", NULL, NULL, NULL, NULL, 0}};
+static const dynop_op_output y_output[] = {{DYNOP_OP_OUTPUT_HEADER, "y", "iota", NULL, NULL, NULL, NULL, 0, NULL, 0}};
 static const dynop_op_arg iota_args[] = {
     {DYNOP_OP_ARG_HEADER, "n", "length", DYNOP_ARG_INT, 0, 0, 0, "4", NULL, NULL},
 };

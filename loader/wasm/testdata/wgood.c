@@ -266,10 +266,10 @@ static dynop_result misbehave_run(void *instance, const dynop_tensor *out, uint3
 /* ---- schemas and registration -------------------------------------------- */
 
 static const dynop_op_input x_input[] = {
-    {DYNOP_OP_INPUT_HEADER, "x", "A float32 tensor of any shape.", "float32", NULL, 0},
+    {DYNOP_OP_INPUT_HEADER, "x", "A float32 tensor of any shape.", "float32", NULL, 0, NULL},
 };
 static const dynop_op_output y_output[] = {
-    {DYNOP_OP_OUTPUT_HEADER, "y", "A float32 tensor of x's shape.", NULL, NULL, NULL, NULL, 0},
+    {DYNOP_OP_OUTPUT_HEADER, "y", "A float32 tensor of x's shape.", NULL, NULL, NULL, NULL, 0, NULL, 0},
 };
 static const dynop_op_arg scale_args[] = {
     {DYNOP_OP_ARG_HEADER, "factor", "What x is multiplied by.", DYNOP_ARG_FLOAT, 0, 0, 0, "2.0", NULL, NULL},

@@ -1042,11 +1042,11 @@ static dynop_result enc_run(void *instance, const dynop_tensor *out, uint32_t no
 /* ==== schemas and registration ============================================== */
 
 static const dynop_op_input dec_inputs[] = {
-    {DYNOP_OP_INPUT_HEADER, "encoded", "The bytes of a JPEG, PNG or WebP file, 1-D uint8.", "uint8", NULL, 1},
+    {DYNOP_OP_INPUT_HEADER, "encoded", "The bytes of a JPEG, PNG or WebP file, 1-D uint8.", "uint8", NULL, 1, NULL},
 };
 static const dynop_op_output dec_outputs[] = {
     {DYNOP_OP_OUTPUT_HEADER, "images", "Decoded pixels, HWC, of the dtype argument's dtype.", "HWC", NULL, "dtype",
-     NULL, 0},
+     NULL, 0, "channels", 0},
 };
 static const dynop_op_arg dec_args[] = {
     {DYNOP_OP_ARG_HEADER, "channels",
@@ -1082,10 +1082,10 @@ static const dynop_operator dec_op = DYNOP_OPERATOR_FLAGS(DECODE, "cpu", NULL, d
 static const dynop_op_input enc_inputs[] = {
     {DYNOP_OP_INPUT_HEADER, "images",
      "Pixels, HWC with 1 (gray), 3 (RGB) or 4 (RGBA) channels: uint8, or uint16 for 16-bit PNG.", "uint8,uint16",
-     "HWC", 3},
+     "HWC", 3, "1,3,4"},
 };
 static const dynop_op_output enc_outputs[] = {
-    {DYNOP_OP_OUTPUT_HEADER, "encoded", "The encoded file's bytes, 1-D uint8.", NULL, "uint8", NULL, NULL, 1},
+    {DYNOP_OP_OUTPUT_HEADER, "encoded", "The encoded file's bytes, 1-D uint8.", NULL, "uint8", NULL, NULL, 1, NULL, 0},
 };
 static const dynop_op_arg enc_args[] = {
     {DYNOP_OP_ARG_HEADER, "format", "The file format; JPEG has no alpha and drops the fourth channel.",

@@ -1433,12 +1433,12 @@ static const dynop_variant colortwist_variants[] = {IMGPROC_VARIANTS(colortwist)
 static const dynop_op_input colorconvert_inputs[] = {
     {DYNOP_OP_INPUT_HEADER, "images",
      "Images in the colour space from: 3 channels (4 with alpha) for rgb, bgr, ycbcr and hsv, 1 for gray.",
-     "uint8,float32", "HWC", 3},
+     "uint8,float32", "HWC", 3, "1,3,4"},
 };
 static const dynop_op_output colorconvert_outputs[] = {
     {DYNOP_OP_OUTPUT_HEADER, "converted",
      "The images in the colour space to, the input's dtype: 1 channel for gray, else 3 (4 with alpha, copied).", "HWC",
-     NULL, NULL, "images", 0},
+     NULL, NULL, "images", 0, NULL, 0},
 };
 #define CS_ALLOWED "[\"rgb\", \"bgr\", \"gray\", \"ycbcr\", \"hsv\"]"
 static const dynop_op_arg colorconvert_args[] = {
@@ -1461,11 +1461,11 @@ static const dynop_operator colorconvert_op =
                                   colorconvert_variants, DYNOP_OPERATOR_CONCURRENT);
 
 static const dynop_op_input colortwist_inputs[] = {
-    {DYNOP_OP_INPUT_HEADER, "images", "RGB images, 3 channels (4 with alpha, copied).", "uint8,float32", "HWC", 3},
+    {DYNOP_OP_INPUT_HEADER, "images", "RGB images, 3 channels (4 with alpha, copied).", "uint8,float32", "HWC", 3, "3,4"},
 };
 static const dynop_op_output colortwist_outputs[] = {
     {DYNOP_OP_OUTPUT_HEADER, "twisted", "The images adjusted, of the input's shape and dtype.", "HWC", NULL, NULL,
-     "images", 0},
+     "images", 0, NULL, DYNOP_CHANNELS_LIKE},
 };
 static const dynop_op_arg colortwist_args[] = {
     {DYNOP_OP_ARG_HEADER, "brightness", "Multiplier of the result.", DYNOP_ARG_FLOAT,

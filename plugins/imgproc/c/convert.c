@@ -1248,11 +1248,11 @@ static const dynop_variant cmn_variants[] = {CONVERT_VARIANTS(cmn)};
 #define CAST_DTYPES_JSON "[\"uint8\", \"int16\", \"uint16\", \"int32\", \"float16\", \"float32\"]"
 
 static const dynop_op_input cast_inputs[] = {
-    {DYNOP_OP_INPUT_HEADER, "input", "A tensor of any shape and strides.", CAST_DTYPES, NULL, 0},
+    {DYNOP_OP_INPUT_HEADER, "input", "A tensor of any shape and strides.", CAST_DTYPES, NULL, 0, NULL},
 };
 static const dynop_op_output cast_outputs[] = {
     {DYNOP_OP_OUTPUT_HEADER, "output", "The input converted to dtype, of the input's shape.", NULL, NULL, "dtype",
-     "input", 0},
+     "input", 0, NULL, DYNOP_CHANNELS_LIKE},
 };
 static const dynop_op_arg cast_args[] = {
     {DYNOP_OP_ARG_HEADER, "dtype", "The output's dtype.", DYNOP_ARG_DTYPE, DYNOP_ARG_REQUIRED, 0, 0, NULL,
@@ -1273,7 +1273,7 @@ static const dynop_operator cast_op =
                                   DYNOP_OPERATOR_CONCURRENT);
 
 static const dynop_op_input norm_inputs[] = {
-    {DYNOP_OP_INPUT_HEADER, "images", "Images with 1 to 64 channels.", "uint8,float32", "HWC", 3},
+    {DYNOP_OP_INPUT_HEADER, "images", "Images with 1 to 64 channels.", "uint8,float32", "HWC", 3, NULL},
 };
 
 #define NORM_COMMON_ARGS                                                                                               \
@@ -1285,7 +1285,7 @@ static const dynop_op_input norm_inputs[] = {
 
 static const dynop_op_output normalize_outputs[] = {
     {DYNOP_OP_OUTPUT_HEADER, "normalized", "((x - mean) * (scale / std)) + shift per channel, of the input's shape.",
-     "HWC", NULL, "dtype", NULL, 3},
+     "HWC", NULL, "dtype", NULL, 3, NULL, 0},
 };
 static const dynop_op_arg normalize_args[] = {
     {DYNOP_OP_ARG_HEADER, "mean", "The mean subtracted: one value per channel, or one for all.", DYNOP_ARG_FLOAT_LIST,
@@ -1309,7 +1309,7 @@ static const dynop_operator normalize_op =
 
 static const dynop_op_output cmn_outputs[] = {
     {DYNOP_OP_OUTPUT_HEADER, "output", "The window, mirrored if asked, normalized, as CHW or HWC.", NULL, NULL, "dtype",
-     NULL, 3},
+     NULL, 3, NULL, 0},
 };
 static const dynop_op_arg cmn_args[] = {
     {DYNOP_OP_ARG_HEADER, "crop_w", "The window's width; 0 for the image's.", DYNOP_ARG_INT, DYNOP_ARG_HAS_MIN, 0, 0,

@@ -232,11 +232,11 @@ static dynop_result usm_run_avx512(void *instance, const dynop_tensor *out, uint
 static const dynop_variant usm_variants[] = {IMGPROC_VARIANTS(usm)};
 
 static const dynop_op_input usm_inputs[] = {
-    {DYNOP_OP_INPUT_HEADER, "images", "Images with 1, 3 or 4 channels.", "uint8,float32", "HWC", 3},
+    {DYNOP_OP_INPUT_HEADER, "images", "Images with 1, 3 or 4 channels.", "uint8,float32", "HWC", 3, "1,3,4"},
 };
 static const dynop_op_output usm_outputs[] = {
     {DYNOP_OP_OUTPUT_HEADER, "sharpened", "The sharpened images, of the input's shape and dtype.", "HWC", NULL, NULL,
-     "images", 0},
+     "images", 0, NULL, DYNOP_CHANNELS_LIKE},
 };
 static const dynop_op_arg usm_args[] = {
     {DYNOP_OP_ARG_HEADER, "sigma", "Standard deviation of the Gaussian blur in pixels, positive (as GaussianBlur's).",

@@ -907,13 +907,13 @@ static dynop_result rotate_run_avx512(void *instance, const dynop_tensor *out, u
 static const dynop_variant rotate_variants[] = {IMGPROC_VARIANTS(rotate)};
 
 static const dynop_op_input rotate_inputs[] = {
-    {DYNOP_OP_INPUT_HEADER, "images", "Images with 1, 3 or 4 channels.", "uint8,float32", "HWC", 3},
+    {DYNOP_OP_INPUT_HEADER, "images", "Images with 1, 3 or 4 channels.", "uint8,float32", "HWC", 3, "1,3,4"},
 };
 static const dynop_op_output rotate_outputs[] = {
     {DYNOP_OP_OUTPUT_HEADER, "rotated",
      "The images rotated, on a canvas that holds them whole (or of the input's size with keep_size), the input's "
      "channels and dtype.",
-     "HWC", NULL, NULL, "images", 0},
+     "HWC", NULL, NULL, "images", 0, NULL, DYNOP_CHANNELS_LIKE},
 };
 static const dynop_op_arg rotate_args[] = {
     {DYNOP_OP_ARG_HEADER, "angle", "Rotation in degrees, counter-clockwise (as cv2.getRotationMatrix2D and DALI).",

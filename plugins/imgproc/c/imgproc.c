@@ -3045,10 +3045,10 @@ static const dynop_variant resize_variants[] = {IMGPROC_VARIANTS(resize)};
 static const dynop_variant saxpy_variants[] = {IMGPROC_VARIANTS(saxpy)};
 
 static const dynop_op_input gray_inputs[] = {
-    {DYNOP_OP_INPUT_HEADER, "images", "Images with 3 (RGB) or 4 (RGBA) channels.", "uint8,float32", "HWC", 3},
+    {DYNOP_OP_INPUT_HEADER, "images", "Images with 3 (RGB) or 4 (RGBA) channels.", "uint8,float32", "HWC", 3, "3,4"},
 };
 static const dynop_op_output gray_outputs[] = {
-    {DYNOP_OP_OUTPUT_HEADER, "gray", "BT.601 luma, one channel, the input's dtype.", "HWC", NULL, NULL, "images", 0},
+    {DYNOP_OP_OUTPUT_HEADER, "gray", "BT.601 luma, one channel, the input's dtype.", "HWC", NULL, NULL, "images", 0, NULL, 1},
 };
 static const dynop_op_schema gray_schema = {
     DYNOP_OP_SCHEMA_HEADER,
@@ -3064,12 +3064,12 @@ static const dynop_operator gray_op =
                                   DYNOP_OPERATOR_CONCURRENT);
 
 static const dynop_op_input image_inputs[] = {
-    {DYNOP_OP_INPUT_HEADER, "images", "Images with 1, 3 or 4 channels.", "uint8,float32", "HWC", 3},
+    {DYNOP_OP_INPUT_HEADER, "images", "Images with 1, 3 or 4 channels.", "uint8,float32", "HWC", 3, "1,3,4"},
 };
 
 static const dynop_op_output blur_outputs[] = {
     {DYNOP_OP_OUTPUT_HEADER, "blurred", "The blurred images, of the input's shape and dtype.", "HWC", NULL, NULL, "images",
-     0},
+     0, NULL, DYNOP_CHANNELS_LIKE},
 };
 static const dynop_op_arg blur_args[] = {
     {DYNOP_OP_ARG_HEADER, "sigma", "Standard deviation of the Gaussian in pixels, positive.", DYNOP_ARG_FLOAT,
@@ -3093,7 +3093,7 @@ static const dynop_operator blur_op =
 
 static const dynop_op_output sobel_outputs[] = {
     {DYNOP_OP_OUTPUT_HEADER, "edges", "Sobel gradient magnitude per channel, of the input's shape and dtype.", "HWC", NULL,
-     NULL, "images", 0},
+     NULL, "images", 0, NULL, DYNOP_CHANNELS_LIKE},
 };
 static const dynop_op_schema sobel_schema = {
     DYNOP_OP_SCHEMA_HEADER,
@@ -3110,7 +3110,7 @@ static const dynop_operator sobel_op =
 
 static const dynop_op_output resize_outputs[] = {
     {DYNOP_OP_OUTPUT_HEADER, "resized", "The images resized to height x width, the input's channels and dtype.",
-     "HWC", NULL, NULL, "images", 0},
+     "HWC", NULL, NULL, "images", 0, NULL, DYNOP_CHANNELS_LIKE},
 };
 static const dynop_op_arg resize_args[] = {
     {DYNOP_OP_ARG_HEADER, "width", "Output width in pixels; 0 keeps the aspect ratio of height.", DYNOP_ARG_INT,
@@ -3150,11 +3150,11 @@ static const dynop_operator resize_op =
                                   resize_variants, DYNOP_OPERATOR_SCRATCH | DYNOP_OPERATOR_CONCURRENT);
 
 static const dynop_op_input saxpy_inputs[] = {
-    {DYNOP_OP_INPUT_HEADER, "x", "A float32 tensor of any shape.", "float32", NULL, 0},
-    {DYNOP_OP_INPUT_HEADER, "y", "A float32 tensor of x's shape.", "float32", NULL, 0},
+    {DYNOP_OP_INPUT_HEADER, "x", "A float32 tensor of any shape.", "float32", NULL, 0, NULL},
+    {DYNOP_OP_INPUT_HEADER, "y", "A float32 tensor of x's shape.", "float32", NULL, 0, NULL},
 };
 static const dynop_op_output saxpy_outputs[] = {
-    {DYNOP_OP_OUTPUT_HEADER, "out", "(a*x) + y, of x's shape.", NULL, NULL, NULL, "x", 0},
+    {DYNOP_OP_OUTPUT_HEADER, "out", "(a*x) + y, of x's shape.", NULL, NULL, NULL, "x", 0, NULL, 0},
 };
 static const dynop_op_arg saxpy_args[] = {
     {DYNOP_OP_ARG_HEADER, "a", "The factor of x.", DYNOP_ARG_FLOAT, 0, 0, 0, "1.0", NULL, NULL},
