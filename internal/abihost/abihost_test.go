@@ -2,6 +2,7 @@ package abihost
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -24,10 +25,11 @@ func sampleInfo() schema.Plugin {
 			CPUFeatures: []string{"avx2"}, GPU: &schema.GPURequirements{Vendor: "nvidia", MinArch: iface.V(8, 0, 0), MinDriver: iface.V(535, 0, 0)}},
 		Operators: []schema.Op{{
 			Name: "acme.Blur", Doc: "Blurs.", Devices: []schema.Device{schema.CPU},
-			Inputs: []schema.Input{{Name: "images", Doc: "in", DTypes: []tensor.DType{tensor.Uint8, tensor.Float32}, Layouts: []string{"HWC"}, NDim: 3},
+			Inputs: []schema.Input{{Name: "images", Doc: "in", DTypes: []tensor.DType{tensor.Uint8, tensor.Float32}, Layouts: []string{"HWC"}, NDim: 3, Channels: []int{1, 3, 4}},
 				{Name: "mask", DTypes: []tensor.DType{tensor.Uint8}}},
 			OptionalInputs: 1,
-			Outputs:        []schema.Output{{Name: "out", Doc: "blurred", Layout: "HWC"}},
+			Outputs: []schema.Output{{Name: "out", Doc: "blurred", Layout: "HWC", Like: "images", Channels: schema.ChannelsLike},
+				{Name: "gray", Layout: "HWC", Channels: 1}, {Name: "chosen", Layout: "HWC", ChannelsArg: "big"}},
 			Args: []schema.Arg{
 				{Name: "sigma", Doc: "how much", Type: schema.Float, Required: true, Min: schema.Bounds(0), MinExclusive: true, Max: schema.Bounds(100)},
 				{Name: "mode", Type: schema.String, Default: "reflect", Allowed: []any{"reflect", "clamp"}, Deprecated: []string{"border"}},
@@ -267,6 +269,22 @@ func TestOperatorFlags(t *testing.T) {
 			if err != nil || o.Scratch() != tc.scratch {
 				t.Errorf("operator 1.%d with flags %#x, %d-byte pointers: scratch %v, %v; want %v", tc.minor, tc.flags, ptr, o.Scratch(), err, tc.scratch)
 			}
+		}
+	}
+}
+
+// TestBadChannels: an input whose channels list holds what is not a
+// positive count is refused, naming the operator, the input and the
+// value.
+func TestBadChannels(t *testing.T) {
+	for _, bad := range [][]int{{0, 3}, {-2}} {
+		info := sampleInfo()
+		info.Operators[0].Inputs[0].Channels = bad
+		m, at := place(t, info, 8, 0x1000)
+		_, _, err := DecodeInfo(m, at)
+		want := fmt.Sprintf(`operator "acme.Blur" input 0: channels: "%d" is not a positive count`, bad[0])
+		if !errors.Is(err, errdefs.ErrABI) || !strings.Contains(fmt.Sprint(err), want) {
+			t.Errorf("channels %v: %v, want %q", bad, err, want)
 		}
 	}
 }
