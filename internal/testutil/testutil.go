@@ -76,3 +76,15 @@ func (b *LogBuffer) Reset() {
 func (b *LogBuffer) Logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
+
+// SkipNumericsUnderRace skips t under the race detector. It is for tests
+// of what C kernels compute (against OpenCV, between CPU variants, against
+// the WebAssembly build), where no goroutines share Go memory for the
+// detector to watch and it only multiplies the time; make test runs them
+// again without it (the cgocheck2 pass over ./plugins/...).
+func SkipNumericsUnderRace(t testing.TB) {
+	t.Helper()
+	if Race {
+		t.Skip("numerics of C kernels: run without -race (make test's cgocheck2 pass does)")
+	}
+}

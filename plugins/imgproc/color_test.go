@@ -115,6 +115,7 @@ func cvFMA() bool {
 // channels) keep their alpha. It needs python3 with cv2 (python3-opencv)
 // and skips without.
 func TestColorConvertMatchesOpenCV(t *testing.T) {
+	testutil.SkipNumericsUnderRace(t)
 	cvtest.Require(t)
 	h := openImgproc(t)
 	all := allColours(t)
@@ -193,6 +194,7 @@ outputs = [cv2.cvtColor(x, cv2.COLOR_RGBA2BGRA), cv2.cvtColor(x, cv2.COLOR_RGBA2
 // does, exact on a CPU with AVX2 and FMA (see cvFMA), else within 4e-5
 // (H in degrees) and 1e-6. It needs python3 with cv2 and skips without.
 func TestColorConvertFloatMatchesOpenCV(t *testing.T) {
+	testutil.SkipNumericsUnderRace(t)
 	cvtest.Require(t)
 	h := openImgproc(t)
 	rng := rand.New(rand.NewPCG(11, 12))
@@ -277,6 +279,7 @@ def twist(b, c, s, hue, half):
 // 1e-6 of cv2.transform of the float32 image. It needs python3 with cv2
 // and skips without.
 func TestColorTwistMatchesOpenCV(t *testing.T) {
+	testutil.SkipNumericsUnderRace(t)
 	cvtest.Require(t)
 	h := openImgproc(t)
 	rng := rand.New(rand.NewPCG(13, 14))
@@ -347,6 +350,7 @@ outputs += [cv2.transform(x, m8), exact, cv2.transform(xf, mf)]
 // compact and cropped (rows farther apart than their width, which the row
 // kernels still run).
 func TestColorVariantsAgree(t *testing.T) {
+	testutil.SkipNumericsUnderRace(t)
 	lib := cbuild.Imgproc(t)
 	rng := rand.New(rand.NewPCG(21, 22))
 	pairs := [][2]string{{"rgb", "rgb"}, {"rgb", "bgr"}, {"bgr", "rgb"}, {"rgb", "gray"}, {"bgr", "gray"}, {"gray", "rgb"}, {"gray", "bgr"},

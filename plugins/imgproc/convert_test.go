@@ -15,6 +15,7 @@ import (
 	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/internal/cbuild"
 	"github.com/dynop/dynop/internal/cvtest"
+	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugins/imgproc"
 	"github.com/dynop/dynop/schema"
@@ -268,6 +269,7 @@ var cvDepth = map[tensor.DType]string{tensor.Uint8: "cv2.CV_8U", tensor.Int16: "
 // saturated value otherwise; those are checked against Cast's definition
 // and counted. It skips without python3-opencv.
 func TestCastMatchesOpenCV(t *testing.T) {
+	testutil.SkipNumericsUnderRace(t)
 	cvtest.Require(t)
 	h := openImgproc(t)
 	rng := rand.New(rand.NewPCG(24, 2))
@@ -484,6 +486,7 @@ func TestNormalizeKnownValues(t *testing.T) {
 // astype(float16) of OpenCV's float32. The tolerance is zero: every value
 // bit-identical. It skips without python3-opencv.
 func TestNormalizeMatchesOpenCV(t *testing.T) {
+	testutil.SkipNumericsUnderRace(t)
 	cvtest.Require(t)
 	h := openImgproc(t)
 	rng := rand.New(rand.NewPCG(13, 14))
@@ -654,6 +657,7 @@ func TestCropMirrorNormalizeWindow(t *testing.T) {
 // float32. The tolerance is zero: every value bit-identical. It skips
 // without python3-opencv.
 func TestCropMirrorNormalizeMatchesOpenCV(t *testing.T) {
+	testutil.SkipNumericsUnderRace(t)
 	cvtest.Require(t)
 	h := openImgproc(t)
 	rng := rand.New(rand.NewPCG(17, 18))
@@ -883,6 +887,7 @@ func convertCases(t *testing.T) []opCase {
 // DYNOP_CPU_FEATURES, computes the scalar reference's bytes exactly,
 // floats and float16 included. Their avx2 variants need F16C as well.
 func TestConvertVariantsAgreeWithScalar(t *testing.T) {
+	testutil.SkipNumericsUnderRace(t)
 	lib := cbuild.Imgproc(t)
 	cases := convertCases(t)
 	want, ran := runCases(t, lib, "-sse2", cases)

@@ -244,6 +244,7 @@ func TestUnsharpMaskDefinition(t *testing.T) {
 // [0, 255)) the blurs differ by at most 1e-4 and the results by at most
 // 1e-4 (1 + amount). It skips without python3-opencv.
 func TestUnsharpMaskMatchesOpenCV(t *testing.T) {
+	testutil.SkipNumericsUnderRace(t)
 	cvtest.Require(t)
 	h := openImgproc(t)
 	rng := rand.New(rand.NewPCG(13, 14))
@@ -308,6 +309,7 @@ outputs += [np.where(diff > %[4]g, sharp, img), blurred]
 // (values in [0, 255)): at most 1e-4 apart. It skips without
 // python3-opencv.
 func TestGaussianBlurMatchesOpenCV(t *testing.T) {
+	testutil.SkipNumericsUnderRace(t)
 	cvtest.Require(t)
 	h := openImgproc(t)
 	rng := rand.New(rand.NewPCG(15, 16))
@@ -355,6 +357,7 @@ outputs.append(cv2.sepFilter2D(img.astype(np.float64), -1, g, g, borderType=cv2.
 // sums its separable terms in another order). Random 39x53 images of 1, 3 and 4 channels; it
 // skips without python3-opencv.
 func TestSobelMatchesOpenCV(t *testing.T) {
+	testutil.SkipNumericsUnderRace(t)
 	cvtest.Require(t)
 	h := openImgproc(t)
 	rng := rand.New(rand.NewPCG(17, 18))
@@ -430,6 +433,7 @@ func resizeVariantArgs(h, w int64) []schema.Args {
 // forced through DYNOP_CPU_FEATURES, computes the scalar reference's
 // bytes exactly, uint8 and float32, for filterCases.
 func TestFilterVariantsAgreeWithScalar(t *testing.T) {
+	testutil.SkipNumericsUnderRace(t)
 	lib := cbuild.Imgproc(t)
 	cases := filterCases(t)
 	want, ran := runCases(t, lib, "-sse2", cases)
@@ -570,6 +574,7 @@ var resizeCV = map[string]string{"nearest": "INTER_NEAREST_EXACT", "linear": "IN
 //
 // It skips without python3-opencv.
 func TestResizeMatchesOpenCV(t *testing.T) {
+	testutil.SkipNumericsUnderRace(t)
 	cvtest.Require(t)
 	h := openImgproc(t)
 	rng := rand.New(rand.NewPCG(25, 26))

@@ -13,6 +13,7 @@ import (
 	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/internal/cbuild"
 	"github.com/dynop/dynop/internal/cvtest"
+	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/plugins/imgproc"
 	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
@@ -268,6 +269,7 @@ func rotateCases(t *testing.T) []opCase {
 // TestRotateVariantsAgree: every SIMD variant this CPU has computes the
 // scalar reference's bytes exactly, uint8 and float32 alike.
 func TestRotateVariantsAgree(t *testing.T) {
+	testutil.SkipNumericsUnderRace(t)
 	lib := cbuild.Imgproc(t)
 	cases := rotateCases(t)
 	want, ran := runCases(t, lib, "-sse2", cases)
@@ -295,6 +297,7 @@ func TestRotateVariantsAgree(t *testing.T) {
 // TestRotateWasmAgrees: the WebAssembly build computes the native scalar
 // variant's bytes.
 func TestRotateWasmAgrees(t *testing.T) {
+	testutil.SkipNumericsUnderRace(t)
 	wasmLib := cbuild.ImgprocWasm(t)
 	var cases []opCase
 	for i, c := range rotateCases(t) {
@@ -372,6 +375,7 @@ func toFloat(t *testing.T, x *tensor.Tensor) *tensor.Tensor {
 // a rounding boundary; none of these cases does). It needs python3 with
 // cv2 (python3-opencv) and skips without.
 func TestRotateMatchesOpenCV(t *testing.T) {
+	testutil.SkipNumericsUnderRace(t)
 	cvtest.Require(t)
 	h := openImgproc(t)
 	keepStarted(t, h)

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/dynop/dynop/internal/cvtest"
+	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/plugins/imgproc"
 	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
@@ -20,6 +21,7 @@ import (
 // each one's rounding of the sum; up to 0.99 of that measured). It skips
 // without python3-opencv.
 func TestSaxpyMatchesOpenCV(t *testing.T) {
+	testutil.SkipNumericsUnderRace(t)
 	cvtest.Require(t)
 	h := openImgproc(t)
 	rng := rand.New(rand.NewPCG(11, 12))

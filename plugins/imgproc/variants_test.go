@@ -9,6 +9,7 @@ import (
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/internal/cbuild"
+	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugins/imgproc"
 	"github.com/dynop/dynop/schema"
@@ -106,6 +107,7 @@ func runCases(t *testing.T, lib, off string, cases []opCase) ([][]*tensor.Batch,
 // through DYNOP_CPU_FEATURES, computes what the scalar reference computes:
 // the same bytes for uint8, and float32 within op.Agree's tolerance.
 func TestEveryVariantAgreesWithScalar(t *testing.T) {
+	testutil.SkipNumericsUnderRace(t)
 	lib := cbuild.Imgproc(t)
 	cases := variantCases(t)
 	want, ran := runCases(t, lib, "-sse2", cases) // no SIMD feature left: the reference

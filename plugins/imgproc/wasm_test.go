@@ -23,6 +23,7 @@ import (
 // on the native scalar variant: the same operator, sandboxed or not,
 // computes the same bytes.
 func TestWasmAgreesWithNative(t *testing.T) {
+	testutil.SkipNumericsUnderRace(t)
 	wasmLib := cbuild.ImgprocWasm(t)
 	cases := variantCases(t)
 	want, _ := runCases(t, cbuild.Imgproc(t), "-sse2", cases)
