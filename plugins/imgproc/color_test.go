@@ -120,7 +120,7 @@ func TestColorConvertMatchesOpenCV(t *testing.T) {
 	h := openImgproc(t)
 	all := allColours(t)
 	in := cvtest.FromTensor(t, all)
-	for _, c := range []struct {
+	cases := []struct {
 		from, to, code string
 		tol            int // 0: bit-identical
 	}{
@@ -136,13 +136,20 @@ func TestColorConvertMatchesOpenCV(t *testing.T) {
 		{"bgr", "hsv", "o = cv2.cvtColor(x, cv2.COLOR_BGR2HSV)", 0},
 		{"hsv", "rgb", "o = cv2.cvtColor(x, cv2.COLOR_HSV2RGB)", 1},
 		{"hsv", "bgr", "o = cv2.cvtColor(x, cv2.COLOR_HSV2BGR)", 1},
-	} {
+	}
+	// One Python process converts the 2^24 colours every way.
+	code := "x = inputs[0]\noutputs = []\n"
+	for _, c := range cases {
+		code += c.code + "\noutputs.append(o)\n"
+	}
+	wants := cvtest.Run(t, code, in)
+	for k, c := range cases {
 		t.Run(c.from+" to "+c.to, func(t *testing.T) {
 			tol := c.tol
 			if tol == 1 && cvFMA() {
 				tol = 0
 			}
-			want := cvtest.Run(t, "x = inputs[0]\n"+c.code+"\noutputs = [o]", in)[0]
+			want := wants[k]
 			got := apply(t, h, imgproc.ColorConvert, schema.Args{"from": c.from, "to": c.to}, all)
 			if !slices.Equal(got.Shape(), want.Shape) {
 				t.Fatalf("shape %v, OpenCV's %v", got.Shape(), want.Shape)
@@ -423,7 +430,8 @@ func TestColorVariantsAgree(t *testing.T) {
 	if ran[0] != "scalar" {
 		t.Fatalf("with -sse2 ran %q, want scalar", ran[0])
 	}
-	for _, off := range []string{"", "-avx512f", "-avx2"} {
+	// Without avx2 the scalar variant runs: the reference's own bytes.
+	for _, off := range []string{"", "-avx512f"} {
 		got, ran := runCases(t, lib, off, cases)
 		for i, c := range cases {
 			for j := range want[i][0].Len() {

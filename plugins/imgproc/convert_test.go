@@ -909,8 +909,14 @@ func TestConvertVariantsAgreeWithScalar(t *testing.T) {
 		case cpu.Available().Contains(dispatch.Of(dispatch.AVX2, dispatch.F16C).Closure()):
 			best = "avx2"
 		}
-		got, ran := runCases(t, lib, off, cases)
-		for i, c := range cases {
+		run := cases
+		if best == "scalar" || tested[best] {
+			// That variant's bytes are checked already: check the choice
+			// on a few cases.
+			run = cases[:min(len(cases), 12)]
+		}
+		got, ran := runCases(t, lib, off, run)
+		for i, c := range run {
 			if ran[i] != best {
 				t.Errorf("DYNOP_CPU_FEATURES=%q: %s ran %q, want %q", off, c.name, ran[i], best)
 			}

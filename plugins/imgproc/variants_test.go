@@ -129,8 +129,12 @@ func TestEveryVariantAgreesWithScalar(t *testing.T) {
 				break
 			}
 		}
-		got, ran := runCases(t, lib, off, cases)
-		for i, c := range cases {
+		run := cases
+		if best.Name == "scalar" { // the reference's bytes: check the choice on a few cases
+			run = cases[:min(len(cases), 12)]
+		}
+		got, ran := runCases(t, lib, off, run)
+		for i, c := range run {
 			if ran[i] != best.Name {
 				t.Errorf("DYNOP_CPU_FEATURES=%q: %s ran %q, want %q on this CPU (%v)", off, c.name, ran[i], best.Name, cpu)
 			}
