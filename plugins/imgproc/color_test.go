@@ -116,6 +116,7 @@ func cvFMA() bool {
 // and skips without.
 func TestColorConvertMatchesOpenCV(t *testing.T) {
 	testutil.SkipNumericsUnderRace(t)
+	t.Parallel()
 	cvtest.Require(t)
 	h := openImgproc(t)
 	all := allColours(t)
@@ -202,6 +203,7 @@ outputs = [cv2.cvtColor(x, cv2.COLOR_RGBA2BGRA), cv2.cvtColor(x, cv2.COLOR_RGBA2
 // (H in degrees) and 1e-6. It needs python3 with cv2 and skips without.
 func TestColorConvertFloatMatchesOpenCV(t *testing.T) {
 	testutil.SkipNumericsUnderRace(t)
+	t.Parallel()
 	cvtest.Require(t)
 	h := openImgproc(t)
 	rng := rand.New(rand.NewPCG(11, 12))
@@ -287,6 +289,7 @@ def twist(b, c, s, hue, half):
 // and skips without.
 func TestColorTwistMatchesOpenCV(t *testing.T) {
 	testutil.SkipNumericsUnderRace(t)
+	t.Parallel()
 	cvtest.Require(t)
 	h := openImgproc(t)
 	rng := rand.New(rand.NewPCG(13, 14))
@@ -358,6 +361,7 @@ outputs += [cv2.transform(x, m8), exact, cv2.transform(xf, mf)]
 // kernels still run).
 func TestColorVariantsAgree(t *testing.T) {
 	testutil.SkipNumericsUnderRace(t)
+	t.Parallel()
 	lib := cbuild.Imgproc(t)
 	rng := rand.New(rand.NewPCG(21, 22))
 	pairs := [][2]string{{"rgb", "rgb"}, {"rgb", "bgr"}, {"bgr", "rgb"}, {"rgb", "gray"}, {"bgr", "gray"}, {"gray", "rgb"}, {"gray", "bgr"},

@@ -270,6 +270,7 @@ var cvDepth = map[tensor.DType]string{tensor.Uint8: "cv2.CV_8U", tensor.Int16: "
 // and counted. It skips without python3-opencv.
 func TestCastMatchesOpenCV(t *testing.T) {
 	testutil.SkipNumericsUnderRace(t)
+	t.Parallel()
 	cvtest.Require(t)
 	h := openImgproc(t)
 	rng := rand.New(rand.NewPCG(24, 2))
@@ -487,6 +488,7 @@ func TestNormalizeKnownValues(t *testing.T) {
 // bit-identical. It skips without python3-opencv.
 func TestNormalizeMatchesOpenCV(t *testing.T) {
 	testutil.SkipNumericsUnderRace(t)
+	t.Parallel()
 	cvtest.Require(t)
 	h := openImgproc(t)
 	rng := rand.New(rand.NewPCG(13, 14))
@@ -658,6 +660,7 @@ func TestCropMirrorNormalizeWindow(t *testing.T) {
 // without python3-opencv.
 func TestCropMirrorNormalizeMatchesOpenCV(t *testing.T) {
 	testutil.SkipNumericsUnderRace(t)
+	t.Parallel()
 	cvtest.Require(t)
 	h := openImgproc(t)
 	rng := rand.New(rand.NewPCG(17, 18))
@@ -888,6 +891,7 @@ func convertCases(t *testing.T) []opCase {
 // floats and float16 included. Their avx2 variants need F16C as well.
 func TestConvertVariantsAgreeWithScalar(t *testing.T) {
 	testutil.SkipNumericsUnderRace(t)
+	t.Parallel()
 	lib := cbuild.Imgproc(t)
 	cases := convertCases(t)
 	want, ran := runCases(t, lib, "-sse2", cases)

@@ -245,6 +245,7 @@ func TestUnsharpMaskDefinition(t *testing.T) {
 // 1e-4 (1 + amount). It skips without python3-opencv.
 func TestUnsharpMaskMatchesOpenCV(t *testing.T) {
 	testutil.SkipNumericsUnderRace(t)
+	t.Parallel()
 	cvtest.Require(t)
 	h := openImgproc(t)
 	rng := rand.New(rand.NewPCG(13, 14))
@@ -310,6 +311,7 @@ outputs += [np.where(diff > %[4]g, sharp, img), blurred]
 // python3-opencv.
 func TestGaussianBlurMatchesOpenCV(t *testing.T) {
 	testutil.SkipNumericsUnderRace(t)
+	t.Parallel()
 	cvtest.Require(t)
 	h := openImgproc(t)
 	rng := rand.New(rand.NewPCG(15, 16))
@@ -358,6 +360,7 @@ outputs.append(cv2.sepFilter2D(img.astype(np.float64), -1, g, g, borderType=cv2.
 // skips without python3-opencv.
 func TestSobelMatchesOpenCV(t *testing.T) {
 	testutil.SkipNumericsUnderRace(t)
+	t.Parallel()
 	cvtest.Require(t)
 	h := openImgproc(t)
 	rng := rand.New(rand.NewPCG(17, 18))
@@ -434,6 +437,7 @@ func resizeVariantArgs(h, w int64) []schema.Args {
 // bytes exactly, uint8 and float32, for filterCases.
 func TestFilterVariantsAgreeWithScalar(t *testing.T) {
 	testutil.SkipNumericsUnderRace(t)
+	t.Parallel()
 	lib := cbuild.Imgproc(t)
 	cases := filterCases(t)
 	want, ran := runCases(t, lib, "-sse2", cases)
@@ -575,6 +579,7 @@ var resizeCV = map[string]string{"nearest": "INTER_NEAREST_EXACT", "linear": "IN
 // It skips without python3-opencv.
 func TestResizeMatchesOpenCV(t *testing.T) {
 	testutil.SkipNumericsUnderRace(t)
+	t.Parallel()
 	cvtest.Require(t)
 	h := openImgproc(t)
 	rng := rand.New(rand.NewPCG(25, 26))

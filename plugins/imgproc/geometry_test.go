@@ -270,6 +270,7 @@ func rotateCases(t *testing.T) []opCase {
 // scalar reference's bytes exactly, uint8 and float32 alike.
 func TestRotateVariantsAgree(t *testing.T) {
 	testutil.SkipNumericsUnderRace(t)
+	t.Parallel()
 	lib := cbuild.Imgproc(t)
 	cases := rotateCases(t)
 	want, ran := runCases(t, lib, "-sse2", cases)
@@ -298,6 +299,7 @@ func TestRotateVariantsAgree(t *testing.T) {
 // variant's bytes.
 func TestRotateWasmAgrees(t *testing.T) {
 	testutil.SkipNumericsUnderRace(t)
+	t.Parallel()
 	wasmLib := cbuild.ImgprocWasm(t)
 	var cases []opCase
 	for i, c := range rotateCases(t) {
@@ -376,6 +378,7 @@ func toFloat(t *testing.T, x *tensor.Tensor) *tensor.Tensor {
 // cv2 (python3-opencv) and skips without.
 func TestRotateMatchesOpenCV(t *testing.T) {
 	testutil.SkipNumericsUnderRace(t)
+	t.Parallel()
 	cvtest.Require(t)
 	h := openImgproc(t)
 	keepStarted(t, h)

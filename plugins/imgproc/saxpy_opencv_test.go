@@ -22,6 +22,7 @@ import (
 // without python3-opencv.
 func TestSaxpyMatchesOpenCV(t *testing.T) {
 	testutil.SkipNumericsUnderRace(t)
+	t.Parallel()
 	cvtest.Require(t)
 	h := openImgproc(t)
 	rng := rand.New(rand.NewPCG(11, 12))

@@ -167,6 +167,7 @@ func TestResizeModes(t *testing.T) {
 // with cv2 (python3-opencv) and skips without.
 func TestGrayscaleMatchesOpenCV(t *testing.T) {
 	testutil.SkipNumericsUnderRace(t)
+	t.Parallel()
 	cvtest.Require(t)
 	h := openImgproc(t)
 	rng := rand.New(rand.NewPCG(9, 10))

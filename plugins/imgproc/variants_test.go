@@ -71,13 +71,13 @@ func variantCases(t *testing.T) []opCase {
 	return cases
 }
 
-// runCases runs every case on a host opened with DYNOP_CPU_FEATURES=off
-// and returns the outputs and the variant each instance ran.
+// runCases runs every case on a host whose CPU features off turns off
+// (dynop.Options.CPUFeatures, as DYNOP_CPU_FEATURES would) and returns
+// the outputs and the variant each instance ran.
 func runCases(t *testing.T, lib, off string, cases []opCase) ([][]*tensor.Batch, []string) {
 	t.Helper()
-	t.Setenv(dispatch.EnvFeatures, off)
 	ctx := context.Background()
-	h, err := dynop.Open(ctx, dynop.Options{NoRegistered: true, Paths: []string{lib}, NoDefaultPaths: true, CacheDir: t.TempDir()})
+	h, err := dynop.Open(ctx, dynop.Options{NoRegistered: true, Paths: []string{lib}, NoDefaultPaths: true, CacheDir: t.TempDir(), CPUFeatures: off})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +108,7 @@ func runCases(t *testing.T, lib, off string, cases []opCase) ([][]*tensor.Batch,
 // the same bytes for uint8, and float32 within op.Agree's tolerance.
 func TestEveryVariantAgreesWithScalar(t *testing.T) {
 	testutil.SkipNumericsUnderRace(t)
+	t.Parallel()
 	lib := cbuild.Imgproc(t)
 	cases := variantCases(t)
 	want, ran := runCases(t, lib, "-sse2", cases) // no SIMD feature left: the reference

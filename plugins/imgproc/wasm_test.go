@@ -24,6 +24,7 @@ import (
 // computes the same bytes.
 func TestWasmAgreesWithNative(t *testing.T) {
 	testutil.SkipNumericsUnderRace(t)
+	t.Parallel()
 	wasmLib := cbuild.ImgprocWasm(t)
 	cases := variantCases(t)
 	want, _ := runCases(t, cbuild.Imgproc(t), "-sse2", cases)
