@@ -273,4 +273,8 @@ func TestOpenCVTable(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "x_test.go: TestAgainstOpenCV mentions OpenCV, and the openCV table of internal/tools/opdocs does not say what it compares") {
 		t.Errorf("checkOpenCV with an unlisted test: %v", err)
 	}
+	// An entry of noCounterpart must name an operator there is.
+	if err == nil || !strings.Contains(err.Error(), "the noCounterpart table of internal/tools/opdocs names operator image.Read, and there is no such operator") {
+		t.Errorf("checkOpenCV without the operators noCounterpart names: %v", err)
+	}
 }

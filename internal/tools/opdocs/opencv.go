@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -201,6 +202,14 @@ func checkOpenCV(root string, ops []op.Entry, missing []Missing) (map[string][]c
 				errs = append(errs, fmt.Sprintf("the openCV table of internal/tools/opdocs names operator %s for %s, and there is no such operator", name, c.fn))
 			}
 			byOp[name] = append(byOp[name], c)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(noCounterpart)) {
+		switch {
+		case !slices.ContainsFunc(ops, func(e op.Entry) bool { return e.Schema.Name == name }):
+			errs = append(errs, fmt.Sprintf("the noCounterpart table of internal/tools/opdocs names operator %s, and there is no such operator", name))
+		case len(byOp[name]) > 0:
+			errs = append(errs, fmt.Sprintf("the noCounterpart table of internal/tools/opdocs says OpenCV has nothing like %s, and %s compares it with OpenCV: drop the entry", name, byOp[name][0].fn))
 		}
 	}
 	if errs != nil {
