@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
-	"maps"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
