@@ -166,15 +166,15 @@ func Compile(ctx context.Context, h Registries, spec *Spec, opts Options) (*Pipe
 			return nil, fmt.Errorf("pipeline %s: %w: Options.Shard: %w", spec.file, ErrInvalid, err)
 		}
 	}
-	for _, name := range opts.SkipPasses {
-		known := []string{}
-		found := false
+	if len(opts.SkipPasses) > 0 {
+		var known []string
 		for _, e := range h.Passes().List() {
 			known = append(known, e.Desc.Name)
-			found = found || e.Desc.Name == name
 		}
-		if !found {
-			return nil, fmt.Errorf("pipeline %s: %w: skipping pass %q: the host has no pass of that name (it has %s)", spec.file, ErrInvalid, name, strings.Join(known, ", "))
+		for _, name := range opts.SkipPasses {
+			if !slices.Contains(known, name) {
+				return nil, fmt.Errorf("pipeline %s: %w: skipping pass %q: the host has no pass of that name (it has %s)", spec.file, ErrInvalid, name, strings.Join(known, ", "))
+			}
 		}
 	}
 	opts.Workers = cmp.Or(opts.Workers, runtime.GOMAXPROCS(0))
