@@ -135,7 +135,23 @@ static const dynop_operator reverse_op =
 #define THE_OP (&reverse_op)
 #endif
 
+#ifdef OLD_STRUCT
+/* The input as dynop_op_input 1.0 laid it out, before channels. */
+typedef struct {
+    dynop_header header;
+    const char *name;
+    const char *doc;
+    const char *dtypes;
+    const char *layouts;
+    int32_t ndim;
+} input_1_0;
+static const input_1_0 old_inputs[] = {
+    {{DYNOP_OP_INPUT_TYPE, DYNOP_V(1, 0, 0), (uint32_t)sizeof(input_1_0)}, "in", "Bytes.", "uint8", NULL, 1}};
+#define INPUTS ((const dynop_op_input *)(const void *)old_inputs)
+#else
 static const dynop_op_input inputs[] = {{DYNOP_OP_INPUT_HEADER, "in", "Bytes.", "uint8", NULL, 1, NULL}};
+#define INPUTS inputs
+#endif
 #ifdef OLD_STRUCT
 /* Outputs as dynop_op_output 1.0 laid them out, before dtypes, dtype_arg,
  * like and ndim: an array of the smaller struct. */
@@ -159,7 +175,7 @@ static const dynop_op_output outputs[] = {
 #define OUTPUTS outputs
 #endif
 static const dynop_op_schema schema = {
-    DYNOP_OP_SCHEMA_HEADER, "test.Reverse", "Reverses bytes through scratch.", "cpu", 1, 0, inputs, 2, OUTPUTS, 0,
+    DYNOP_OP_SCHEMA_HEADER, "test.Reverse", "Reverses bytes through scratch.", "cpu", 1, 0, INPUTS, 2, OUTPUTS, 0,
     NULL,
 };
 static const dynop_op_schema *const schemas[] = {&schema};

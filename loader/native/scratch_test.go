@@ -73,7 +73,8 @@ func TestNativeScratch(t *testing.T) {
 }
 
 // TestNativeScratchOldOperator: a dynop_operator 1.1, from before flags,
-// runs as it always did, whatever its memory holds after its end.
+// runs as it always did, whatever its memory holds after its end; its
+// input and outputs, structs of older minor versions, read as they are.
 func TestNativeScratchOldOperator(t *testing.T) {
 	h := openHost(t, []string{scratchPlugin(t, "-DOLD_STRUCT")})
 	in, err := h.NewOperator(ctx, "test.Reverse", nil)
@@ -96,6 +97,10 @@ func TestNativeScratchOldOperator(t *testing.T) {
 		if o := e.Schema.Outputs[k]; o.Name != name || o.DTypes != nil || o.NDim != 0 || o.Like != "" {
 			t.Errorf("output %d of a 1.0 struct reads as %+v", k, o)
 		}
+	}
+	// Its input, dynop_op_input 1.0 (from before channels), reads whole.
+	if in := e.Schema.Inputs[0]; in.Name != "in" || len(in.DTypes) != 1 || in.DTypes[0] != tensor.Uint8 || in.NDim != 1 || in.Channels != nil {
+		t.Errorf("the input of a 1.0 struct reads as %+v", in)
 	}
 	// The current struct's say what they are.
 	h2 := openHost(t, []string{scratchPlugin(t)})
