@@ -79,7 +79,7 @@ FUZZ_TARGETS = \
 	machine:FuzzParseDriverVersion \
 	discover:FuzzParseManifest discover:FuzzDecodeCache \
 	pipeline:FuzzParse pipeline:FuzzReadJournal pipeline:FuzzParseShard pipeline:FuzzReadList \
-	internal/abihost:FuzzDecodeInfo loader/wasm:FuzzModuleInfo loader/native:FuzzNativeInfo \
+	internal/abihost:FuzzDecodeInfo internal/ldso:FuzzParseCache loader/wasm:FuzzModuleInfo loader/native:FuzzNativeInfo \
 	.:FuzzParseSandboxPolicy loader/wasm:FuzzDecodeEntry \
 	plugins/codec:FuzzCodecDecode plugins/codec:FuzzCodecEXIF plugins/image:FuzzImageEXIF
 fuzz:
