@@ -244,8 +244,10 @@ func (p *probe) safety() {
 			fmt.Printf("### -fsanitize=%s: not built (runtime missing)\n", s)
 			continue
 		}
-		out, err := p.sh(nil, "./driver-"+s, "-r", "g:host/libhostblas.so", "d:base/plugin.so")
-		fmt.Printf("### C host built -fsanitize=%s, plugin DEEPBIND (exit: %v)\n%s\n", s, err, indent(out))
+		for _, flags := range []string{"", "d"} {
+			out, err := p.sh(nil, "./driver-"+s, "-r", "g:host/libhostblas.so", flags+":base/plugin.so")
+			fmt.Printf("### C host built -fsanitize=%s, plugin %q (d = DEEPBIND) (exit: %v)\n%s\n", s, flags, err, indent(out))
+		}
 	}
 	for _, c := range []struct{ name, bin, steps string }{
 		{"C host, C++ plugin RTLD_LOCAL", "driver", ":cxx/cxxplugin.so"},
