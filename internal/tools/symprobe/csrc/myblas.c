@@ -1,6 +1,6 @@
 /* The bundled library: the correct cblas_sdot. Its cblas_sdot calls
  * sdot_kernel, another exported function, so an internal call can be
- * interposed too. VARIANT_ID changes the answer for the impostor. */
+ * interposed too. VARIANT_ADD changes the answer for the impostor. */
 #ifndef VARIANT_ADD
 #define VARIANT_ADD 0
 #endif
