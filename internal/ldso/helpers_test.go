@@ -27,7 +27,7 @@ func cLibrary(t testing.TB, dir, name, src string, flags ...string) string {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, name)
-	args := append([]string{"-shared", "-fPIC", "-o", out, srcFile}, flags...)
+	args := append([]string{"-shared", "-fPIC", "-o", out, srcFile, "-Wl,--no-as-needed"}, flags...)
 	if msg, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("%s %q: %v\n%s", cc, args, err, msg)
 	}
@@ -55,6 +55,15 @@ func cLibrary32(t testing.TB, dir, name string) string {
 		t.Skipf("%s cannot build a 32-bit library: %v\n%s", cc, err, msg)
 	}
 	return out
+}
+
+// writeFile writes content to the file path and returns path.
+func writeFile(t testing.TB, path, content string) string {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // copyFile copies the file src to dst, making dst's directory.
