@@ -245,6 +245,35 @@ func TestFindSearchOrder(t *testing.T) {
 	}
 }
 
+// ld.so searches the DT_RPATH of the objects that loaded the one asking
+// (find's chain), unless the one asking has a DT_RUNPATH; an object's
+// DT_RPATH beside its own DT_RUNPATH does not count.
+func TestFindLoaderRPath(t *testing.T) {
+	root := searchTree(t, "a")
+	a := filepath.Join(root, "a")
+	for _, c := range []struct {
+		name           string
+		asking, loader *Object
+		found          bool
+	}{
+		{"loader's RPATH", hostObject(t, "/lib.so", nil, nil), hostObject(t, "/p.so", nil, []string{a}), true},
+		{"asking has RUNPATH", hostObject(t, "/lib.so", []string{"/none"}, nil), hostObject(t, "/p.so", nil, []string{a}), false},
+		{"loader has RUNPATH", hostObject(t, "/lib.so", nil, nil), hostObject(t, "/p.so", []string{"/none"}, []string{a}), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("LD_LIBRARY_PATH", "")
+			got, err := NewResolver().find("libx.so.1", []*Object{c.asking, c.loader})
+			if !c.found {
+				testutil.WantErr(t, err, ErrNotFound, "libx.so.1 (needed by /lib.so)")
+				return
+			}
+			if want := filepath.Join(a, "libx.so.1"); err != nil || got != want {
+				t.Errorf("got %q, %v; want %s", got, err, want)
+			}
+		})
+	}
+}
+
 func TestFindLibraryPathEntries(t *testing.T) {
 	root := searchTree(t, "cwd")
 	t.Chdir(filepath.Join(root, "cwd"))
@@ -302,13 +331,14 @@ func TestFindBadCandidates(t *testing.T) {
 }
 
 func TestFindCacheAndDefaults(t *testing.T) {
-	root := searchTree(t, "v3", "v2", "plain", "i386")
+	root := searchTree(t, "v3", "v3-again", "v2", "plain", "i386")
 	lib := func(d string) string { return filepath.Join(root, d, "libx.so.1") }
 	cache := filepath.Join(root, "ld.so.cache")
 	writeFile(t, cache, string(newFormatCache([]cacheEntry{
 		{"libx.so.1", lib("v4"), x8664, hwcapExtension | 2},
 		{"libx.so.1", lib("v2"), x8664, hwcapExtension | 0},
 		{"libx.so.1", lib("v3"), x8664, hwcapExtension | 1},
+		{"libx.so.1", lib("v3-again"), x8664, hwcapExtension | 1}, // the first of a level wins
 		{"libx.so.1", lib("i386"), CacheFlagELFLibc6, 0},
 		{"libx.so.1", lib("plain"), x8664, 0},
 		{"libx.so.1", lib("after"), x8664, 0},
