@@ -90,7 +90,10 @@ func (r *Resolver) loadCache() {
 
 // Find returns the path of the shared library that the dynamic linker
 // would load for the DT_NEEDED name soname of the object from, or an error
-// wrapping [ErrNotFound] that names soname.
+// wrapping [ErrNotFound] that names soname. The path is the one ld.so
+// opens: absolute, but not cleaned ("/opt/p/plugins/../lib/libfoo.so.1"),
+// since cleaning is wrong where a directory before ".." is a symbolic
+// link.
 //
 // A name with a '/' is a path, relative to the working directory. For
 // other names, the search order is glibc's:
@@ -170,7 +173,7 @@ func (r *Resolver) search(soname string, chain []*Object) (path string, origin *
 					if fromOrigin {
 						o = owner
 					}
-					abs, err := filepath.Abs(candidate)
+					abs, err := absRaw(candidate)
 					return abs, o, err
 				}
 			}
@@ -209,13 +212,6 @@ func (r *Resolver) search(soname string, chain []*Object) (path string, origin *
 // glibc-hwcaps subdirectories, then dir itself. An empty dir is the
 // working directory.
 func (r *Resolver) candidates(dir, soname string) []string {
-	if dir == "" {
-		dir = "."
-	}
-	dir = strings.TrimSuffix(dir, "/")
-	if dir == "" {
-		dir = "/" // the root itself
-	}
 	var c []string
 	for _, level := range r.hwcaps {
 		c = append(c, joinRaw(dir, "glibc-hwcaps/"+level+"/"+soname))
@@ -223,10 +219,23 @@ func (r *Resolver) candidates(dir, soname string) []string {
 	return append(c, joinRaw(dir, soname))
 }
 
+// absRaw makes path absolute without cleaning it, as ld.so names the
+// objects it loads (ldd prints such names).
+func absRaw(path string) (string, error) {
+	if filepath.IsAbs(path) {
+		return path, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("ldso: %w", err)
+	}
+	return joinRaw(wd, path), nil
+}
+
 // joinRaw joins as ld.so does, without cleaning: "a/b/../c" where b is a
-// symbolic link is not "a/c".
+// symbolic link is not "a/c". An empty dir is the working directory.
 func joinRaw(dir, name string) string {
-	if strings.HasSuffix(dir, "/") {
+	if dir == "" || strings.HasSuffix(dir, "/") {
 		return dir + name
 	}
 	return dir + "/" + name

@@ -224,7 +224,7 @@ func TestFindSearchOrder(t *testing.T) {
 		{"RPATH ignored beside RUNPATH", "", []string{p("runpath")}, []string{p("rpath")}, "runpath"},
 		{"$ORIGIN", "", []string{"$ORIGIN/lib"}, nil, "origin/lib"},
 		{"${ORIGIN}", "", []string{"${ORIGIN}/lib"}, nil, "origin/lib"},
-		{"$ORIGIN/..", "", []string{"$ORIGIN/../rpath"}, nil, "origin/../rpath"},
+		{"$ORIGIN/.. (not cleaned)", "", []string{"$ORIGIN/../rpath"}, nil, "origin/../rpath"},
 		{"$ORIGIN in RPATH", "", nil, []string{"$ORIGIN/lib"}, "origin/lib"},
 		{"not a token", "", []string{"$ORIGINAL", "$ORIGIN/lib"}, nil, "origin/lib"},
 		{"glibc-hwcaps first", "", []string{p("hw")}, nil, "hw/glibc-hwcaps/x86-64-v2"},
@@ -238,7 +238,7 @@ func TestFindSearchOrder(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := filepath.Join(root, c.want, "libx.so.1"); got != want {
+			if want := root + "/" + c.want + "/libx.so.1"; got != want {
 				t.Errorf("got %s, want %s", got, want)
 			}
 		})
