@@ -44,6 +44,14 @@ type Loader struct {
 	// wraps [ErrUnsupported]: then the plugin is listed as unsupported on
 	// this host, with the error as the reason.
 	Plugin func(f *discover.File, opts *Options) (plugin.Plugin, error)
+	// Bundled lists the files the plugin in the file at path ships and
+	// loads with it, such as shared libraries it links against from its
+	// own directory: paths relative to the file's directory, in the
+	// order they load. It reads the file without running its code.
+	// Optional. The manifest lists the files with their digests, and the
+	// plugin loads each only after passing the digest of its bytes to
+	// f.CheckBundled.
+	Bundled func(path string) ([]string, error)
 	// Sandboxed says Inspect runs the plugin's code in a sandbox that
 	// cannot harm the host, so the host may call it in its own process.
 	Sandboxed bool
@@ -125,7 +133,7 @@ func ServeScanner() {
 // host opened with opts (nil in a scanner child).
 func (l Loader) format(opts *Options) discover.Format {
 	inspect := l.Inspect
-	return discover.Format{Name: l.Name, Magic: l.Magic, Check: l.Check, Sandboxed: l.Sandboxed, Errors: l.Errors,
+	return discover.Format{Name: l.Name, Magic: l.Magic, Check: l.Check, Bundled: l.Bundled, Sandboxed: l.Sandboxed, Errors: l.Errors,
 		Inspect: func(ctx context.Context, path string) (schema.Plugin, json.RawMessage, error) {
 			return inspect(ctx, path, opts)
 		}}

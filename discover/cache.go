@@ -18,6 +18,7 @@ import (
 
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/atomicfile"
+	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/internal/regfile"
 	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/sign"
@@ -26,7 +27,7 @@ import (
 // cacheMagic starts the registry cache file and names its format. A
 // cache of another format, or written for another plugin API, is ignored
 // and rebuilt.
-const cacheMagic = "dynop.registry/v2\n"
+const cacheMagic = "dynop.registry/v3\n"
 
 // CacheFile is the name of the registry cache in its directory.
 const CacheFile = "registry.gob"
@@ -62,10 +63,46 @@ type cacheEntry struct {
 	Info           *cachedInfo
 	Loader         []byte
 	Err            *savedError
+	Stale          *savedError    // File.Stale
+	Bundled        []bundledStamp // File.Bundled, with the stamps the files had
 	// The signature check, valid for the policy and trust store in Trust.
 	Trust    string
 	Signer   string
 	TrustErr *savedError
+}
+
+// bundledStamp is a bundled file as the cache keeps it: its entry in the
+// manifest, and the stamp that keeps the entry valid.
+type bundledStamp struct {
+	Path   string
+	SHA256 []byte
+	Stamp  stamp
+}
+
+// bundledStamps returns the stamps of the bundled files of the plugin
+// file at path.
+func bundledStamps(path string, list []BundledFile) ([]bundledStamp, error) {
+	var out []bundledStamp
+	for _, b := range list {
+		fi, err := os.Stat(bundledPath(path, b))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, bundledStamp{Path: b.Path, SHA256: b.SHA256[:], Stamp: stampOf(fi)})
+	}
+	return out, nil
+}
+
+// bundledUnchanged reports whether the bundled files of the plugin file
+// at path still have the stamps in list.
+func bundledUnchanged(path string, list []bundledStamp) bool {
+	for _, b := range list {
+		fi, err := os.Stat(bundledPath(path, BundledFile{Path: b.Path}))
+		if err != nil || stampOf(fi) != b.Stamp || len(b.SHA256) != len(sign.Digest{}) {
+			return false
+		}
+	}
+	return true
 }
 
 // cachedInfo is a schema.Plugin as gob can encode it: operator schemas,
@@ -122,6 +159,8 @@ type sentinel struct {
 // own ([Format.Errors]).
 var sentinels = []sentinel{
 	{"link", ErrLink},
+	{"missing-library", ErrMissingLibrary},
+	{"unsupported", errdefs.ErrUnsupported},
 	{"changed", ErrChanged},
 	{"format", ErrFormat},
 	{"manifest", ErrManifest},

@@ -42,6 +42,7 @@
 package discover
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -64,6 +65,12 @@ import (
 // errUnscanned: a plugin without a manifest under policy require.
 var errUnscanned = errors.New("not scanned")
 
+// staleUnderRequire is a manifest that does not describe the files
+// under policy require: the plugin is untrusted, not scanned.
+type staleUnderRequire struct{ err error }
+
+func (s *staleUnderRequire) Error() string { return s.err.Error() }
+
 // Sentinel errors; test for them with [errors.Is].
 var (
 	// ErrFormat: a file that is not a plugin this host can load.
@@ -76,6 +83,11 @@ var (
 	ErrLink = errors.New("symbolic link leaves its plugin directory")
 	// ErrChanged: the file is not the one enumerated.
 	ErrChanged = errors.New("plugin file changed since it was enumerated")
+	// ErrMissingLibrary: a shared library the plugin needs cannot be
+	// found on this machine. It is no verdict on the plugin (installing
+	// the library changes the answer), so it is never cached; errors
+	// wrapping it wrap dynop.ErrUnsupported too.
+	ErrMissingLibrary = errors.New("a shared library it needs cannot be found")
 )
 
 // Options configure [Enumerate].
@@ -128,6 +140,15 @@ type File struct {
 	Info schema.Plugin
 	// Loader is the loader's own data from the manifest.
 	Loader []byte
+	// Bundled are the files the plugin ships and loads with it, from its
+	// manifest or its scan, in load order; see [File.CheckBundled].
+	Bundled []BundledFile
+	// Stale says why the plugin's manifest was not used: it does not
+	// match the binary or a bundled file (the plugin was rebuilt), so
+	// its info was read by a scan instead. Nil if the manifest was used
+	// or there is none. Under policy require a stale manifest makes the
+	// plugin untrusted instead.
+	Stale error
 	// Cached says the registry cache supplied all of this.
 	Cached bool
 	// Signer is the id of the key whose signature verified; "" if none
@@ -293,8 +314,19 @@ func (e *enumeration) fromCache(f *File, c candidate) bool {
 	if ce == nil || ce.Err == nil && !slices.ContainsFunc(e.opts.Formats, func(ft Format) bool { return ft.Name == ce.Format }) {
 		return false
 	}
+	if !bundledUnchanged(f.Path, ce.Bundled) {
+		return false
+	}
 	f.Cached = true
-	f.Format, f.Size, f.Loader = ce.Format, ce.Binary.Size, ce.Loader
+	f.Format, f.Size, f.Loader, f.Stale = ce.Format, ce.Binary.Size, ce.Loader, ce.Stale.error(e.known)
+	if f.Stale != nil {
+		e.log.Warn("plugin manifest is stale; using what a scan read instead", "path", f.Path, "err", f.Stale)
+	}
+	f.Bundled = make([]BundledFile, len(ce.Bundled))
+	for i, b := range ce.Bundled {
+		f.Bundled[i] = BundledFile{Path: b.Path, Size: b.Stamp.Size}
+		copy(f.Bundled[i].SHA256[:], b.SHA256)
+	}
 	copy(f.SHA256[:], ce.SHA256)
 	copy(f.ManifestSHA256[:], ce.ManifestSHA256)
 	if ce.Manifest != nil && ce.Err == nil {
@@ -328,10 +360,16 @@ func (e *enumeration) enumerate(ctx context.Context, f *File, c candidate) {
 		return
 	}
 	err = e.learn(ctx, f)
+	var stale *staleUnderRequire
 	switch {
 	case err == errUnscanned:
 		f.Untrusted = fmt.Errorf("%w: %s has no manifest %s, so no signature can cover it; under policy require it is not scanned, since that runs its code (write the manifest with dynop manifest, and sign it)",
 			sign.ErrUnsigned, f.Path, ManifestPath(f.Path))
+		return // depends on the policy: not cached
+	case errors.As(err, &stale):
+		f.Untrusted = fmt.Errorf("%w: %w; under policy require it is not scanned, since only a signed manifest vouches for it (sign the manifest you write)",
+			sign.ErrSignature, stale.err)
+		f.Manifest, f.ManifestSHA256 = "", sign.Digest{}
 		return // depends on the policy: not cached
 	case err != nil:
 		f.Err = fmt.Errorf("plugin file %s: %w", f.Path, err)
@@ -345,7 +383,11 @@ func (e *enumeration) enumerate(ctx context.Context, f *File, c candidate) {
 	// The entry is for the files as they were before they were read: if
 	// one changed meanwhile, the next enumeration reads it again.
 	ce := &cacheEntry{Binary: bin, Manifest: manifest, Sig: sig, Format: f.Format, SHA256: f.SHA256[:],
-		ManifestSHA256: f.ManifestSHA256[:], Loader: f.Loader, Err: saveError(f.Err, e.known)}
+		ManifestSHA256: f.ManifestSHA256[:], Loader: f.Loader, Err: saveError(f.Err, e.known),
+		Stale: saveError(f.Stale, e.known)}
+	if ce.Bundled, err = bundledStamps(f.Path, f.Bundled); err != nil {
+		return // a bundled file is gone already: read it all again next time
+	}
 	if f.Err == nil {
 		if ce.Info, err = newCachedInfo(f.Info); err != nil {
 			return // cannot happen: info came from JSON
@@ -379,15 +421,25 @@ func (e *enumeration) learn(ctx context.Context, f *File) error {
 		if m.Format != ft.Name {
 			return fmt.Errorf("manifest %s: %w: it is for a %s plugin, the file is %s", mpath, ErrManifest, m.Format, ft.Name)
 		}
-		if err := m.matches(f.SHA256, f.Size); err != nil {
-			return fmt.Errorf("manifest %s: %w", mpath, err)
+		err := m.matches(f.SHA256, f.Size)
+		if err == nil {
+			err = matchBundled(f.Path, m.Bundled)
 		}
-	} else {
-		if e.v.policy == sign.PolicyRequire {
-			// No signature can cover a plugin without a manifest, and a
-			// scan runs its code: it is not scanned.
-			return errUnscanned
+		if err != nil {
+			// A rebuilt plugin whose manifest was not written again.
+			err = fmt.Errorf("manifest %s is stale: %w", mpath, err)
+			if e.v.policy == sign.PolicyRequire {
+				return &staleUnderRequire{err}
+			}
+			e.log.Warn("plugin manifest is stale; reading the plugin with a scan instead", "path", f.Path, "err", err)
+			f.Stale, f.Manifest, f.ManifestSHA256, m = err, "", sign.Digest{}, nil
 		}
+	} else if e.v.policy == sign.PolicyRequire {
+		// No signature can cover a plugin without a manifest, and a
+		// scan runs its code: it is not scanned.
+		return errUnscanned
+	}
+	if m == nil {
 		if m, err = e.scanner.scan(ctx, ft, f.Path); err != nil {
 			return err
 		}
@@ -395,7 +447,7 @@ func (e *enumeration) learn(ctx context.Context, f *File) error {
 			return fmt.Errorf("%w: it changed while the scanner read it (sha256 %s, then %s)", ErrChanged, short(f.SHA256), short(m.SHA256))
 		}
 	}
-	f.Info, f.Loader = m.Info, m.Loader
+	f.Info, f.Loader, f.Bundled = m.Info, m.Loader, m.Bundled
 	return nil
 }
 
@@ -420,6 +472,10 @@ func exists(path string) bool {
 func (e *enumeration) verify(f *File) {
 	f.Signer, f.Untrusted = "", nil
 	if e.v.policy == sign.PolicyOff {
+		return
+	}
+	if f.Stale != nil {
+		f.Untrusted = fmt.Errorf("%w: %w", sign.ErrSignature, f.Stale)
 		return
 	}
 	f.Signer, f.Untrusted = e.v.check(f.Path, f.SHA256, f.ManifestSHA256, f.Manifest != "")
@@ -463,17 +519,52 @@ func (f *File) CheckLoaded(d sign.Digest) error {
 		return nil
 	}
 	var md sign.Digest
+	var m *Manifest
 	if f.Manifest != "" {
-		var err error
-		if md, _, err = sign.HashFile(f.Manifest); err != nil {
+		data, err := readLimited(f.Manifest, maxManifest)
+		if err == nil {
+			m, err = parseManifest(data)
+		}
+		if err != nil {
 			return fmt.Errorf("plugin file %s: %w: manifest %w", f.Path, sign.ErrSignature, err)
 		}
+		md, _, _ = sign.HashReader(bytes.NewReader(data))
 	}
 	if _, err := f.v.check(f.Path, d, md, f.Manifest != ""); err != nil {
 		return fmt.Errorf("plugin file %s: %w", f.Path, err)
 	}
+	// The bundled files' digests that CheckBundled compares with must be
+	// the signed manifest's, not what a cache says.
+	if m != nil && !slices.Equal(m.Bundled, f.Bundled) {
+		return fmt.Errorf("plugin file %s: %w: %w: the bundled files listed in manifest %s are not those enumerated",
+			f.Path, sign.ErrSignature, ErrChanged, f.Manifest)
+	}
 	return nil
 }
+
+// CheckBundled is what a loader calls with the SHA-256 of the bytes of
+// bundled file i (f.Bundled[i]) that it is about to load, before it runs
+// any of them, and after [File.CheckLoaded] of the plugin's own bytes.
+// It fails, wrapping [ErrChanged] (and under policy require
+// [sign.ErrSignature]: the signature covers the digests), if they are
+// not the bytes listed.
+func (f *File) CheckBundled(i int, d sign.Digest) error {
+	if i < 0 || i >= len(f.Bundled) {
+		return fmt.Errorf("plugin file %s: bundled file %d: out of range (it has %d)", f.Path, i, len(f.Bundled))
+	}
+	b := f.Bundled[i]
+	if d == b.SHA256 {
+		return nil
+	}
+	err := fmt.Errorf("plugin file %s: bundled file %s: %w: sha256 %s listed, %s now", f.Path, b.Path, ErrChanged, short(b.SHA256), short(d))
+	if f.v != nil && f.v.policy == sign.PolicyRequire {
+		err = fmt.Errorf("%w: %w", sign.ErrSignature, err)
+	}
+	return err
+}
+
+// BundledPath returns the absolute path of f's bundled file b.
+func (f *File) BundledPath(b BundledFile) string { return bundledPath(f.Path, b) }
 
 // formatOf picks the format whose magic the file at path starts with.
 func formatOf(path string, formats []Format) (Format, error) {
@@ -564,6 +655,9 @@ func VerifyFile(path string, trust *sign.TrustStore) (string, error) {
 		return "", fmt.Errorf("%w: %w", sign.ErrSignature, err)
 	}
 	if err := m.matches(d, size); err != nil {
+		return "", fmt.Errorf("%w: manifest %s: %w", sign.ErrSignature, mpath, err)
+	}
+	if err := matchBundled(path, m.Bundled); err != nil {
 		return "", fmt.Errorf("%w: manifest %s: %w", sign.ErrSignature, mpath, err)
 	}
 	v := &verifier{trust: trust, policy: sign.PolicyRequire}

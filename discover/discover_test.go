@@ -223,7 +223,19 @@ func TestBadManifests(t *testing.T) {
 		{"missing fields", edit(func(m map[string]any) { delete(m, "sha256"); delete(m, "info") }), discover.ErrManifest, []string{"missing required field(s) sha256, info"}},
 		{"missing id", edit(func(m map[string]any) { delete(m["info"].(map[string]any), "id") }), discover.ErrManifest, []string{"info.id"}},
 		{"newer schema", edit(func(m map[string]any) { m["schema"] = "dynop.manifest/v2" }), discover.ErrManifest, []string{`schema "dynop.manifest/v2"`, `reads "dynop.manifest/v1"`}},
-		{"hash mismatch", edit(func(m map[string]any) { m["sha256"] = strings.Repeat("ab", 32) }), discover.ErrManifest, []string{"does not match the binary", "abababab", "dynop manifest"}},
+		{"bundled absolute", edit(func(m map[string]any) {
+			m["bundled"] = []any{map[string]any{"path": "/usr/lib/libx.so.1", "size": 1, "sha256": strings.Repeat("ab", 32)}}
+		}), discover.ErrManifest, []string{"bundled[0]", `"/usr/lib/libx.so.1" is absolute`}},
+		{"bundled twice", edit(func(m map[string]any) {
+			b := map[string]any{"path": "lib/libx.so.1", "size": 1, "sha256": strings.Repeat("ab", 32)}
+			m["bundled"] = []any{b, b}
+		}), discover.ErrManifest, []string{"bundled[1]", "listed twice"}},
+		{"bundled without digest", edit(func(m map[string]any) {
+			m["bundled"] = []any{map[string]any{"path": "libx.so.1", "size": 1}}
+		}), discover.ErrManifest, []string{"bundled[0] (libx.so.1)", "sha256 is zero"}},
+		{"bundled without path", edit(func(m map[string]any) {
+			m["bundled"] = []any{map[string]any{"size": 1, "sha256": strings.Repeat("ab", 32)}}
+		}), discover.ErrManifest, []string{"bundled[0]: empty path"}},
 		{"wrong format", edit(func(m map[string]any) { m["format"] = "native" }), discover.ErrManifest, []string{"for a native plugin", "the file is text"}},
 	}
 	for _, c := range cases {

@@ -27,7 +27,22 @@ var ctx = context.Background()
 // and "print" make the scanner misbehave.
 const textMagic = "#dynop-test-plugin\n"
 
-var textFormat = discover.Format{Name: "text", Magic: textMagic, Inspect: inspectText}
+var textFormat = discover.Format{Name: "text", Magic: textMagic, Inspect: inspectText, Bundled: bundledText}
+
+// bundledText lists the files a text plugin's "bundle=" lines name.
+func bundledText(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if rel, ok := strings.CutPrefix(line, "bundle="); ok {
+			out = append(out, rel)
+		}
+	}
+	return out, nil
+}
 
 // TestMain serves as the scanner child when the tests start this binary
 // as one (unless $DYNOP_TEST_UNSERVING says to be a program that does
@@ -93,6 +108,8 @@ func inspectText(ctx context.Context, path string) (schema.Plugin, json.RawMessa
 			time.Sleep(time.Hour)
 		case "print":
 			fmt.Println(v)
+		case "bundle":
+			// Listed by bundledText.
 		case "refuse":
 			return schema.Plugin{}, nil, fmt.Errorf("%w: the loader refuses it: %s", discover.ErrFormat, v)
 		}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/dynop/dynop/internal/atomicfile"
@@ -41,16 +43,97 @@ func ManifestPath(path string) string { return path + manifestSuffix }
 //	  "size": 16384,                // the binary's size in bytes
 //	  "sha256": "…",                // the binary's SHA-256, hex
 //	  "info": {…},                  // schema.Plugin: id, versions, interfaces, operators, passes, needs, requirements
-//	  "loader": {…}                 // what the loader needs besides info; optional
+//	  "loader": {…},                // what the loader needs besides info; optional
+//	  "bundled": [                  // files the plugin ships and loads with it; optional
+//	    {"path": "lib/libblas.so.3", "size": 1234, "sha256": "…"}
+//	  ]
 //	}
+//
+// A plugin's signature covers its manifest, and so the bundled files'
+// digests: a host loads a bundled file only if it has the digest listed.
 type Manifest struct {
-	Schema string          `json:"schema"`
-	Format string          `json:"format"`
-	File   string          `json:"file,omitempty"`
-	Size   int64           `json:"size"`
-	SHA256 sign.Digest     `json:"sha256"`
-	Info   schema.Plugin   `json:"info"`
-	Loader json.RawMessage `json:"loader,omitempty"`
+	Schema  string          `json:"schema"`
+	Format  string          `json:"format"`
+	File    string          `json:"file,omitempty"`
+	Size    int64           `json:"size"`
+	SHA256  sign.Digest     `json:"sha256"`
+	Info    schema.Plugin   `json:"info"`
+	Loader  json.RawMessage `json:"loader,omitempty"`
+	Bundled []BundledFile   `json:"bundled,omitempty"`
+}
+
+// BundledFile is a file a plugin ships beside its binary and loads with
+// it, such as a shared library the binary links against and finds
+// through RUNPATH $ORIGIN. The loader loads it from a copy whose digest
+// it checked (see [File.CheckBundled]), before the plugin itself.
+type BundledFile struct {
+	// Path is the file's path relative to the plugin file's directory,
+	// with slashes; it may lead out of the directory ("../lib/libx.so.1").
+	Path string `json:"path"`
+	// Size and SHA256 describe the file's bytes.
+	Size   int64       `json:"size"`
+	SHA256 sign.Digest `json:"sha256"`
+}
+
+// checkBundled says what is wrong with a manifest's bundled list: an
+// empty or absolute path, a zero digest, a negative size, a file listed
+// twice.
+func checkBundled(list []BundledFile) error {
+	seen := make(map[string]bool, len(list))
+	for i, b := range list {
+		switch {
+		case b.Path == "":
+			return fmt.Errorf("bundled[%d]: empty path", i)
+		case path.IsAbs(b.Path) || filepath.IsAbs(b.Path):
+			return fmt.Errorf("bundled[%d]: path %q is absolute; it must be relative to the plugin file's directory", i, b.Path)
+		case b.SHA256.IsZero():
+			return fmt.Errorf("bundled[%d] (%s): sha256 is zero", i, b.Path)
+		case b.Size < 0:
+			return fmt.Errorf("bundled[%d] (%s): negative size %d", i, b.Path, b.Size)
+		case seen[path.Clean(b.Path)]:
+			return fmt.Errorf("bundled[%d]: %s is listed twice", i, b.Path)
+		}
+		seen[path.Clean(b.Path)] = true
+	}
+	return nil
+}
+
+// bundledPath returns the absolute path of the file b shipped with the
+// plugin file at pluginPath.
+func bundledPath(pluginPath string, b BundledFile) string {
+	return filepath.Join(filepath.Dir(pluginPath), filepath.FromSlash(b.Path))
+}
+
+// hashBundled reads the files rels (relative to the directory of the
+// plugin file at pluginPath) and returns their sizes and digests.
+func hashBundled(pluginPath string, rels []string) ([]BundledFile, error) {
+	out := make([]BundledFile, len(rels))
+	for i, rel := range rels {
+		out[i].Path = filepath.ToSlash(rel)
+		d, size, err := sign.HashFile(bundledPath(pluginPath, out[i]))
+		if err != nil {
+			return nil, fmt.Errorf("bundled file %s: %w", rel, err)
+		}
+		out[i].Size, out[i].SHA256 = size, d
+	}
+	return out, nil
+}
+
+// matchBundled checks that the files list names (relative to the
+// directory of the plugin file at pluginPath) have the sizes and digests
+// listed.
+func matchBundled(pluginPath string, list []BundledFile) error {
+	for _, b := range list {
+		d, size, err := sign.HashFile(bundledPath(pluginPath, b))
+		if err != nil {
+			return fmt.Errorf("%w: bundled file %s: %w", ErrManifest, b.Path, err)
+		}
+		if d != b.SHA256 || size != b.Size {
+			return fmt.Errorf("%w: it does not match bundled file %s: it says sha256 %s (%d bytes), the file has %s (%d bytes); write it again with dynop manifest",
+				ErrManifest, b.Path, short(b.SHA256), b.Size, short(d), size)
+		}
+	}
+	return nil
 }
 
 // Encode returns the manifest as indented JSON with a final newline. It
@@ -132,6 +215,9 @@ func parseManifest(data []byte) (*Manifest, error) {
 	}
 	if m.Info.APIVersion.IsZero() {
 		return nil, bad("missing required field info.api_version")
+	}
+	if err := checkBundled(m.Bundled); err != nil {
+		return nil, bad("%v", err)
 	}
 	return &m, nil
 }

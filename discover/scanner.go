@@ -52,6 +52,13 @@ type Format struct {
 	// (JSON, kept in the manifest under "loader"). It runs in a scanner
 	// child process unless Sandboxed.
 	Inspect func(ctx context.Context, path string) (schema.Plugin, json.RawMessage, error)
+	// Bundled lists the files the plugin in the file at path ships and
+	// loads with it (shared libraries it links against from its own
+	// directory), relative to the file's directory, in the order they
+	// load. It reads the file without running any of its code. Optional;
+	// it runs wherever Inspect does, and the manifest lists the files
+	// with their digests ([Manifest.Bundled]).
+	Bundled func(path string) ([]string, error)
 	// Sandboxed says Inspect runs the plugin's code in a sandbox that
 	// cannot harm the host (a WebAssembly runtime), so it runs in the
 	// host's process.
@@ -189,7 +196,17 @@ func inspect(ctx context.Context, f Format, path string) (*Manifest, error) {
 	if info.APIVersion.IsZero() {
 		info.APIVersion = schema.APIVersion
 	}
-	return &Manifest{Schema: ManifestSchema, Format: f.Name, File: filepath.Base(path), Size: size, SHA256: d, Info: info, Loader: data}, nil
+	m := &Manifest{Schema: ManifestSchema, Format: f.Name, File: filepath.Base(path), Size: size, SHA256: d, Info: info, Loader: data}
+	if f.Bundled != nil {
+		rels, err := f.Bundled(path)
+		if err != nil {
+			return nil, err
+		}
+		if m.Bundled, err = hashBundled(path, rels); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
 }
 
 // scanner runs scanner child processes.
@@ -459,5 +476,5 @@ func (e *transientError) Unwrap() error { return e.err }
 // isVerdict reports whether err is the plugin's own fault, worth caching.
 func isVerdict(err error) bool {
 	var t *transientError
-	return !errors.As(err, &t)
+	return !errors.As(err, &t) && !errors.Is(err, ErrMissingLibrary)
 }

@@ -531,7 +531,8 @@ func TestSigning(t *testing.T) {
 	}
 
 	// A copy with a byte appended, next to the original's manifest and
-	// signature: its manifest no longer matches it, so it is broken.
+	// signature: its manifest no longer matches it, so it is untrusted
+	// and not scanned.
 	tampered := filepath.Join(t.TempDir(), "libacme_greeting.so")
 	for _, suffix := range []string{"", ".dynop.json", ".dynop.sig"} {
 		data, err := os.ReadFile(lib + suffix)
@@ -546,8 +547,9 @@ func TestSigning(t *testing.T) {
 		}
 	}
 	h = openHost(t, nil, []string{tampered}, withTrust)
-	if ps := h.Plugins(); len(ps) != 1 || ps[0].State != dynop.StateBroken || !errors.Is(ps[0].Err, discover.ErrManifest) {
-		t.Errorf("tampered binary: %+v, want one broken plugin file wrapping discover.ErrManifest", ps)
+	if ps := h.Plugins(); len(ps) != 1 || ps[0].State != dynop.StateUntrusted || !errors.Is(ps[0].Err, discover.ErrManifest) ||
+		!errors.Is(ps[0].Err, dynop.ErrSignature) || !strings.Contains(ps[0].Err.Error(), "is stale") {
+		t.Errorf("tampered binary: %+v, want one untrusted plugin file wrapping discover.ErrManifest and dynop.ErrSignature", ps)
 	} else {
 		t.Log(ps[0].Err)
 	}
