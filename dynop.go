@@ -385,8 +385,12 @@ func (h *Host) enumerate(ctx context.Context, opts Options) ([]*record, error) {
 			}
 		}
 		if f.Err != nil {
-			h.log.Warn("plugin file broken", "path", f.Path, "err", f.Err)
-			h.others = append(h.others, PluginStatus{Path: f.Path, State: StateBroken, Err: f.Err})
+			state := StateBroken
+			if errors.Is(f.Err, ErrUnsupported) && !errors.Is(f.Err, ErrInvalid) {
+				state = StateUnsupported // a library it needs is missing, say
+			}
+			h.log.Warn("plugin file "+state.String(), "path", f.Path, "err", f.Err)
+			h.others = append(h.others, PluginStatus{Path: f.Path, State: state, Err: f.Err})
 			continue
 		}
 		rec := h.newRecord(p)

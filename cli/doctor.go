@@ -136,7 +136,7 @@ type reportedHandler struct{ slog.Handler }
 
 // reported are the messages of the records reportedHandler drops.
 var reported = []string{
-	"plugin file broken", "plugin file untrusted", "plugin duplicate; using another", "plugin search path entry unreadable",
+	"plugin file broken", "plugin file untrusted", "plugin file unsupported", "plugin duplicate; using another", "plugin search path entry unreadable",
 	"plugin " + dynop.StateBroken.String(), "plugin " + dynop.StateUnsupported.String(),
 	"plugin " + dynop.StateUntrusted.String(), "plugin " + dynop.StateDuplicate.String(),
 }
@@ -340,6 +340,12 @@ func checkSearchEntry(e discover.Entry, plugins []dynop.PluginStatus) checkResul
 			}
 		case dynop.StateUnsupported:
 			r.Details = append(r.Details, fmt.Sprintf("%s: unsupported on this machine%s", st.Path, why))
+			if errors.Is(st.Err, discover.ErrMissingLibrary) {
+				r.Status = statusWarn
+				if !slices.ContainsFunc(fixes, func(f string) bool { return strings.HasPrefix(f, "install") }) {
+					fixes = append(fixes, "install the shared libraries named above (the Debian package is a guess), or ship them beside the plugin: see docs/authoring.md, Wrapping an existing C library")
+				}
+			}
 		case dynop.StateDuplicate:
 			r.Details = append(r.Details, fmt.Sprintf("%s: a duplicate of %s, which is used instead", st.Path, st.DuplicateOf))
 		}

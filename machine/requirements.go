@@ -2,10 +2,12 @@ package machine
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/dynop/dynop/internal/errdefs"
+	"github.com/dynop/dynop/internal/ldso"
 	"github.com/dynop/dynop/internal/suggest"
 	"github.com/dynop/dynop/schema"
 )
@@ -59,6 +61,9 @@ func (m *Machine) Check(r schema.Requirements) error {
 		if problem := unmetGPU(r.GPU, m); problem != "" {
 			unmet = append(unmet, problem)
 		}
+	}
+	if problem := unmetLibraries(r.Libraries, m); problem != "" {
+		unmet = append(unmet, problem)
 	}
 	if len(unmet) == 0 {
 		return nil
@@ -186,4 +191,32 @@ func orUnknown(s string) string {
 		return "unknown"
 	}
 	return s
+}
+
+// unmetLibraries names the libraries the dynamic linker cannot find, with
+// the Debian package likely to provide each. Only this machine's
+// libraries can be looked for: on a Machine describing another OS or
+// architecture, the libraries are not checked.
+func unmetLibraries(libs []string, m *Machine) string {
+	asker, ok := ldso.ObjectFor(m.Arch)
+	if len(libs) == 0 || m.OS != "linux" || runtime.GOOS != "linux" || m.Arch != runtime.GOARCH || !ok {
+		return ""
+	}
+	r := ldso.NewResolver()
+	var missing []string
+	for i, lib := range libs {
+		if slices.Contains(libs[:i], lib) {
+			continue
+		}
+		if _, err := r.Find(lib, asker); err != nil {
+			if pkg := ldso.PackageHint(lib); pkg != "" {
+				lib += " (Debian package " + pkg + ")"
+			}
+			missing = append(missing, lib)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("needs %s, which the dynamic linker cannot find", strings.Join(missing, ", "))
 }

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/errdefs"
+	"github.com/dynop/dynop/internal/testutil"
 	"github.com/dynop/dynop/machine"
 	"github.com/dynop/dynop/schema"
 )
@@ -186,4 +188,27 @@ func ExampleMachine_Check() {
 	// Output:
 	// true
 	// unsupported: needs CPU feature avx512f (this CPU lacks it); needs an nvidia GPU with arch 8.6 or newer (closest: GPU 0 "NVIDIA A100": arch 8.0 < 8.6)
+}
+
+// TestLibrariesRequired: a library the dynamic linker finds meets the
+// requirement; one it cannot is named, with a Debian package; on a
+// machine description of another architecture nothing is looked for.
+func TestLibrariesRequired(t *testing.T) {
+	m := machine.Current()
+	if m.OS != "linux" {
+		t.Skip("shared libraries by soname are looked for on Linux only")
+	}
+	if err := m.Check(schema.Requirements{Libraries: []string{"libc.so.6", "libm.so.6"}}); err != nil {
+		t.Errorf("libc and libm: %v", err)
+	}
+	err := m.Check(schema.Requirements{Libraries: []string{"libc.so.6", "libdynopnothere.so.4", "libdynopnothere.so.4"}})
+	testutil.WantErr(t, err, errdefs.ErrUnsupported, "needs libdynopnothere.so.4 (Debian package libdynopnothere4), which the dynamic linker cannot find")
+	if strings.Count(err.Error(), "libdynopnothere") != 2 { // the soname and the package, once
+		t.Errorf("a library listed twice is reported twice: %v", err)
+	}
+	other := *m
+	other.Arch = "s390x"
+	if err := other.Check(schema.Requirements{Libraries: []string{"libdynopnothere.so.4"}}); err != nil {
+		t.Errorf("another machine's libraries were looked for here: %v", err)
+	}
 }

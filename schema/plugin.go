@@ -86,6 +86,12 @@ type Requirements struct {
 	CPUFeatures []string `json:"cpu_features,omitempty"`
 	// GPU, if set, says which GPU the plugin needs.
 	GPU *GPURequirements `json:"gpu,omitempty"`
+	// Libraries lists shared libraries by soname ("libopenblas.so.0")
+	// that the plugin needs from the system and the dynamic linker must
+	// find: those it opens itself at run time. A native plugin's loader
+	// checks the libraries its binary links against (DT_NEEDED) without
+	// being told.
+	Libraries []string `json:"libraries,omitempty"`
 }
 
 // GPURequirements is the GPU a plugin needs.
@@ -201,7 +207,7 @@ func validIDPart(p string) bool {
 // Validate checks everything about info that can be checked without a
 // machine: the ID, interface descriptors (valid, no UID twice), needs
 // (valid plugin IDs and interfaces, not the plugin itself), operator
-// schemas (valid, no name twice) and GPU vendor.
+// schemas (valid, no name twice), GPU vendor and library sonames.
 // All problems are reported together; each wraps [ErrPlugin].
 func (info Plugin) Validate() error {
 	var errs []error
@@ -251,6 +257,11 @@ func (info Plugin) Validate() error {
 		}
 		if err := n.Interface.Validate(); err != nil {
 			add("needs %v", err)
+		}
+	}
+	for _, lib := range info.Requirements.Libraries {
+		if lib == "" || strings.ContainsAny(lib, "/, \t\n") || len(lib) > 255 {
+			add("library %q is not a soname such as \"libopenblas.so.0\": no path, no comma, no space", clip(lib))
 		}
 	}
 	if g := info.Requirements.GPU; g != nil && g.Vendor != "" && !slices.Contains(gpuVendors, g.Vendor) {

@@ -1,6 +1,9 @@
 package schema_test
 
 import (
+	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/dynop/dynop/iface"
@@ -22,6 +25,22 @@ func TestGPURequirementsString(t *testing.T) {
 	} {
 		if got := tc.g.String(); got != tc.want {
 			t.Errorf("%+v.String() = %q, want %q", tc.g, got, tc.want)
+		}
+	}
+}
+
+// TestValidateLibraries: a required library must be a soname; each
+// other form is refused with what is wrong.
+func TestValidateLibraries(t *testing.T) {
+	info := schema.Plugin{ID: "acme.plugin.blas", Requirements: schema.Requirements{Libraries: []string{"libopenblas.so.0"}}}
+	if err := info.Validate(); err != nil {
+		t.Fatalf("a soname: %v", err)
+	}
+	for _, bad := range []string{"", "/usr/lib/libopenblas.so.0", "liba.so.1,libb.so.2", "lib a.so"} {
+		info.Requirements.Libraries = []string{bad}
+		err := info.Validate()
+		if !errors.Is(err, schema.ErrPlugin) || !strings.Contains(err.Error(), "is not a soname") || !strings.Contains(err.Error(), strconv.Quote(bad)) {
+			t.Errorf("library %q: %v", bad, err)
 		}
 	}
 }

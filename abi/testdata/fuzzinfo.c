@@ -191,7 +191,7 @@ static const dynop_op_arg proper_arg = {DYNOP_OP_ARG_HEADER, NULL, NULL, DYNOP_A
 static const dynop_op_schema proper_schema = {DYNOP_OP_SCHEMA_HEADER, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, 0, NULL};
 static const dynop_need proper_need = {DYNOP_NEED_HEADER, NULL, NULL};
 static const dynop_requirements proper_requirements = {DYNOP_REQUIREMENTS_HEADER, NULL, {0, 0, 0}, NULL, NULL, NULL,
-                                                       {0, 0, 0}, {0, 0, 0}};
+                                                       {0, 0, 0}, {0, 0, 0}, NULL};
 static const dynop_pass_desc proper_pass = {DYNOP_PASS_DESC_HEADER, NULL, DYNOP_PASS_POPULATE, NULL, 0, NULL};
 static const dynop_plugin_info proper_info = {DYNOP_PLUGIN_INFO_HEADER, DYNOP_API_VERSION, NULL, {0, 0, 0}, NULL,
                                               NULL, NULL, 0, 0, NULL, 0, NULL, NULL, 0, NULL, 0, NULL};
@@ -300,6 +300,7 @@ static const dynop_plugin_info *get_info(void) {
             r->gpu_vendor = str();
             r->gpu_min_arch = version();
             r->gpu_min_driver = version();
+            r->libraries = str();
         }
         info->requirements = r;
     }

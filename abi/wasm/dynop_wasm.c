@@ -217,6 +217,7 @@ static const dynop_host host_table = {
     host_register_pass,
     host_cpu_features,
     host_select_variant,
+    NULL, /* plugin_path: a WebAssembly plugin opens no files */
 };
 
 /* ------------------------------------------------------------------------

@@ -22,7 +22,8 @@ func sampleInfo() schema.Plugin {
 		Interfaces: []iface.Desc{text},
 		Needs:      []schema.Need{{Plugin: "dynop.plugin.text", Interface: text}},
 		Requirements: schema.Requirements{OS: []string{"linux", "darwin"}, MinOSVersion: iface.V(5, 4, 0), Arch: []string{"amd64"},
-			CPUFeatures: []string{"avx2"}, GPU: &schema.GPURequirements{Vendor: "nvidia", MinArch: iface.V(8, 0, 0), MinDriver: iface.V(535, 0, 0)}},
+			CPUFeatures: []string{"avx2"}, GPU: &schema.GPURequirements{Vendor: "nvidia", MinArch: iface.V(8, 0, 0), MinDriver: iface.V(535, 0, 0)},
+			Libraries: []string{"libm.so.6", "libcuda.so.1"}},
 		Operators: []schema.Op{{
 			Name: "acme.Blur", Doc: "Blurs.", Devices: []schema.Device{schema.CPU},
 			Inputs: []schema.Input{{Name: "images", Doc: "in", DTypes: []tensor.DType{tensor.Uint8, tensor.Float32}, Layouts: []string{"HWC"}, NDim: 3, Channels: []int{1, 3, 4}},

@@ -301,6 +301,9 @@ func (r *reader) info(addr uint64) (schema.Plugin, uint32) {
 				Arch:         r.list("requirements.arch", rq.ptr(reqArch)),
 				CPUFeatures:  r.list("requirements.cpu_features", rq.ptr(reqCPUFeatures)),
 			}
+			if rq.has(reqLibraries) { // else requirements from before libraries
+				info.Requirements.Libraries = r.list("requirements.libraries", rq.ptr(reqLibraries))
+			}
 			gpu := schema.GPURequirements{Vendor: r.str("requirements.gpu_vendor", rq.ptr(reqGPUVendor)),
 				MinArch: rq.version(reqGPUMinArch), MinDriver: rq.version(reqGPUMinDriver)}
 			if gpu != (schema.GPURequirements{}) {

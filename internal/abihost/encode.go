@@ -151,11 +151,12 @@ func (im *Image) pointers(ptrs []uint32) uint32 {
 
 // The layout versions the encoder writes: each struct's current one.
 var (
-	vInfo     = iface.V(1, 2, 0)
-	vOperator = iface.V(1, 2, 0)
-	vOpOutput = iface.V(1, 2, 0)
-	vOpInput  = iface.V(1, 1, 0)
-	v10       = iface.V(1, 0, 0)
+	vInfo         = iface.V(1, 2, 0)
+	vOperator     = iface.V(1, 2, 0)
+	vOpOutput     = iface.V(1, 2, 0)
+	vOpInput      = iface.V(1, 1, 0)
+	vRequirements = iface.V(1, 1, 0)
+	v10           = iface.V(1, 0, 0)
 )
 
 // EncodeInfo lays out info as a dynop_plugin_info with everything it
@@ -175,8 +176,9 @@ func (im *Image) EncodeInfo(info schema.Plugin, flags uint32) (uint32, error) {
 		needs = append(needs, s.at)
 	}
 	var req uint32
-	if rq := info.Requirements; rq.OS != nil || rq.Arch != nil || rq.CPUFeatures != nil || !rq.MinOSVersion.IsZero() || rq.GPU != nil {
-		s := im.newStruct(&l.requirements, typeRequirements, v10)
+	if rq := info.Requirements; rq.OS != nil || rq.Arch != nil || rq.CPUFeatures != nil || !rq.MinOSVersion.IsZero() || rq.GPU != nil || rq.Libraries != nil {
+		s := im.newStruct(&l.requirements, typeRequirements, vRequirements)
+		s.ptr(reqLibraries, im.optString(strings.Join(rq.Libraries, ",")))
 		s.ptr(reqOS, im.optString(strings.Join(rq.OS, ",")))
 		s.version(reqMinOSVersion, rq.MinOSVersion)
 		s.ptr(reqArch, im.optString(strings.Join(rq.Arch, ",")))

@@ -133,6 +133,7 @@ const (
 	reqGPUVendor
 	reqGPUMinArch
 	reqGPUMinDriver
+	reqLibraries // since 1.1
 )
 
 const (
@@ -233,7 +234,7 @@ func newLayouts(ptrSize uint32) *layouts {
 			fU32, fPtr, fU32, fPtr, fPtr, fU32, fPtr, fU32, fPtr),
 		desc:         newLayout("dynop_interface_desc", ptrSize, fHeader, fUID, fVersion, fPtr),
 		need:         newLayout("dynop_need", ptrSize, fHeader, fPtr, fPtr),
-		requirements: newLayout("dynop_requirements", ptrSize, fHeader, fPtr, fVersion, fPtr, fPtr, fPtr, fVersion, fVersion),
+		requirements: newLayout("dynop_requirements", ptrSize, fHeader, fPtr, fVersion, fPtr, fPtr, fPtr, fVersion, fVersion, fPtr),
 		schema: newLayout("dynop_op_schema", ptrSize, fHeader, fPtr, fPtr, fPtr, fU32, fU32, fPtr, fU32, fPtr,
 			fU32, fPtr),
 		input:    newLayout("dynop_op_input", ptrSize, fHeader, fPtr, fPtr, fPtr, fPtr, fU32, fPtr),
@@ -272,7 +273,7 @@ func Offsets(ptrSize uint32) map[string]uint32 {
 		{l.info, []string{"header", "api_version", "id", "plugin_version", "description", "author", "build", "flags", "interface_count", "interfaces", "need_count", "needs", "requirements", "operator_count", "operators", "pass_count", "passes"}},
 		{l.desc, []string{"header", "uid", "version", "name"}},
 		{l.need, []string{"header", "plugin", "iface"}},
-		{l.requirements, []string{"header", "os", "min_os_version", "arch", "cpu_features", "gpu_vendor", "gpu_min_arch", "gpu_min_driver"}},
+		{l.requirements, []string{"header", "os", "min_os_version", "arch", "cpu_features", "gpu_vendor", "gpu_min_arch", "gpu_min_driver", "libraries"}},
 		{l.schema, []string{"header", "name", "doc", "devices", "input_count", "optional_inputs", "inputs", "output_count", "outputs", "arg_count", "args"}},
 		{l.input, []string{"header", "name", "doc", "dtypes", "layouts", "ndim", "channels"}},
 		{l.output, []string{"header", "name", "doc", "layout", "dtypes", "dtype_arg", "like", "ndim", "channels_arg", "channels"}},

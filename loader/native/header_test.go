@@ -32,7 +32,7 @@ static const dynop_interface_desc vm = DYNOP_INTERFACE_DESC(DYNOP_VECMATH_UID, D
 static const dynop_need need = DYNOP_NEED(DYNOP_VECMATH_PLUGIN, &vm);
 static const dynop_need *const needs[] = {&need};
 static const dynop_requirements req = {DYNOP_REQUIREMENTS_HEADER, "linux", DYNOP_V(5, 0, 0), "amd64", "avx2",
-                                       "nvidia", DYNOP_V(8, 6, 0), DYNOP_V(535, 0, 0)};
+                                       "nvidia", DYNOP_V(8, 6, 0), DYNOP_V(535, 0, 0), "libm.so.6"};
 static const dynop_op_input ins[] = {{DYNOP_OP_INPUT_HEADER, "in", "doc", "uint8,float32", "HWC", 3, NULL}};
 static const dynop_op_output outs[] = {{DYNOP_OP_OUTPUT_HEADER, "out", "doc", "HWC", "uint8", NULL, "in", 3, NULL, 0}};
 static const dynop_op_arg args[] = {
@@ -86,6 +86,7 @@ static dynop_result reg(const dynop_host *host) {
     dynop_ref ref = 0;
     const dynop_version v = DYNOP_V(1, 0, 0);
     if (!DYNOP_HAS_MEMBER(dynop_host, host, last_error)) return DYNOP_ERROR_VERSION;
+    if (DYNOP_HOST_HAS_PLUGIN_PATH(host) && host->plugin_path != NULL && host->plugin_path[0] != '/') return DYNOP_ERROR;
     if (host->acquire(host, DYNOP_VECMATH_PLUGIN, &vm.uid, v, &p, &ref) != DYNOP_OK) {
         host->set_error(host, host->last_error(host));
         return DYNOP_ERROR_NOT_FOUND;

@@ -40,12 +40,19 @@ typedef struct dynop_loader_host {
 dynop_loader_host *dynop_loader_new_host(uintptr_t session, dynop_cpu_features cpu, const dynop_loader_ident *who);
 void dynop_loader_free_host(dynop_loader_host *h);
 
-void *dynop_loader_dlopen(const dynop_loader_ident *who, const char *path, int global, int now, char *err,
-                          size_t errcap);
+void *dynop_loader_dlopen(const dynop_loader_ident *who, const char *path, int global, int now, int deep,
+                          char *err, size_t errcap);
 int dynop_loader_dlclose(const dynop_loader_ident *who, void *lib, char *err, size_t errcap);
 void *dynop_loader_dlsym(void *lib, const char *name, char *err, size_t errcap);
 int dynop_loader_symbol_visible(const char *name);
 int dynop_loader_is_loaded(const char *path); /* dlopen(RTLD_NOLOAD) finds it */
+/* dynop_loader_loaded_as reports whether an object that name (a path or a
+ * soname) matches is loaded, and writes the name it was loaded by to path. */
+int dynop_loader_loaded_as(const char *name, char *path, size_t cap);
+/* dynop_loader_deep_bind_unsafe reports whether loading a library with
+ * RTLD_DEEPBIND is unsafe in this process, and writes why: libc's
+ * allocator replaced in the global scope, or a sanitizer's runtime. */
+int dynop_loader_deep_bind_unsafe(char *why, size_t cap);
 
 dynop_function dynop_loader_get_function(const dynop_loader_ident *who, void *entry, const char *name);
 const dynop_plugin_info *dynop_loader_get_info(const dynop_loader_ident *who, dynop_function f);

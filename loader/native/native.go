@@ -110,6 +110,7 @@ func init() {
 		Magic:   "\x7fELF",
 		Check:   checkFile,
 		Inspect: inspect,
+		Bundled: bundledFiles,
 		Plugin:  newPlugin,
 		Errors:  map[string]error{"abi": ErrABI, "load": ErrLoad},
 	})
@@ -118,29 +119,78 @@ func init() {
 // loaderData is what a native plugin's manifest keeps besides its info.
 type loaderData struct {
 	Flags uint32 `json:"flags,omitempty"` // dynop_plugin_info.flags
+	// Needs are the sonames the library needs from the system (those
+	// it does not ship), and RunPath, RPath and NoDefaultLib what its
+	// dynamic section says of where to find them: the host checks that
+	// the dynamic linker finds them before it lists the plugin available.
+	Needs        []string `json:"needs,omitempty"`
+	RunPath      []string `json:"runpath,omitempty"`
+	RPath        []string `json:"rpath,omitempty"`
+	NoDefaultLib bool     `json:"nodefaultlib,omitempty"`
 }
 
 // inspect reads the plugin in the file at path, in a scanner child (the
-// loader has no settings of its own: opts go unused).
+// loader has no settings of its own: opts go unused). A plugin whose
+// libraries the dynamic linker cannot find is not loaded: the error
+// names them and wraps [dynop.ErrUnsupported].
 func inspect(ctx context.Context, path string, _ *dynop.Options) (schema.Plugin, json.RawMessage, error) {
+	if err := checkFile(path); err != nil {
+		return schema.Plugin{}, nil, err
+	}
+	deps, obj, err := dependencies(path)
+	if err != nil {
+		return schema.Plugin{}, nil, err
+	}
+	if err := missingError(path, deps.Missing); err != nil {
+		return schema.Plugin{}, nil, err
+	}
 	info, flags, err := readFile(ctx, path)
 	if err != nil {
 		return schema.Plugin{}, nil, err
 	}
+	d := loaderData{Flags: flags, Needs: deps.System, RunPath: obj.RunPath, RPath: obj.RPath, NoDefaultLib: obj.NoDefaultLib}
 	var data json.RawMessage
-	if flags != 0 {
-		data, _ = json.Marshal(loaderData{flags})
+	if d.Flags != 0 || d.Needs != nil {
+		data, _ = json.Marshal(d)
 	}
 	return info, data, nil
 }
 
-// newPlugin makes the plugin enumerated as f, without loading it.
-func newPlugin(f *discover.File, _ *dynop.Options) (plugin.Plugin, error) {
+// newPlugin makes the plugin enumerated as f, without loading it. A
+// plugin whose system libraries the dynamic linker cannot find now is
+// unsupported.
+func newPlugin(f *discover.File, opts *dynop.Options) (plugin.Plugin, error) {
 	var d loaderData
 	if err := abisession.LoaderData("native", f, &d); err != nil {
 		return nil, err
 	}
-	return &Plugin{path: f.Path, info: f.Info, flags: d.Flags, file: f}, nil
+	p := &Plugin{path: f.Path, info: f.Info, flags: d.Flags, file: f}
+	if c, ok := opts.LoaderConfig(loaderName).(Config); ok {
+		p.opts.DeepBind = c.DeepBind
+	}
+	return p, checkSystemLibraries(f.Path, &d)
+}
+
+const loaderName = "native"
+
+// Config is how a host loads native plugins: put one in
+// [dynop.Options.Loaders]. The zero Config is the default.
+type Config struct {
+	// DeepBind says when a plugin is loaded with RTLD_DEEPBIND; the
+	// default deep-binds where it is safe. See [DeepBind].
+	DeepBind DeepBind
+}
+
+// LoaderName implements [dynop.LoaderConfig]: "native".
+func (Config) LoaderName() string { return loaderName }
+
+// Validate implements [dynop.LoaderConfig]: it reports an unknown
+// DeepBind.
+func (c Config) Validate() error {
+	if c.DeepBind > DeepBindNever {
+		return fmt.Errorf("native: Config.DeepBind %d is none of auto, always, never", uint8(c.DeepBind))
+	}
+	return nil
 }
 
 // Options configure how a native plugin is loaded.
@@ -154,6 +204,10 @@ type Options struct {
 	// a library that links against it): glibc then keeps it mapped for as
 	// long as that code may use it.
 	GlobalSymbols bool
+	// DeepBind says when the library is loaded with RTLD_DEEPBIND; see
+	// [DeepBind] and [Config.DeepBind], which sets it for a host's
+	// plugins.
+	DeepBind DeepBind
 }
 
 // Plugin is a native plugin: a [plugin.Plugin] whose lifecycle steps load
@@ -185,6 +239,7 @@ type library struct {
 	memfd   *os.File              // the sealed copy loaded, if loaded from one
 	handle  unsafe.Pointer        // from dlopen
 	getFunc unsafe.Pointer        // dynop_plugin_get_function
+	deps    []*dependency         // the bundled libraries loaded for it
 
 	host    *C.dynop_loader_host
 	sess    *session
@@ -208,6 +263,16 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("native: %w", err)
 	}
+	if err := checkFile(path); err != nil {
+		return nil, err
+	}
+	deps, _, err := dependencies(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := missingError(path, deps.Missing); err != nil {
+		return nil, err
+	}
 	info, flags, err := readFile(ctx, path)
 	if err != nil {
 		return nil, err
@@ -216,12 +281,20 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("native: %w", err)
 	}
-	return &Plugin{path: path, opts: opts, info: info, flags: flags, file: &discover.File{Path: path, SHA256: d, Info: info}}, nil
+	f := &discover.File{Path: path, SHA256: d, Info: info}
+	for _, rel := range deps.Bundled {
+		b := discover.BundledFile{Path: rel}
+		if b.SHA256, b.Size, err = sign.HashFile(f.BundledPath(b)); err != nil {
+			return nil, fmt.Errorf("native: %s: bundled library: %w", path, err)
+		}
+		f.Bundled = append(f.Bundled, b)
+	}
+	return &Plugin{path: path, opts: opts, info: info, flags: flags, file: f}, nil
 }
 
 // readFile checks the library at path with debug/elf, loads it
-// (RTLD_NOW) to read its info and flags and to find its register entry
-// point, and unloads it.
+// (RTLD_NOW, and RTLD_DEEPBIND where that is safe) to read its info and
+// flags and to find its register entry point, and unloads it.
 func readFile(ctx context.Context, path string) (schema.Plugin, uint32, error) {
 	if err := ctx.Err(); err != nil {
 		return schema.Plugin{}, 0, err
@@ -235,7 +308,8 @@ func readFile(ctx context.Context, path string) (schema.Plugin, uint32, error) {
 	if err := checkFile(path); err != nil {
 		return schema.Plugin{}, 0, err
 	}
-	lib, err := openLibrary(path, false, true)
+	deep, _ := decideDeepBind(DeepBindAuto, 0)
+	lib, err := openLibrary(path, loadMode{now: true, deep: deep})
 	if err != nil {
 		return schema.Plugin{}, 0, err
 	}
@@ -260,6 +334,32 @@ func (p *Plugin) GlobalSymbols() bool {
 	return p.opts.GlobalSymbols || p.flags&uint32(C.DYNOP_PLUGIN_GLOBAL_SYMBOLS) != 0
 }
 
+// DeepBind reports whether the library (and its bundled libraries) would
+// be loaded with RTLD_DEEPBIND if it started now, and if not, why not.
+func (p *Plugin) DeepBind() (bool, string) {
+	deep, _ := decideDeepBind(p.opts.DeepBind, p.flags)
+	if deep {
+		return true, ""
+	}
+	switch {
+	case p.opts.DeepBind == DeepBindNever:
+		return false, "the host's DeepBind is never"
+	case p.flags&uint32(C.DYNOP_PLUGIN_NO_DEEP_BIND) != 0:
+		return false, "the plugin sets DYNOP_PLUGIN_NO_DEEP_BIND"
+	}
+	return false, deepBindUnsafe()
+}
+
+// Bundled returns the paths of the libraries the plugin ships and loads
+// before itself, in load order.
+func (p *Plugin) Bundled() []string {
+	var out []string
+	for _, b := range p.file.Bundled {
+		out = append(out, p.file.BundledPath(b))
+	}
+	return out
+}
+
 // Start implements [plugin.Plugin]: it loads the library, checks that
 // its info is still what [Load] read, and calls its register entry point.
 // If register fails, the library is unloaded again.
@@ -273,7 +373,11 @@ func (p *Plugin) Start(ctx context.Context, h plugin.Registrar) (err error) {
 	if err != nil {
 		return err
 	}
-	lib, err := openChecked(p.path, p.file, p.GlobalSymbols(), false)
+	deep, warning := decideDeepBind(p.opts.DeepBind, p.flags)
+	if warning != "" {
+		h.Logger().Warn("plugin asks for RTLD_DEEPBIND, which is unsafe here", "plugin", p.info.ID, "why", warning)
+	}
+	lib, err := openChecked(p.path, p.file, loadMode{global: p.GlobalSymbols(), deep: deep})
 	if err != nil {
 		release()
 		return err
@@ -403,6 +507,13 @@ func (p *Plugin) Unload(ctx context.Context) error {
 	return err
 }
 
+// loadMode is how dlopen loads a library.
+type loadMode struct {
+	global bool // RTLD_GLOBAL, else RTLD_LOCAL
+	now    bool // RTLD_NOW, else RTLD_LAZY
+	deep   bool // RTLD_DEEPBIND
+}
+
 // entryPoint is a name dynop_plugin_get_function knows, with its C string
 // allocated once.
 type entryPoint struct {
@@ -419,16 +530,16 @@ var (
 	cEntry       = C.CString(entrySymbol)
 )
 
-// openLibrary dlopens the file at path: RTLD_GLOBAL or RTLD_LOCAL, and
-// RTLD_NOW (every symbol resolved at once) or RTLD_LAZY.
-func openLibrary(path string, global, now bool) (*library, error) {
-	return dlopen(&library{path: path}, path, global, now)
+// openLibrary dlopens the plugin file at path as mode says.
+func openLibrary(path string, mode loadMode) (*library, error) {
+	return dlopen(&library{path: path}, path, mode)
 }
 
 // openChecked copies the file at path into a sealed memfd, passes the
-// digest of the bytes to f.CheckLoaded, and only if it agrees dlopens the
-// memfd, as openLibrary does the file.
-func openChecked(path string, f *discover.File, global, now bool) (*library, error) {
+// digest of the bytes to f.CheckLoaded, and only if it agrees loads f's
+// bundled libraries (see loadBundled) and then dlopens the memfd, as
+// openLibrary does the file.
+func openChecked(path string, f *discover.File, mode loadMode) (*library, error) {
 	memfd, digest, err := sealedCopy(path)
 	if err != nil {
 		return nil, err
@@ -437,7 +548,17 @@ func openChecked(path string, f *discover.File, global, now bool) (*library, err
 		memfd.Close()
 		return nil, fmt.Errorf("native: %w", err)
 	}
-	return dlopen(&library{path: path, memfd: memfd}, fdPath(memfd), global, now)
+	deps, err := loadBundled(f, mode.deep)
+	if err != nil {
+		memfd.Close()
+		return nil, err
+	}
+	lib, err := dlopen(&library{path: path, memfd: memfd}, fdPath(memfd), mode)
+	if err != nil {
+		return nil, errors.Join(err, unloadBundled(deps))
+	}
+	lib.deps = deps
+	return lib, nil
 }
 
 // installHandlers makes fatal signals and exit() in plugin code name the
@@ -447,7 +568,23 @@ var installHandlers = sync.OnceFunc(func() { C.dynop_loader_install_handlers() }
 
 // dlopen loads lib from name and finds its entry point. On failure it
 // has closed lib, and its memfd, if any.
-func dlopen(lib *library, name string, global, now bool) (*library, error) {
+func dlopen(lib *library, name string, mode loadMode) (*library, error) {
+	if _, err := dlopenFile(lib, name, mode); err != nil {
+		return nil, err
+	}
+	var buf [512]C.char
+	entry := C.dynop_loader_dlsym(lib.handle, cEntry, &buf[0], C.size_t(len(buf)))
+	if entry == nil {
+		err := fmt.Errorf("native: %s: %w: no entry point %s: %s", lib.path, dynop.ErrFormat, entrySymbol, C.GoString(&buf[0]))
+		return nil, errors.Join(err, lib.close())
+	}
+	lib.getFunc = entry
+	return lib, nil
+}
+
+// dlopenFile loads lib from name, a plugin or a library it ships. On
+// failure it has closed lib's memfd, if any.
+func dlopenFile(lib *library, name string, mode loadMode) (*library, error) {
 	installHandlers()
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
@@ -455,7 +592,7 @@ func dlopen(lib *library, name string, global, now bool) (*library, error) {
 	lib.who = C.dynop_loader_new_ident(cpath)
 	C.free(unsafe.Pointer(cpath))
 	var buf [512]C.char
-	lib.handle = C.dynop_loader_dlopen(lib.who, cname, cBool(global), cBool(now), &buf[0], C.size_t(len(buf)))
+	lib.handle = C.dynop_loader_dlopen(lib.who, cname, cBool(mode.global), cBool(mode.now), cBool(mode.deep), &buf[0], C.size_t(len(buf)))
 	if lib.handle == nil {
 		C.dynop_loader_free_ident(lib.who)
 		lib.who = nil
@@ -465,12 +602,6 @@ func dlopen(lib *library, name string, global, now bool) (*library, error) {
 		msg := strings.ReplaceAll(C.GoString(&buf[0]), name, lib.path)
 		return nil, fmt.Errorf("native: %s: %w: %s", lib.path, ErrLoad, msg)
 	}
-	entry := C.dynop_loader_dlsym(lib.handle, cEntry, &buf[0], C.size_t(len(buf)))
-	if entry == nil {
-		err := fmt.Errorf("native: %s: %w: no entry point %s: %s", lib.path, dynop.ErrFormat, entrySymbol, C.GoString(&buf[0]))
-		return nil, errors.Join(err, lib.close())
-	}
-	lib.getFunc = entry
 	return lib, nil
 }
 
@@ -499,10 +630,16 @@ func (lib *library) close() error {
 		C.dynop_loader_free_ident(lib.who)
 	} // else code of the library may still run, and a crash in it names it
 	lib.who = nil
+	var err error
 	if rc != 0 {
-		return fmt.Errorf("native: %s: dlclose: %s", lib.path, C.GoString(&buf[0]))
+		err = fmt.Errorf("native: %s: dlclose: %s", lib.path, C.GoString(&buf[0]))
 	}
-	return nil
+	// What the plugin linked against goes after it.
+	if deps := lib.deps; deps != nil {
+		lib.deps = nil
+		err = errors.Join(err, unloadBundled(deps))
+	}
+	return err
 }
 
 // stillLoaded reports whether the library is loaded after its dlclose:

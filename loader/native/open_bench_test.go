@@ -153,7 +153,7 @@ func loadEach(b *testing.B, dir string, n int) *dynop.Host {
 	}
 	ps := make([]plugin.Plugin, len(paths))
 	for i, path := range paths {
-		lib, err := openLibrary(path, false, true)
+		lib, err := openLibrary(path, loadMode{now: true})
 		if err != nil {
 			b.Fatal(err)
 		}

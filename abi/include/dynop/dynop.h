@@ -809,7 +809,7 @@ typedef struct dynop_pass {
 #define DYNOP_REQUIREMENTS_TYPE                                               \
     DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x03)
 #define DYNOP_REQUIREMENTS_VERSION_MAJOR 1
-#define DYNOP_REQUIREMENTS_VERSION DYNOP_V(DYNOP_REQUIREMENTS_VERSION_MAJOR, 0, 0)
+#define DYNOP_REQUIREMENTS_VERSION DYNOP_V(DYNOP_REQUIREMENTS_VERSION_MAJOR, 1, 0)
 #define DYNOP_REQUIREMENTS_HEADER                                             \
     DYNOP_HEADER(DYNOP_REQUIREMENTS_TYPE, DYNOP_REQUIREMENTS_VERSION, dynop_requirements)
 
@@ -823,7 +823,7 @@ typedef struct dynop_pass {
 #define DYNOP_HOST_TYPE                                                       \
     DYNOP_UID(0x6D79A0C1, 0x3B5E, 0x4C1F, 0x8E, 0x02, 0x51, 0x7A, 0xD4, 0x90, 0x2B, 0x05)
 #define DYNOP_HOST_VERSION_MAJOR 1
-#define DYNOP_HOST_VERSION DYNOP_V(DYNOP_HOST_VERSION_MAJOR, 4, 0)
+#define DYNOP_HOST_VERSION DYNOP_V(DYNOP_HOST_VERSION_MAJOR, 5, 0)
 #define DYNOP_HOST_HEADER                                                     \
     DYNOP_HEADER(DYNOP_HOST_TYPE, DYNOP_HOST_VERSION, dynop_host)
 
@@ -859,7 +859,14 @@ typedef struct dynop_need {
  * comma-separated, lower case, and empty or NULL for "no restriction":
  * os and arch use Go's GOOS and GOARCH names ("linux", "amd64"),
  * cpu_features golang.org/x/sys/cpu's ("avx2,fma"), gpu_vendor one of
- * "nvidia", "amd", "intel". A zero version means no minimum. */
+ * "nvidia", "amd", "intel". A zero version means no minimum.
+ *
+ * libraries (since 1.1) names shared libraries by soname
+ * ("libcuda.so.1,libnvinfer.so.8") that the plugin needs from the system
+ * besides those its DT_NEEDED entries name, which the host checks anyway:
+ * typically libraries it dlopens itself. A plugin whose libraries the
+ * dynamic linker cannot find is unsupported, with each missing soname
+ * named. Case is kept. */
 typedef struct dynop_requirements {
     dynop_header header; /* DYNOP_REQUIREMENTS_TYPE */
     const char *os;
@@ -869,6 +876,8 @@ typedef struct dynop_requirements {
     const char *gpu_vendor;
     dynop_version gpu_min_arch;   /* NVIDIA: CUDA compute capability */
     dynop_version gpu_min_driver;
+    /* Since 1.1: */
+    const char *libraries;        /* sonames, comma-separated; may be NULL */
 } dynop_requirements;
 
 /* Flags in dynop_plugin_info.flags. */
@@ -877,7 +886,18 @@ enum {
      * libraries loaded after it resolve symbols against it (DALI's
      * global_symbols). Needed rarely, for example by libraries that
      * expect their symbols to be found by other libraries' dlopen. */
-    DYNOP_PLUGIN_GLOBAL_SYMBOLS = 1u << 0
+    DYNOP_PLUGIN_GLOBAL_SYMBOLS = 1u << 0,
+    /* Load the library with RTLD_DEEPBIND: its own symbols, and those of
+     * the libraries it links against (its bundled ones included), come
+     * before the host process's when its references are bound. So a host
+     * that has another library with the same symbols (another BLAS, say)
+     * cannot interpose on the plugin's calls into its own. Hosts load
+     * plugins so by default when it is safe (docs/symbols.md); the flag
+     * asks for it even where the host would not. */
+    DYNOP_PLUGIN_DEEP_BIND = 1u << 1,
+    /* Never load the library with RTLD_DEEPBIND: the plugin relies on the
+     * host's definitions of symbols winning over its dependencies'. */
+    DYNOP_PLUGIN_NO_DEEP_BIND = 1u << 2
 };
 
 /* What get_info returns: who the plugin is and what it provides. The host
@@ -993,12 +1013,27 @@ struct dynop_host {
 
     /* Since 1.4: no new function; the host honours dynop_operator.flags
      * (DYNOP_OPERATOR_SCRATCH, DYNOP_OPERATOR_CONCURRENT). */
+
+    /* Since 1.5: */
+
+    /* The absolute path of the plugin's file as the host found it on its
+     * search path, for a plugin that reads data files shipped beside it
+     * (the host loads a sealed copy of the file, so dladdr and $ORIGIN
+     * do not name it). NULL where the plugin has no such file: a
+     * WebAssembly plugin, which cannot open files. Valid while the
+     * plugin is loaded. Check DYNOP_HOST_HAS_PLUGIN_PATH(host) first. */
+    const char *plugin_path;
 };
 
 /* DYNOP_HOST_HAS_SCRATCH(host) is nonzero if host passes scratch to
  * operators that set DYNOP_OPERATOR_SCRATCH (dynop_host 1.4 and later). */
 #define DYNOP_HOST_HAS_SCRATCH(host)                                          \
     ((host)->header.version.major == DYNOP_HOST_VERSION_MAJOR && (host)->header.version.minor >= 4)
+
+/* DYNOP_HOST_HAS_PLUGIN_PATH(host) is nonzero if host has the member
+ * plugin_path (dynop_host 1.5 and later); it may still be NULL. */
+#define DYNOP_HOST_HAS_PLUGIN_PATH(host)                                      \
+    ((host)->header.version.major == DYNOP_HOST_VERSION_MAJOR && (host)->header.version.minor >= 5)
 
 /* ------------------------------------------------------------------------
  * Entry points
@@ -1046,7 +1081,8 @@ DYNOP_STATIC_ASSERT(offsetof(dynop_plugin_info, api_version) == 32, info_api_off
 DYNOP_STATIC_ASSERT(offsetof(dynop_plugin_info, id) == (DYNOP_PTR_ == 8 ? 48 : 44), info_id_offset);
 DYNOP_STATIC_ASSERT(offsetof(dynop_host, api_version) == 32, host_api_offset);
 DYNOP_STATIC_ASSERT(offsetof(dynop_host, add_interface) == (DYNOP_PTR_ == 8 ? 48 : 44), host_first_fn_offset);
-DYNOP_STATIC_ASSERT(sizeof(dynop_host) == (DYNOP_PTR_ == 8 ? 48 : 44) + 11 * DYNOP_PTR_, host_size);
+DYNOP_STATIC_ASSERT(sizeof(dynop_host) == (DYNOP_PTR_ == 8 ? 48 : 44) + 12 * DYNOP_PTR_, host_size);
+DYNOP_STATIC_ASSERT(offsetof(dynop_requirements, libraries) == sizeof(dynop_requirements) - DYNOP_PTR_, requirements_libraries_last);
 /* features, a uint64_t, follows the target's alignment for it: offset 40
  * on 64-bit targets and wasm32, 36 on i386. */
 DYNOP_STATIC_ASSERT(DYNOP_PTR_ != 8 || (offsetof(dynop_variant, features) == 40 && sizeof(dynop_variant) == 56),

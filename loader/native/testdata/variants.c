@@ -111,7 +111,7 @@ static const dynop_op_schema *const schemas[] = {&schema};
 #endif
 #ifdef REQUIRE_FEATURES
 static const dynop_requirements req = {DYNOP_REQUIREMENTS_HEADER, NULL, DYNOP_V(0, 0, 0), NULL, REQUIRE_FEATURES, NULL,
-                                       DYNOP_V(0, 0, 0), DYNOP_V(0, 0, 0)};
+                                       DYNOP_V(0, 0, 0), DYNOP_V(0, 0, 0), NULL};
 #define REQ &req
 #else
 #define REQ NULL
