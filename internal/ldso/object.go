@@ -129,3 +129,25 @@ func splitPath(s string) []string {
 	}
 	return strings.Split(s, ":")
 }
+
+// ObjectFor returns an Object of the ELF class, byte order and machine of
+// shared libraries for goarch (a GOARCH value), with nothing else set:
+// the one asking, when a library is to be found for a program of that
+// architecture. It reports false for an architecture it does not know.
+func ObjectFor(goarch string) (*Object, bool) {
+	k, ok := goarchKinds[goarch]
+	if !ok {
+		return nil, false
+	}
+	return &Object{Class: k.class, Data: k.data, Machine: k.machine}, true
+}
+
+// goarchKinds is the ELF kind of each GOARCH's shared libraries.
+var goarchKinds = map[string]elfKind{
+	"amd64":   {elf.ELFCLASS64, elf.ELFDATA2LSB, elf.EM_X86_64},
+	"arm64":   {elf.ELFCLASS64, elf.ELFDATA2LSB, elf.EM_AARCH64},
+	"386":     {elf.ELFCLASS32, elf.ELFDATA2LSB, elf.EM_386},
+	"riscv64": {elf.ELFCLASS64, elf.ELFDATA2LSB, elf.EM_RISCV},
+	"ppc64le": {elf.ELFCLASS64, elf.ELFDATA2LSB, elf.EM_PPC64},
+	"s390x":   {elf.ELFCLASS64, elf.ELFDATA2MSB, elf.EM_S390},
+}
