@@ -22,6 +22,18 @@ ifeq ($(CODEC_FOUND),yes)
 PLUGINS += plugins/codec/libdynop_codec.so
 endif
 
+# The native blas plugin wraps OpenBLAS through cblas.h (flags from
+# pkg-config openblas, else -lopenblas). It is built when cblas.h is
+# there, and skipped with a note otherwise (apt-get install
+# libopenblas-dev); internal/cbuild's BLAS makes the same check and skips
+# the tests that need it.
+BLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null)
+BLAS_LIBS := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
+BLAS_FOUND := $(shell printf '\043include <cblas.h>\n' | $(CC) -E -x c $(BLAS_CFLAGS) -o /dev/null - 2>/dev/null && echo yes)
+ifeq ($(BLAS_FOUND),yes)
+PLUGINS += plugins/blas/libdynop_blas.so
+endif
+
 # WebAssembly plugins: the scalar C of imgproc with the shim of abi/wasm
 # (clang, lld and wasi-libc; internal/cbuild's ImgprocWasm builds it the
 # same way), and the Go example tone (GOOS=wasip1). They are built when
@@ -108,6 +120,7 @@ build: plugins
 	mkdir -p bin/plugins
 	cp $(PLUGINS) bin/plugins/
 	@if [ "$(CODEC_FOUND)" != yes ]; then echo "note: the headers of libturbojpeg, libpng or libwebp are missing (apt-get install libturbojpeg0-dev libpng-dev libwebp-dev): the native codec plugin is not built, and pipelines decode and encode with Go's image packages"; fi
+	@if [ "$(BLAS_FOUND)" != yes ]; then echo "note: OpenBLAS's cblas.h is missing (apt-get install libopenblas-dev): the native blas plugin is not built"; fi
 	bin/dynop manifest bin/plugins/*.so
 	@if echo 'int x;' | $(WASM_CC) --target=wasm32-wasi -x c -c -o /dev/null - 2>/dev/null; then \
 		$(MAKE) --no-print-directory wasm-plugins && cp $(WASM_PLUGINS) bin/plugins/ && bin/dynop manifest bin/plugins/*.wasm; \
@@ -142,8 +155,12 @@ plugins/imgproc/libdynop_imgproc.so: plugins/imgproc/c/imgproc.c $(wildcard plug
 plugins/codec/libdynop_codec.so: plugins/codec/c/codec.c abi/include/dynop/dynop.h
 	$(CC) $(PLUGIN_CFLAGS) $(PLUGIN_FLAGS) $(CODEC_CFLAGS) -o $@ $< $(CODEC_LIBS)
 
+# blas: wraps OpenBLAS, linked after the source.
+plugins/blas/libdynop_blas.so: plugins/blas/c/blas.c plugins/blas/blas.h abi/include/dynop/dynop.h
+	$(CC) $(PLUGIN_CFLAGS) $(PLUGIN_FLAGS) $(BLAS_CFLAGS) -o $@ $< $(BLAS_LIBS)
+
 plugins/stats/libdynop_stats.so: plugins/stats/cpp/stats.cpp plugins/stats/stats.h plugins/vecmath/vecmath.h abi/include/dynop/dynop.h
 	$(CXX) $(PLUGIN_CXXFLAGS) $(PLUGIN_FLAGS) -o $@ $<
 
 clean:
-	rm -rf bin $(PLUGINS) plugins/codec/libdynop_codec.so $(WASM_PLUGINS)
+	rm -rf bin $(PLUGINS) plugins/codec/libdynop_codec.so plugins/blas/libdynop_blas.so $(WASM_PLUGINS)

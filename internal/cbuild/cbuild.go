@@ -144,28 +144,38 @@ var CodecHeaders = []string{"turbojpeg.h", "png.h", "webp/decode.h", "webp/encod
 // error saying what is missing if cc cannot find their headers (the
 // Makefile makes the same check before it builds the plugin).
 func CodecFlags(cc string) (cflags, libs []string, err error) {
+	return libraryFlags(cc, []string{"libturbojpeg", "libpng", "libwebp"}, CodecHeaders,
+		[]string{"-lturbojpeg", "-lpng", "-lwebp"}, "the codec libraries'", "libturbojpeg0-dev libpng-dev libwebp-dev")
+}
+
+// libraryFlags returns the compiler and linker flags of the pkg-config
+// packages pkgs ($PKG_CONFIG, else pkg-config), or libs where pkg-config
+// does not know them; and an error naming the headers and the Debian
+// packages to install (what, in "what headers (…) are missing") if cc
+// cannot find headers with those flags.
+func libraryFlags(cc string, pkgs, headers, libs []string, what, install string) (cflags, linkFlags []string, err error) {
 	pc := os.Getenv("PKG_CONFIG")
 	if pc == "" {
 		pc = "pkg-config"
 	}
-	libs = []string{"-lturbojpeg", "-lpng", "-lwebp"}
-	if out, err := exec.Command(pc, "--cflags", "libturbojpeg", "libpng", "libwebp").Output(); err == nil {
+	linkFlags = libs
+	if out, err := exec.Command(pc, append([]string{"--cflags"}, pkgs...)...).Output(); err == nil {
 		cflags = strings.Fields(string(out))
-		if out, err := exec.Command(pc, "--libs", "libturbojpeg", "libpng", "libwebp").Output(); err == nil {
-			libs = strings.Fields(string(out))
+		if out, err := exec.Command(pc, append([]string{"--libs"}, pkgs...)...).Output(); err == nil {
+			linkFlags = strings.Fields(string(out))
 		}
 	}
 	var src strings.Builder
-	for _, h := range CodecHeaders {
+	for _, h := range headers {
 		fmt.Fprintf(&src, "#include <%s>\n", h)
 	}
 	cmd := exec.Command(cc, append(append([]string{"-E", "-x", "c"}, cflags...), "-o", os.DevNull, "-")...)
 	cmd.Stdin = strings.NewReader(src.String())
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		return nil, nil, fmt.Errorf("the codec libraries' headers (%s) are missing (apt-get install libturbojpeg0-dev libpng-dev libwebp-dev): %v\n%s",
-			strings.Join(CodecHeaders, ", "), err, msg)
+		return nil, nil, fmt.Errorf("%s headers (%s) are missing (apt-get install %s): %v\n%s",
+			what, strings.Join(headers, ", "), install, err, msg)
 	}
-	return cflags, libs, nil
+	return cflags, linkFlags, nil
 }
 
 // Codec builds the native codec plugin dynop.plugin.codec, linked with
@@ -192,6 +202,44 @@ func BuildCodec(cc, dir string) (string, error) {
 		return "", err
 	}
 	return Build(cc, dir, "libdynop_codec.so", CodecSource, cflags, libs)
+}
+
+// BLASHeaders are the headers the blas plugin includes; BLASFlags probes
+// for them.
+var BLASHeaders = []string{"cblas.h"}
+
+// BLASFlags returns the compiler and linker flags of OpenBLAS, which the
+// blas plugin links, from pkg-config ($PKG_CONFIG) if it knows openblas,
+// else -lopenblas; and an error saying what is missing if cc cannot find
+// cblas.h (the Makefile makes the same check before it builds the
+// plugin).
+func BLASFlags(cc string) (cflags, libs []string, err error) {
+	return libraryFlags(cc, []string{"openblas"}, BLASHeaders, []string{"-lopenblas"}, "OpenBLAS's", "libopenblas-dev")
+}
+
+// BLAS builds the native plugin dynop.plugin.blas, linked with OpenBLAS;
+// it skips the test, saying why, where OpenBLAS's headers are missing.
+func BLAS(t testing.TB) string {
+	t.Helper()
+	cflags, libs, err := BLASFlags(Compiler(t, false))
+	if err != nil {
+		t.Skipf("blas plugin not built: %v", err)
+	}
+	return plugin(t, "libdynop_blas.so", BLASSource, cflags, libs)
+}
+
+// BLASSource is the blas plugin's source.
+const BLASSource = "plugins/blas/c/blas.c"
+
+// BuildBLAS builds the blas plugin into dir with the compiler cc, as
+// [BLAS] does for tests; its error says what is missing where OpenBLAS's
+// headers are ([BLASFlags]).
+func BuildBLAS(cc, dir string) (string, error) {
+	cflags, libs, err := BLASFlags(cc)
+	if err != nil {
+		return "", err
+	}
+	return Build(cc, dir, "libdynop_blas.so", BLASSource, cflags, libs)
 }
 
 // Mapped reports whether the file at path is mapped into this process,
