@@ -32,10 +32,10 @@
 // only "scalar" is built. Inputs of any strides are taken: BLAS reads
 // row-major and column-major matrices in place, and run copies any other
 // into compact memory first. Against a float64 triple loop of the same
-// float32 values, each element is within 1e-5·(Σ_k |alpha·a_ik·b_kj| +
-// |bias_j|) plus 1e-30 (TestMatMulMatchesReference), and against NumPy's
-// matmul and OpenCV's cv2.gemm within the same bound
-// (TestMatMulMatchesOpenCV).
+// float32 values, each element is within (K+5)·2⁻²⁴·(Σ_k |alpha·a_ik·b_kj|
+// + |bias_j|), the bound of any float32 summation order
+// (TestMatMulMatchesReference), and within twice that bound of NumPy's
+// float32 matmul and of OpenCV's cv2.gemm (TestMatMulMatchesOpenCV).
 package blas
 
 /*

@@ -83,7 +83,10 @@ func gemmRef(transA, transB bool, m, n, k int, alpha float32, a []float32, lda i
 				s += t
 				abs += math.Abs(t)
 			}
-			bc := float64(beta) * float64(c[i*ldc+j])
+			bc := 0.0 // with beta 0, C is not read (it may be nil)
+			if beta != 0 {
+				bc = float64(beta) * float64(c[i*ldc+j])
+			}
 			want[i*n+j] = s + bc
 			bound[i*n+j] = float64(k+4) * u * (abs + math.Abs(bc))
 		}
@@ -91,9 +94,14 @@ func gemmRef(transA, transB bool, m, n, k int, alpha float32, a []float32, lda i
 	return want, bound
 }
 
-// floats returns the elements of a float32 tensor, in row-major order.
+// floats returns the elements of a float32 tensor of any strides, in
+// row-major order.
 func floats(t testing.TB, x *tensor.Tensor) []float32 {
 	t.Helper()
+	x, err := x.Contiguous()
+	if err != nil {
+		t.Fatal(err)
+	}
 	b, err := x.Bytes()
 	if err != nil {
 		t.Fatal(err)
