@@ -5,8 +5,8 @@
 //     dtypes and layouts, outputs, arguments with their types, defaults,
 //     ranges, allowed values and former names, devices), opened with the
 //     Go plugins of plugins/image and plugins/npy compiled in and the
-//     native C plugins plugins/imgproc and plugins/codec built from
-//     source as internal/cbuild builds them for tests;
+//     native C plugins plugins/imgproc, plugins/codec and plugins/blas
+//     built from source as internal/cbuild builds them for tests;
 //   - each operator's CPU variants and the graph passes that replace it,
 //     from the host and the plugins' infos;
 //   - its definition: the paragraphs of its plugin package's doc comment
@@ -21,7 +21,7 @@
 //
 // FILE defaults to docs/operators.md of the repository. Where there is
 // no C compiler, no cgo (CGO_ENABLED=0: no native loader) or no headers
-// of the codec plugin's libraries, the plugins it cannot build or load
+// of the codec or blas plugins' libraries, the plugins it cannot build or load
 // are named in the file instead of documented. TestOperatorsDoc fails
 // when the file differs from what the generator writes, and is skipped
 // only where this machine cannot document a plugin the file documents.
@@ -112,6 +112,13 @@ var plugins = []shipped{
 				return "", fmt.Errorf("%w: the headers of libturbojpeg, libpng or libwebp are missing (apt-get install libturbojpeg0-dev libpng-dev libwebp-dev)", errMissing)
 			}
 			return cbuild.BuildCodec(cc, dir)
+		}},
+	{id: "dynop.plugin.blas", dir: "plugins/blas", kind: "native C plugin, libdynop_blas.so from " + cbuild.BLASSource + ", linked with OpenBLAS",
+		build: func(cc, dir string) (string, error) {
+			if _, _, err := cbuild.BLASFlags(cc); err != nil {
+				return "", fmt.Errorf("%w: OpenBLAS's cblas.h is missing (apt-get install libopenblas-dev)", errMissing)
+			}
+			return cbuild.BuildBLAS(cc, dir)
 		}},
 }
 

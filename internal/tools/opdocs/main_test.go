@@ -89,6 +89,13 @@ func TestWithoutNativePlugins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	savedBLAS := cbuild.BLASHeaders
+	cbuild.BLASHeaders = append(append([]string{}, savedBLAS...), "dynop_no_such_header.h")
+	noBLAS, err := Generate(ctx, cbuild.Root())
+	cbuild.BLASHeaders = savedBLAS
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("CC", "dynop-no-such-cc")
 	noCC, err := Generate(ctx, cbuild.Root())
 	if err != nil {
@@ -100,7 +107,8 @@ func TestWithoutNativePlugins(t *testing.T) {
 		missing []string
 	}{
 		{"no codec libraries", noCodec, []string{"dynop.plugin.codec"}},
-		{"no C compiler", noCC, []string{"dynop.plugin.imgproc", "dynop.plugin.codec"}},
+		{"no OpenBLAS", noBLAS, []string{"dynop.plugin.blas"}},
+		{"no C compiler", noCC, []string{"dynop.plugin.imgproc", "dynop.plugin.codec", "dynop.plugin.blas"}},
 	} {
 		var ids []string
 		for _, m := range c.doc.Missing {
@@ -125,6 +133,9 @@ func TestWithoutNativePlugins(t *testing.T) {
 	}
 	if !strings.Contains(noCodec.Missing[0].Why, "apt-get install libturbojpeg0-dev libpng-dev libwebp-dev") {
 		t.Errorf("without the codec libraries: %q", noCodec.Missing[0].Why)
+	}
+	if !strings.Contains(noBLAS.Missing[0].Why, "apt-get install libopenblas-dev") {
+		t.Errorf("without OpenBLAS: %q", noBLAS.Missing[0].Why)
 	}
 }
 

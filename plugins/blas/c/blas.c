@@ -401,7 +401,7 @@ static const dynop_variant matmul_variants[] = {
 static const dynop_op_input matmul_inputs[] = {
     {DYNOP_OP_INPUT_HEADER, "a", "The left matrix, M x K (K x M with transpose_a).", "float32", NULL, 2, NULL},
     {DYNOP_OP_INPUT_HEADER, "b", "The right matrix, K x N (N x K with transpose_b).", "float32", NULL, 2, NULL},
-    {DYNOP_OP_INPUT_HEADER, "bias", "Optional: a vector of N values added to each row of the product.", "float32",
+    {DYNOP_OP_INPUT_HEADER, "bias", "A vector of N values added to each row of the product.", "float32",
      NULL, 1, NULL},
 };
 static const dynop_op_output matmul_outputs[] = {
