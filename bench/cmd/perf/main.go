@@ -75,6 +75,8 @@ var runs = []run{
 		bench: "^BenchmarkThumbnail$"},
 	{name: "wasm", dir: ".", pkgs: []string{"./loader/wasm", "./plugins/imgproc"}, benchtime: "10x",
 		bench: "^(BenchmarkCallVsRawWazero|BenchmarkWasmVsNative)$"},
+	{name: "blas", dir: "bench", pkgs: []string{"."}, benchtime: "300ms",
+		bench: "^BenchmarkSgemm$"},
 }
 
 func main() {

@@ -83,3 +83,36 @@ func TestSelectRuns(t *testing.T) {
 		t.Errorf("selectRuns(nope) = %v, want an error naming it and the runs", err)
 	}
 }
+
+// TestWrappedLibrarySection: section 8 shows BenchmarkSgemm's medians and
+// says whether the table's ratio to the direct call meets issue 25's
+// goal, at most 1.05×.
+func TestWrappedLibrarySection(t *testing.T) {
+	for _, tc := range []struct {
+		ratios  []string
+		verdict string
+	}{
+		{[]string{"1.01", "0.98", "1.03"}, "| 1.01× | met |"},
+		{[]string{"1.2", "1.1", "1.3"}, "| 1.20× | **not met** |"},
+	} {
+		raw := "goos: linux\ngoarch: amd64\npkg: github.com/dynop/dynop/bench\n"
+		for _, r := range tc.ratios {
+			raw += "BenchmarkSgemm/n=64/cgo-direct-2 \t 1000\t 6500 ns/op\t 0 B/op\t 0 allocs/op\n"
+			raw += "BenchmarkSgemm/n=64/dynop-table-2 \t 1000\t 6600 ns/op\t " + r + " ratio\t 6500 ref-ns/op\t 0 B/op\t 0 allocs/op\n"
+		}
+		var rs report.Results
+		if err := rs.Read(strings.NewReader(raw), "raw"); err != nil {
+			t.Fatal(err)
+		}
+		doc, _, _ := write(&rs, machine{Count: 3}, nil)
+		i := strings.Index(doc, "## 8. A wrapped C library: OpenBLAS")
+		if i < 0 {
+			t.Fatalf("no section 8 in\n%s", doc)
+		}
+		section := doc[i:]
+		if !strings.Contains(section, "| through the dynop.blas.BLAS table | 6.60 µs "+tc.verdict) ||
+			!strings.Contains(section, "| cblas_sgemm called directly through cgo (reference) | 6.50 µs | 1× |") {
+			t.Errorf("ratios %v: section 8 is\n%s", tc.ratios, section[:min(len(section), 1500)])
+		}
+	}
+}

@@ -189,6 +189,7 @@ func write(rs *report.Results, m machine, done []outcome) (string, map[string]*r
 	d.imageKernels()
 	d.pipeline()
 	d.scaling(plots)
+	d.wrappedLibrary()
 	d.outcomes()
 	d.comparing()
 	slices.Sort(d.unknown)
@@ -643,6 +644,23 @@ func (d *doc) scaling(plots map[string]*report.Plot) {
 		}
 		t.Add(row...)
 	}
+	d.table(t)
+}
+
+// blasGoal is issue 25's goal for a call through the dynop.blas.BLAS
+// table over a direct cgo call of cblas_sgemm: at most this ratio.
+const blasGoal = 1.05
+
+func (d *doc) wrappedLibrary() {
+	d.p("## 8. A wrapped C library: OpenBLAS")
+	d.p("")
+	d.p("`BenchmarkSgemm` (bench/blas_test.go): C = A·Bᵀ on 64×64 float32 matrices with OpenBLAS's cblas_sgemm, called directly from Go through cgo (the reference; the function's address from libopenblas.so.0, which the plugin links), and through the dynop.blas.BLAS table of the example plugin dynop.plugin.blas (plugins/blas), acquired from a host: the Go binding's checks of the sizes, a cgo call to a trampoline, a call through the table. The table's row alternates with the reference in its loop; the ratio is of their times there. Goal (issue 25): at most %.2f×.", blasGoal)
+	d.p("")
+	t := &report.Table{Header: []string{"", "time", "vs direct call", "", "allocs/op"}}
+	ref, row := "Sgemm/n=64/cgo-direct", "Sgemm/n=64/dynop-table"
+	t.Add("cblas_sgemm called directly through cgo (reference)", d.show(ns(ref)), "1×", "", d.show(metric(ref, "allocs/op")))
+	ratio := metric(row, "ratio")
+	t.Add("through the dynop.blas.BLAS table", d.show(ns(row)), d.show(ratio), d.verdict(ratio, atMost(blasGoal)), d.show(metric(row, "allocs/op")))
 	d.table(t)
 }
 
