@@ -55,6 +55,15 @@ func randoms(rng *rand.Rand, n int) []float32 {
 	return x
 }
 
+// stored returns the rows and columns of the matrix that holds an
+// operand of rows×cols, its transpose if trans.
+func stored(trans bool, rows, cols int) (int, int) {
+	if trans {
+		return cols, rows
+	}
+	return rows, cols
+}
+
 // gemmRef is the reference of Sgemm: C = alpha·op(A)·op(B) + beta·C as a
 // triple loop in float64 over the float32 values, and per element of C
 // the bound on a float32 computation's error in any order of summation:

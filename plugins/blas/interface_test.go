@@ -44,14 +44,8 @@ func gemmCases() []gemmCase {
 
 // operands returns random A, B and C for c with their leading dimensions.
 func (c gemmCase) operands(rng *rand.Rand) (a []float32, lda int, b []float32, ldb int, cm []float32, ldc int) {
-	ar, ac := c.m, c.k
-	if c.transA {
-		ar, ac = c.k, c.m
-	}
-	br, bc := c.k, c.n
-	if c.transB {
-		br, bc = c.n, c.k
-	}
+	ar, ac := stored(c.transA, c.m, c.k)
+	br, bc := stored(c.transB, c.k, c.n)
 	lda, ldb, ldc = ac+c.pad, bc+c.pad, c.n+c.pad
 	return randoms(rng, ar*lda), lda, randoms(rng, br*ldb), ldb, randoms(rng, c.m*ldc), ldc
 }

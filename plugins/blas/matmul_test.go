@@ -55,14 +55,8 @@ func (c mmCase) args() schema.Args {
 // operands returns random compact a, b (stored transposed where the case
 // says) and bias (nil without).
 func (c mmCase) operands(t testing.TB, rng *rand.Rand) (a, b, bias *tensor.Tensor) {
-	ar, ac := c.m, c.k
-	if c.transA {
-		ar, ac = c.k, c.m
-	}
-	br, bc := c.k, c.n
-	if c.transB {
-		br, bc = c.n, c.k
-	}
+	ar, ac := stored(c.transA, c.m, c.k)
+	br, bc := stored(c.transB, c.k, c.n)
 	a, b = matrix(t, randoms(rng, ar*ac), ar, ac), matrix(t, randoms(rng, br*bc), br, bc)
 	if c.bias {
 		var err error
