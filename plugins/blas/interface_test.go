@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -276,5 +277,44 @@ func TestTableRefusesBadSizes(t *testing.T) {
 	}
 	if err := blas.UncheckedSgemm(m, false, false, 3, 3, 4, 1, a, 4, b, 3, 0, c, 3); err != nil {
 		t.Errorf("right sizes: %v", err)
+	}
+}
+
+// TestConcurrentCalls: the table is safe for concurrent use, as blas.h
+// says: goroutines multiplying at once each get the result of a lone call,
+// bit for bit.
+func TestConcurrentCalls(t *testing.T) {
+	m := acquire(t)
+	rng := rand.New(rand.NewPCG(17, 18))
+	c := gemmCase{m: 33, n: 31, k: 47, alpha: 1, pad: 1}
+	a, lda, b, ldb, cm, ldc := c.operands(rng)
+	want := slices.Clone(cm)
+	if err := m.Sgemm(false, false, c.m, c.n, c.k, 1, a, lda, b, ldb, 0, want, ldc); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for g := range errs {
+		wg.Go(func() {
+			got := make([]float32, len(cm))
+			for range 50 {
+				if err := m.Sgemm(false, false, c.m, c.n, c.k, 1, a, lda, b, ldb, 0, got, ldc); err != nil {
+					errs[g] = err
+					return
+				}
+				for i := range got {
+					if i%ldc < c.n && math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						errs[g] = fmt.Errorf("goroutine %d: element %d = %v, a lone call gave %v", g, i, got[i], want[i])
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
 	}
 }
