@@ -763,6 +763,7 @@ func (avx2Plugin) Start(context.Context, plugin.Registrar) error { return nil }
 // sentinels are the errors the guide names, as the compiler checks them.
 var sentinels = map[string]error{
 	"discover.ErrManifest":       discover.ErrManifest,
+	"discover.ErrMissingLibrary": discover.ErrMissingLibrary,
 	"discover.ErrScan":           discover.ErrScan,
 	"dispatch.ErrUnknownFeature": dispatch.ErrUnknownFeature,
 	"dynop.ErrCycle":             dynop.ErrCycle,

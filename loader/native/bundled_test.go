@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -250,7 +251,7 @@ func TestMissingSystemLibrary(t *testing.T) {
 		if len(ps) != 1 || ps[0].State != dynop.StateUnsupported {
 			t.Fatalf("plugins %+v, want one unsupported", ps)
 		}
-		testutil.WantErr(t, ps[0].Err, discover.ErrMissingLibrary, "libgone.so.3 (Debian package libgone3)", "cannot find", plugin)
+		testutil.WantErr(t, ps[0].Err, discover.ErrMissingLibrary, "libgone.so.3 (Debian package libgone3)", "cannot be found", plugin)
 		if !errors.Is(ps[0].Err, dynop.ErrUnsupported) {
 			t.Errorf("%v does not wrap dynop.ErrUnsupported", ps[0].Err)
 		}
@@ -314,4 +315,53 @@ func TestStaleManifestStillLoads(t *testing.T) {
 	ref.Release()
 	_, err = h.Plugin("test.plugin.nothere")
 	testutil.WantErr(t, err, dynop.ErrNotFound, `"test.plugin.nothere"`)
+}
+
+// deepBindEnv names the plugin for the child process of
+// TestDeepBindUnsafeWithAnotherAllocator.
+const deepBindEnv = "DYNOP_TEST_DEEP_BIND_PLUGIN"
+
+// TestDeepBindUnsafeWithAnotherAllocator: in a process whose malloc is
+// not libc's (an allocator preloaded), deep binding is unsafe — the
+// plugin would allocate with libc's — so by default the plugin is loaded
+// without it, and Plugin.DeepBind says why; a plugin can still ask.
+func TestDeepBindUnsafeWithAnotherAllocator(t *testing.T) {
+	plugin, _ := bundledPlugin(t, false)
+	if deep, why := loadDeepBind(t, plugin); !deep || why != "" {
+		t.Errorf("in this process: deep bind %v (%s), want on", deep, why)
+	}
+	if os.Getenv(deepBindEnv) != "" {
+		return // the child's verdict is checked below
+	}
+	malloc, err := cbuild.Build(cbuild.Compiler(t, false), t.TempDir(), "libmymalloc.so", "loader/native/testdata/bundled/mymalloc.c", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDeepBindUnsafeWithAnotherAllocator$", "-test.v")
+	cmd.Env = append(os.Environ(), "LD_PRELOAD="+malloc, deepBindEnv+"="+plugin)
+	out, _ := cmd.CombinedOutput()
+	t.Logf("child:\n%s", out)
+	if !strings.Contains(string(out), "deep bind false") || !strings.Contains(string(out), "replaces libc's malloc") || !strings.Contains(string(out), malloc) {
+		t.Errorf("with another allocator preloaded, the child says:\n%s", out)
+	}
+}
+
+// loadDeepBind loads the plugin at path and returns what Plugin.DeepBind
+// says; in the child process it logs it for the parent to read.
+func loadDeepBind(t *testing.T, path string) (bool, string) {
+	p, err := native.Load(ctx, path, native.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deep, why := p.DeepBind()
+	if os.Getenv(deepBindEnv) != "" {
+		t.Logf("deep bind %v: %s", deep, why)
+		if p2, err := native.Load(ctx, path, native.Options{DeepBind: native.DeepBindAlways}); err != nil {
+			t.Error(err)
+		} else if deep, _ := p2.DeepBind(); !deep {
+			t.Error("DeepBindAlways did not deep-bind")
+		}
+		return true, ""
+	}
+	return deep, why
 }

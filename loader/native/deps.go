@@ -66,12 +66,8 @@ func missingError(path string, missing []string) error {
 			names[i] += " (Debian package " + pkg + ")"
 		}
 	}
-	what := "a shared library"
-	if len(missing) > 1 {
-		what = "shared libraries"
-	}
-	return fmt.Errorf("native: %s: %w: %w: it needs %s that the dynamic linker cannot find: %s; install %s, or ship %s beside the plugin (RUNPATH $ORIGIN)",
-		path, dynop.ErrUnsupported, discover.ErrMissingLibrary, what, strings.Join(names, ", "), them(len(missing)), them(len(missing)))
+	return fmt.Errorf("native: %s: %w: %w (by the dynamic linker's search): %s; install %s, or ship %s beside the plugin (RUNPATH $ORIGIN)",
+		path, dynop.ErrUnsupported, discover.ErrMissingLibrary, strings.Join(names, ", "), them(len(missing)), them(len(missing)))
 }
 
 func them(n int) string {

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/dynop/dynop/internal/cbuild"
+)
+
+// TestMissingLibraryListedUnsupported: a plugin whose shared library is
+// missing is unsupported in dynop list, list --json and doctor, which
+// name the soname and a Debian package (issue 25: it was listed
+// available, and doctor said all was well).
+func TestMissingLibraryListedUnsupported(t *testing.T) {
+	healthyEnv(t)
+	cc := cbuild.Compiler(t, false)
+	dir, sys := t.TempDir(), t.TempDir()
+	lib, err := cbuild.Build(cc, sys, "libgone.so.3", "loader/native/testdata/bundled/mydot.c", []string{"-Wl,-soname,libgone.so.3"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plugin, err := cbuild.Build(cc, dir, "libdot.so", "loader/native/testdata/bundled/dotplugin.c",
+		[]string{"-Wl,--enable-new-dtags", "-Wl,-rpath," + sys}, []string{"-L" + sys, "-l:libgone.so.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, "manifest", plugin); code != 0 {
+		t.Fatalf("manifest: exit %d: %s", code, errOut)
+	}
+	if err := os.Remove(lib); err != nil {
+		t.Fatal(err)
+	}
+	const soname = "libgone.so.3 (Debian package libgone3)"
+
+	code, out, errOut := runCLI(t, "list", plugin)
+	if !strings.Contains(out, "test.plugin.dot") || !strings.Contains(out, "unsupported") || !strings.Contains(out+errOut, soname) {
+		t.Errorf("list: exit %d:\n%s%s", code, out, errOut)
+	}
+	_, out, _ = runCLI(t, "list", "--json", plugin)
+	var got struct {
+		Plugins []struct{ ID, State, Error string }
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	found := false
+	for _, p := range got.Plugins {
+		if p.ID == "test.plugin.dot" {
+			found = true
+			if p.State != "unsupported" || !strings.Contains(p.Error, soname) {
+				t.Errorf("list --json: %+v", p)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("list --json does not list test.plugin.dot: %+v", got.Plugins)
+	}
+
+	t.Setenv("DYNOP_PLUGIN_PATH", dir)
+	_, checks, _ := doctorJSON(t)
+	c := findCheck(t, checks, "search path", dir)
+	if c.Status != statusWarn || !strings.Contains(c.Summary, "1 unsupported") || len(c.Details) != 1 ||
+		!strings.Contains(c.Details[0], soname) || !strings.Contains(c.Fix, "install the shared libraries") {
+		t.Errorf("doctor: %+v", c)
+	}
+}
