@@ -15,17 +15,8 @@ import (
 // available, and doctor said all was well).
 func TestMissingLibraryListedUnsupported(t *testing.T) {
 	healthyEnv(t)
-	cc := cbuild.Compiler(t, false)
 	dir, sys := t.TempDir(), t.TempDir()
-	lib, err := cbuild.Build(cc, sys, "libgone.so.3", "loader/native/testdata/bundled/mydot.c", []string{"-Wl,-soname,libgone.so.3"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plugin, err := cbuild.Build(cc, dir, "libdot.so", "loader/native/testdata/bundled/dotplugin.c",
-		[]string{"-Wl,--enable-new-dtags", "-Wl,-rpath," + sys}, []string{"-L" + sys, "-l:libgone.so.3"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	plugin, lib := cbuild.DotPlugin(t, dir, sys, sys, "libgone.so.3")
 	if code, _, errOut := runCLI(t, "manifest", plugin); code != 0 {
 		t.Fatalf("manifest: exit %d: %s", code, errOut)
 	}

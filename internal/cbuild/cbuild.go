@@ -242,6 +242,25 @@ func BuildBLAS(cc, dir string) (string, error) {
 	return Build(cc, dir, "libdynop_blas.so", BLASSource, cflags, libs)
 }
 
+// DotPlugin builds the test plugin loader/native/testdata/bundled/dotplugin.c
+// as dir/libdot.so, linked against libmydot.so.0 (testdata's mydot.c,
+// built with the soname soname into libDir) with the RUNPATH runpath, such
+// as "$ORIGIN" for a library shipped beside the plugin. It returns the
+// plugin's and the library's paths.
+func DotPlugin(t testing.TB, dir, runpath, libDir, soname string) (plugin, lib string) {
+	t.Helper()
+	cc := Compiler(t, false)
+	lib, err := Build(cc, libDir, soname, "loader/native/testdata/bundled/mydot.c", []string{"-Wl,-soname," + soname}, nil)
+	if err == nil {
+		plugin, err = Build(cc, dir, "libdot.so", "loader/native/testdata/bundled/dotplugin.c",
+			[]string{"-Wl,--enable-new-dtags", "-Wl,-rpath," + runpath}, []string{"-L" + libDir, "-l:" + soname})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plugin, lib
+}
+
 // Mapped reports whether the file at path is mapped into this process,
 // from /proc/self/maps; it skips the test where there is no such file.
 func Mapped(t testing.TB, path string) bool {

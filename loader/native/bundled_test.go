@@ -27,7 +27,6 @@ var dotUID = iface.MustParseUID("5E7A11D0-0D07-4B1A-9C25-00000000D070")
 // the plugin. It returns the plugin's and the library's paths.
 func bundledPlugin(t *testing.T, sub bool) (plugin, lib string) {
 	t.Helper()
-	cc := cbuild.Compiler(t, false)
 	dir := t.TempDir()
 	libDir, runpath := dir, "$ORIGIN"
 	if sub {
@@ -36,20 +35,25 @@ func bundledPlugin(t *testing.T, sub bool) (plugin, lib string) {
 			t.Fatal(err)
 		}
 	}
-	lib, err := cbuild.Build(cc, libDir, "libmydot.so.0", "loader/native/testdata/bundled/mydot.c",
-		[]string{"-Wl,-soname,libmydot.so.0"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plugin, err = cbuild.Build(cc, dir, "libdot.so", "loader/native/testdata/bundled/dotplugin.c",
-		[]string{"-Wl,--enable-new-dtags", "-Wl,-rpath," + runpath}, []string{"-L" + libDir, "-l:libmydot.so.0"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	plugin, lib = cbuild.DotPlugin(t, dir, runpath, libDir, "libmydot.so.0")
 	if err := os.WriteFile(filepath.Join(dir, "dotplugin.txt"), []byte("beside the plugin\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return plugin, lib
+}
+
+// writeManifest writes the manifest of the plugin file path, as dynop
+// manifest does, and returns it.
+func writeManifest(t *testing.T, path string) *discover.Manifest {
+	t.Helper()
+	m, err := dynop.ScanFile(ctx, path, dynop.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := discover.WriteManifest(path, m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // openLogged opens a host over paths whose log the test reads.
@@ -82,16 +86,10 @@ func TestBundledDependency(t *testing.T) {
 			plugin, lib := bundledPlugin(t, sub)
 			for _, manifest := range []bool{false, true} {
 				if manifest {
-					m, err := dynop.ScanFile(ctx, plugin, dynop.Options{})
-					if err != nil {
-						t.Fatal(err)
-					}
+					m := writeManifest(t, plugin)
 					rel, _ := filepath.Rel(filepath.Dir(plugin), lib)
 					if len(m.Bundled) != 1 || m.Bundled[0].Path != filepath.ToSlash(rel) {
 						t.Fatalf("dynop manifest's bundled list = %+v, want %s", m.Bundled, rel)
-					}
-					if _, err := discover.WriteManifest(plugin, m); err != nil {
-						t.Fatal(err)
 					}
 				}
 				var log testutil.LogBuffer
@@ -129,13 +127,7 @@ func TestBundledDependency(t *testing.T) {
 // plugin starts, before any of it runs.
 func TestBundledDependencyTampered(t *testing.T) {
 	plugin, lib := bundledPlugin(t, false)
-	m, err := dynop.ScanFile(ctx, plugin, dynop.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := discover.WriteManifest(plugin, m); err != nil {
-		t.Fatal(err)
-	}
+	writeManifest(t, plugin)
 	pub, key, err := ed25519.GenerateKey(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -228,17 +220,8 @@ func TestInterposition(t *testing.T) {
 // failure: it was listed available) or a scan; the answer follows the
 // library when it comes back, cache or not.
 func TestMissingSystemLibrary(t *testing.T) {
-	cc := cbuild.Compiler(t, false)
-	dir, sys := t.TempDir(), t.TempDir()
-	lib, err := cbuild.Build(cc, sys, "libgone.so.3", "loader/native/testdata/bundled/mydot.c", []string{"-Wl,-soname,libgone.so.3"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plugin, err := cbuild.Build(cc, dir, "libdot.so", "loader/native/testdata/bundled/dotplugin.c",
-		[]string{"-Wl,--enable-new-dtags", "-Wl,-rpath," + sys}, []string{"-L" + sys, "-l:libgone.so.3"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sys := t.TempDir()
+	plugin, lib := cbuild.DotPlugin(t, t.TempDir(), sys, sys, "libgone.so.3")
 	saved, err := os.ReadFile(lib)
 	if err != nil {
 		t.Fatal(err)
@@ -258,13 +241,7 @@ func TestMissingSystemLibrary(t *testing.T) {
 	}
 	for _, manifest := range []bool{false, true} {
 		if manifest {
-			m, err := dynop.ScanFile(ctx, plugin, dynop.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := discover.WriteManifest(plugin, m); err != nil {
-				t.Fatal(err)
-			}
+			writeManifest(t, plugin)
 		}
 		os.Remove(lib)
 		var log testutil.LogBuffer
@@ -290,13 +267,7 @@ func TestMissingSystemLibrary(t *testing.T) {
 // broken, and through the Go API not found).
 func TestStaleManifestStillLoads(t *testing.T) {
 	plugin, _ := bundledPlugin(t, false)
-	m, err := dynop.ScanFile(ctx, plugin, dynop.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := discover.WriteManifest(plugin, m); err != nil {
-		t.Fatal(err)
-	}
+	writeManifest(t, plugin)
 	f, err := os.OpenFile(plugin, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
