@@ -57,3 +57,14 @@ func TestMissingLibraryListedUnsupported(t *testing.T) {
 		t.Errorf("doctor: %+v", c)
 	}
 }
+
+// TestManifestListsBundledLibraries: dynop manifest says which libraries
+// beside the plugin it found and lists.
+func TestManifestListsBundledLibraries(t *testing.T) {
+	dir := t.TempDir()
+	plugin, _ := cbuild.DotPlugin(t, dir, "$ORIGIN", dir, "libmydot.so.0")
+	code, out, errOut := runCLI(t, "manifest", plugin)
+	if code != 0 || !strings.Contains(out, "bundles libmydot.so.0 (sha256 ") {
+		t.Errorf("manifest: exit %d:\n%s%s", code, out, errOut)
+	}
+}

@@ -33,6 +33,9 @@ func manifestCommand(ctx context.Context, args []string, stdout io.Writer) error
 			continue
 		}
 		fmt.Fprintf(stdout, "%s: plugin %s %s (sha256 %s)\n", escapeCell(discover.ManifestPath(path)), escapeCell(m.Info.ID), m.Info.Version, m.SHA256)
+		for _, b := range m.Bundled {
+			fmt.Fprintf(stdout, "  bundles %s (sha256 %s)\n", escapeCell(b.Path), b.SHA256)
+		}
 	}
 	return errors.Join(errs...)
 }
