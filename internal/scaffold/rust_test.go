@@ -262,6 +262,7 @@ var rustHelpers = map[string]string{
 	"DYNOP_OPERATOR_FLAGS":          "",
 	"DYNOP_OPERATOR_VARIANTS_FLAGS": "",
 	"DYNOP_HOST_HAS_SCRATCH":        "host_has_scratch",
+	"DYNOP_HOST_HAS_PLUGIN_PATH":    "host_has_plugin_path",
 	"DYNOP_PASS_DESC":               "",
 	"DYNOP_STATIC_ASSERT":           "", // const _: () = assert!(...)
 }
