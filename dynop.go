@@ -237,9 +237,10 @@ func (h *Host) CPU() dispatch.CPU { return h.cpu }
 // record is the host's state for one plugin. Fields other than id, p,
 // info, unusable and log are guarded by Host.mu.
 type record struct {
-	id     string
-	path   string // the file it was loaded from, if any
-	signer string // the key id whose signature verified
+	id      string
+	path    string   // the file it was loaded from, if any
+	signer  string   // the key id whose signature verified
+	bundled []string // PluginStatus.Bundled
 	// sandboxed: a plugin file whose loader runs it in a sandbox (wasm).
 	sandboxed bool
 	// unverified: the file's signature did not verify, and the signature
@@ -395,6 +396,9 @@ func (h *Host) enumerate(ctx context.Context, opts Options) ([]*record, error) {
 		}
 		rec := h.newRecord(p)
 		rec.path, rec.signer, rec.sandboxed = f.Path, f.Signer, sandboxed
+		for _, b := range f.Bundled {
+			rec.bundled = append(rec.bundled, f.BundledPath(b))
+		}
 		if openErr != nil { // the loader says it cannot run on this host
 			h.setState(rec, StateUnsupported, openErr)
 		}
@@ -602,7 +606,7 @@ func (h *Host) Plugin(id string) (PluginStatus, error) {
 }
 
 func (rec *record) status() PluginStatus {
-	st := PluginStatus{Info: rec.info, Path: rec.path, State: rec.state, Refs: rec.refs, Starts: rec.starts, Stops: rec.stops, Err: rec.unusable, Signer: rec.signer}
+	st := PluginStatus{Info: rec.info, Path: rec.path, State: rec.state, Refs: rec.refs, Starts: rec.starts, Stops: rec.stops, Err: rec.unusable, Signer: rec.signer, Bundled: rec.bundled}
 	if st.Err == nil {
 		st.Err = rec.lastErr
 	}

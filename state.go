@@ -77,4 +77,8 @@ type PluginStatus struct {
 	// Signer is the id of the key whose signature on the plugin file
 	// verified; empty if the policy is off or it is unsigned.
 	Signer string
+	// Bundled are the files the plugin ships and loads with it (shared
+	// libraries beside it), as absolute paths, in load order; their
+	// digests are in its manifest.
+	Bundled []string
 }

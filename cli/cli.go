@@ -265,10 +265,11 @@ type listEntry struct {
 	Error       string      `json:"error,omitempty"`
 	DuplicateOf string      `json:"duplicate_of,omitempty"`
 	Signer      string      `json:"signer,omitempty"`
+	Bundled     []string    `json:"bundled,omitempty"`
 }
 
 func newListEntry(st dynop.PluginStatus) listEntry {
-	e := listEntry{Plugin: st.Info, Path: st.Path, State: st.State, DuplicateOf: st.DuplicateOf, Signer: st.Signer}
+	e := listEntry{Plugin: st.Info, Path: st.Path, State: st.State, DuplicateOf: st.DuplicateOf, Signer: st.Signer, Bundled: st.Bundled}
 	if !st.State.Usable() && st.Err != nil {
 		e.Error = st.Err.Error()
 	}
@@ -404,6 +405,9 @@ func writePlugins(w io.Writer, plugins []dynop.PluginStatus, asJSON bool, pal pa
 		if st.Signer != "" {
 			lines = append(lines, "signed   by key "+st.Signer)
 		}
+		for _, b := range st.Bundled {
+			lines = append(lines, "bundles  "+b)
+		}
 		for _, d := range st.Info.Interfaces {
 			lines = append(lines, fmt.Sprintf("provides %s %s {%s}", d.Name, d.Version, d.UID))
 		}
@@ -492,6 +496,9 @@ func writeInspect(w io.Writer, e listEntry, pal palette) error {
 	row("using", e.DuplicateOf)
 	if e.Signer != "" {
 		row("signed", "by key "+e.Signer)
+	}
+	for _, b := range e.Bundled {
+		row("bundles", b)
 	}
 	for _, d := range e.Interfaces {
 		row("provides", fmt.Sprintf("%s %s {%s}", d.Name, d.Version, d.UID))

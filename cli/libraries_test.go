@@ -68,3 +68,34 @@ func TestManifestListsBundledLibraries(t *testing.T) {
 		t.Errorf("manifest: exit %d:\n%s%s", code, out, errOut)
 	}
 }
+
+// TestListShowsBundledLibraries: list, list --json and inspect name the
+// libraries a plugin ships.
+func TestListShowsBundledLibraries(t *testing.T) {
+	dir := t.TempDir()
+	plugin, lib := cbuild.DotPlugin(t, dir, "$ORIGIN", dir, "libmydot.so.0")
+	if code, _, errOut := runCLI(t, "manifest", plugin); code != 0 {
+		t.Fatalf("manifest: exit %d: %s", code, errOut)
+	}
+	if _, out, _ := runCLI(t, "list", plugin); !strings.Contains(out, "bundles  "+lib) {
+		t.Errorf("list does not name the bundled library:\n%s", out)
+	}
+	if _, out, _ := runCLI(t, "inspect", "test.plugin.dot", plugin); !strings.Contains(out, lib) || !strings.Contains(out, "bundles") {
+		t.Errorf("inspect does not name the bundled library:\n%s", out)
+	}
+	_, out, _ := runCLI(t, "list", "--json", plugin)
+	var got struct {
+		Plugins []struct {
+			ID      string
+			Bundled []string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range got.Plugins {
+		if p.ID == "test.plugin.dot" && (len(p.Bundled) != 1 || p.Bundled[0] != lib) {
+			t.Errorf("list --json: bundled %v, want [%s]", p.Bundled, lib)
+		}
+	}
+}
