@@ -1,0 +1,634 @@
+// Package capi is libdynop's C API (abi/include/dynop/dynop_host.h): the
+// functions a C, C++ or Python program calls to be a dynop host. They are
+// exported to C from here with //export; package capi/libdynop, a main
+// package, links them into bin/libdynop.so (go build -buildmode=c-shared)
+// and bin/libdynop.a (c-archive).
+//
+// C holds no Go pointer: hosts, operators and interface references reach
+// C as numbers from a table ([handles]), looked up on every call. Errors
+// become a dynop_result and a message kept in C thread-local storage
+// (shim.c): a call from a C thread into Go runs on that thread, so the
+// failing call sets the message of the thread that made it. Output tensors
+// are C memory with a C deleter, so they outlive the operator and the host
+// and need no Go to be freed.
+package capi
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../../abi/include -std=c11 -Wall -Wextra -Werror
+#cgo LDFLAGS: -ldl -lpthread
+#define DYNOP_HOST_NO_PROTOTYPES
+#include <dynop/dynop_host.h>
+#include "shim.h"
+#include <stdlib.h>
+*/
+import "C"
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/abi"
+	"github.com/dynop/dynop/iface"
+	"github.com/dynop/dynop/loader/native"
+	"github.com/dynop/dynop/op"
+	"github.com/dynop/dynop/pipeline"
+	"github.com/dynop/dynop/schema"
+	"github.com/dynop/dynop/sign"
+	"github.com/dynop/dynop/tensor"
+
+	_ "github.com/dynop/dynop/loader/wasm"  // WebAssembly plugins, sandboxed
+	_ "github.com/dynop/dynop/plugins/image" // image.Read, Decode, Encode, Write, … for pipelines
+	_ "github.com/dynop/dynop/plugins/npy"   // npy.Encode: pipeline outputs as .npy
+)
+
+// The version of the C API: DYNOP_HOST_API_VERSION_* in dynop_host.h.
+const (
+	APIMajor = 0
+	APIMinor = 1
+	APIPatch = 0
+)
+
+// ScannerName is the scanner program a host runs when its options name
+// none, looked for in the directory of the library.
+const ScannerName = "dynop-scanner"
+
+// errInvalid is a bad argument from C: DYNOP_ERROR_INVALID_ARGUMENT;
+// errNoMemory is a failed allocation: DYNOP_ERROR_NO_MEMORY.
+var (
+	errInvalid  = errors.New("invalid argument")
+	errNoMemory = errors.New("out of memory")
+)
+
+var table = newHandles()
+
+// resultOf is the dynop_result that tells C about err: the ABI's mapping
+// of the host's sentinels (abi.ResultOf), and invalid input of every
+// package as DYNOP_ERROR_INVALID_ARGUMENT.
+func resultOf(err error) abi.Result {
+	if r := abi.ResultOf(err); r != abi.ErrorGeneric {
+		return r
+	}
+	if errors.Is(err, errNoMemory) {
+		return abi.ErrorNoMemory
+	}
+	for _, e := range []error{errInvalid, schema.ErrArgument, schema.ErrOp, op.ErrInput, tensor.ErrInvalid, pipeline.ErrInvalid, iface.ErrSyntax} {
+		if errors.Is(err, e) {
+			return abi.ErrorInvalidArgument
+		}
+	}
+	return abi.ErrorGeneric
+}
+
+// fail sets the calling thread's message to "call: err" and returns err's
+// result.
+func fail(call string, err error) C.dynop_result {
+	msg := call + ": " + err.Error()
+	C.dynop_capi_set_error((*C.char)(unsafe.Pointer(unsafe.StringData(msg))), C.size_t(len(msg)))
+	return C.dynop_result(resultOf(err))
+}
+
+// begin clears the calling thread's message; every call starts with it.
+func begin() { C.dynop_capi_set_error(nil, 0) }
+
+// finish turns err into the call's result.
+func finish(call string, err error) C.dynop_result {
+	if err != nil {
+		return fail(call, err)
+	}
+	return C.DYNOP_OK
+}
+
+// Guard turns a panic into an error, so that none unwinds into C.
+func guard(err *error) {
+	if p := recover(); p != nil {
+		*err = fmt.Errorf("%w: libdynop panicked: %v", dynop.ErrPanic, p)
+	}
+}
+
+func goString(p *C.char) string {
+	if p == nil {
+		return ""
+	}
+	return C.GoString(p)
+}
+
+// host is an open host and what C made with it.
+type host struct {
+	h *dynop.Host
+
+	mu     sync.Mutex
+	closed bool
+	ops    map[uintptr]*operator
+	refs   map[uintptr]*ref
+	strs   map[string]*C.char // strings handed to C, freed at close
+}
+
+// cstr returns s as a C string that lives until the host is closed.
+// h.mu must be held.
+func (h *host) cstr(s string) *C.char {
+	if p, ok := h.strs[s]; ok {
+		return p
+	}
+	p := C.CString(s)
+	h.strs[s] = p
+	return p
+}
+
+type operator struct {
+	host *host
+	id   uintptr
+	mu   sync.Mutex // one call at a time, as op.Instance requires
+	in   *op.Instance
+	done bool
+}
+
+type ref struct {
+	host *host
+	id   uintptr
+	r    dynop.Ref
+}
+
+func getHost(id uintptr) (*host, error) {
+	v, err := table.get(id, kindHost)
+	if err != nil {
+		return nil, err
+	}
+	return v.(*host), nil
+}
+
+//export dynop_host_api_version
+func dynop_host_api_version() C.dynop_version {
+	begin()
+	return C.dynop_version{major: APIMajor, minor: APIMinor, patch: APIPatch}
+}
+
+// optionsV01 is the size of the first version of dynop_host_options.
+const optionsV01 = C.sizeof_dynop_host_options
+
+//export dynop_host_open
+func dynop_host_open(copts *C.dynop_host_options, out *C.uintptr_t) C.dynop_result {
+	begin()
+	if out == nil {
+		return fail("dynop_host_open", fmt.Errorf("%w: host (the out-parameter) is NULL", errInvalid))
+	}
+	*out = 0
+	opts, err := readOptions(copts)
+	if err != nil {
+		return fail("dynop_host_open", err)
+	}
+	h, err := openHost(opts)
+	if err != nil {
+		return fail("dynop_host_open", err)
+	}
+	*out = C.uintptr_t(table.add(kindHost, h))
+	return C.DYNOP_OK
+}
+
+func openHost(opts dynop.Options) (h *host, err error) {
+	defer guard(&err)
+	dh, err := dynop.Open(context.Background(), opts)
+	if err != nil {
+		return nil, err
+	}
+	return &host{h: dh, ops: map[uintptr]*operator{}, refs: map[uintptr]*ref{}, strs: map[string]*C.char{}}, nil
+}
+
+// readOptions decodes the C options, honouring struct_size: the fields a
+// smaller struct lacks are defaults, and a larger struct's fields beyond
+// this library's must be zero.
+func readOptions(c *C.dynop_host_options) (dynop.Options, error) {
+	var o C.dynop_host_options
+	if c != nil {
+		size := uintptr(c.struct_size)
+		switch {
+		case size < uintptr(C.sizeof_uint32_t):
+			return dynop.Options{}, fmt.Errorf("%w: options.struct_size is %d; set it to sizeof(dynop_host_options)", dynop.ErrVersion, size)
+		case size < optionsV01:
+			return dynop.Options{}, fmt.Errorf("%w: options.struct_size %d is smaller than the first version of dynop_host_options (%d bytes)", dynop.ErrVersion, size, optionsV01)
+		case size > optionsV01:
+			tail := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(c), optionsV01)), size-optionsV01)
+			if i := bytes.IndexFunc(tail, func(r rune) bool { return r != 0 }); i >= 0 {
+				return dynop.Options{}, fmt.Errorf("%w: options.struct_size is %d and sets byte %d, beyond the %d bytes of dynop_host_options this library (API %d.%d) knows", dynop.ErrUnsupported, size, uintptr(i)+optionsV01, optionsV01, APIMajor, APIMinor)
+			}
+		}
+		o = *c
+	}
+	opts := dynop.Options{
+		NoDefaultPaths: o.no_default_paths != 0,
+		NoCache:        o.no_cache != 0,
+		CacheDir:       goString(o.cache_dir),
+		TrustDir:       goString(o.trust_dir),
+		CPUFeatures:    goString(o.cpu_features),
+		Scanner:        goString(o.scanner),
+		ScanTimeout:    time.Duration(o.scan_timeout_ms) * time.Millisecond,
+		Logger:         slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.Level(o.log_level)})),
+	}
+	if o.path_count > 0 && o.paths == nil {
+		return opts, fmt.Errorf("%w: options.paths is NULL but path_count is %d", errInvalid, o.path_count)
+	}
+	for i, p := range unsafe.Slice(o.paths, int(o.path_count)) {
+		if p == nil {
+			return opts, fmt.Errorf("%w: options.paths[%d] is NULL", errInvalid, i)
+		}
+		opts.Paths = append(opts.Paths, C.GoString(p))
+	}
+	if o.signature_policy != nil {
+		p, err := sign.ParsePolicy(C.GoString(o.signature_policy))
+		if err != nil {
+			return opts, fmt.Errorf("%w: options.signature_policy: %v", errInvalid, err)
+		}
+		opts.SignaturePolicy = p
+	}
+	if o.sandbox != nil {
+		p, err := dynop.ParseSandboxPolicy(C.GoString(o.sandbox))
+		if err != nil {
+			return opts, fmt.Errorf("%w: options.sandbox: %v", errInvalid, err)
+		}
+		opts.Sandbox = p
+	}
+	if opts.Scanner == "" {
+		opts.Scanner = ScannerName
+		if lib := C.GoString(C.dynop_capi_library_path()); lib != "" {
+			opts.Scanner = filepath.Join(filepath.Dir(lib), ScannerName)
+		}
+	}
+	return opts, nil
+}
+
+//export dynop_host_close
+func dynop_host_close(hid C.uintptr_t) C.dynop_result {
+	begin()
+	v, err := table.remove(uintptr(hid), kindHost)
+	if err != nil {
+		return fail("dynop_host_close", err)
+	}
+	return finish("dynop_host_close", v.(*host).close())
+}
+
+// close destroys what C left open on h, then closes it.
+func (h *host) close() (err error) {
+	defer guard(&err)
+	h.mu.Lock()
+	h.closed = true
+	ops, refs := h.ops, h.refs
+	h.ops, h.refs = nil, nil
+	h.mu.Unlock()
+	var errs []error
+	for id, o := range ops {
+		table.remove(id, kindOperator)
+		errs = append(errs, o.close())
+	}
+	for id, r := range refs {
+		table.remove(id, kindRef)
+		errs = append(errs, r.r.Release())
+	}
+	errs = append(errs, h.h.Close(context.Background()))
+	h.mu.Lock()
+	for _, p := range h.strs {
+		C.free(unsafe.Pointer(p))
+	}
+	h.strs = nil
+	h.mu.Unlock()
+	return errors.Join(errs...)
+}
+
+//export dynop_host_plugins
+func dynop_host_plugins(hid C.uintptr_t, out *C.dynop_plugin_status, capacity C.size_t, count *C.size_t) C.dynop_result {
+	begin()
+	h, err := getHost(uintptr(hid))
+	if err != nil {
+		return fail("dynop_host_plugins", err)
+	}
+	if count == nil {
+		return fail("dynop_host_plugins", fmt.Errorf("%w: count is NULL", errInvalid))
+	}
+	if out == nil && capacity > 0 {
+		return fail("dynop_host_plugins", fmt.Errorf("%w: statuses is NULL but capacity is %d", errInvalid, capacity))
+	}
+	list := h.h.Plugins()
+	*count = C.size_t(len(list))
+	n := min(len(list), int(capacity))
+	if n == 0 {
+		return C.DYNOP_OK
+	}
+	dst := unsafe.Slice(out, n)
+	for i := range dst {
+		if uintptr(dst[i].struct_size) < unsafe.Offsetof(dst[i].state)+4 {
+			return fail("dynop_host_plugins", fmt.Errorf("%w: statuses[%d].struct_size is %d; set it to sizeof(dynop_plugin_status)", dynop.ErrVersion, i, dst[i].struct_size))
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return fail("dynop_host_plugins", fmt.Errorf("the host is %w", dynop.ErrClosed))
+	}
+	for i, p := range list[:n] {
+		var s C.dynop_plugin_status
+		s.struct_size = dst[i].struct_size
+		s.state = C.int32_t(p.State)
+		s.id = h.cstr(p.Info.ID)
+		s.version = C.dynop_version{major: C.uint32_t(p.Info.Version.Major), minor: C.uint32_t(p.Info.Version.Minor), patch: C.uint32_t(p.Info.Version.Patch)}
+		s.path = h.cstr(p.Path)
+		msg := ""
+		if p.Err != nil {
+			msg = p.Err.Error()
+		}
+		s.error = h.cstr(msg)
+		s.refs, s.starts, s.stops = C.uint32_t(p.Refs), C.uint32_t(p.Starts), C.uint32_t(p.Stops)
+		// Write only what the caller's struct has room for.
+		size := min(uintptr(s.struct_size), C.sizeof_dynop_plugin_status)
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&dst[i])), size), unsafe.Slice((*byte)(unsafe.Pointer(&s)), size))
+	}
+	return C.DYNOP_OK
+}
+
+//export dynop_host_acquire
+func dynop_host_acquire(hid C.uintptr_t, pluginID *C.char, uid *C.dynop_uid, min C.dynop_version, tableOut *unsafe.Pointer, refOut *C.uintptr_t) C.dynop_result {
+	begin()
+	if tableOut != nil {
+		*tableOut = nil
+	}
+	if refOut != nil {
+		*refOut = 0
+	}
+	h, err := getHost(uintptr(hid))
+	if err == nil {
+		switch {
+		case pluginID == nil:
+			err = fmt.Errorf("%w: plugin_id is NULL", errInvalid)
+		case uid == nil:
+			err = fmt.Errorf("%w: uid is NULL", errInvalid)
+		case tableOut == nil:
+			err = fmt.Errorf("%w: table (the out-parameter) is NULL", errInvalid)
+		case refOut == nil:
+			err = fmt.Errorf("%w: ref (the out-parameter) is NULL", errInvalid)
+		}
+	}
+	if err != nil {
+		return fail("dynop_host_acquire", err)
+	}
+	u := iface.UID(C.GoBytes(unsafe.Pointer(&uid.bytes[0]), 16))
+	v := iface.Version{Major: uint32(min.major), Minor: uint32(min.minor), Patch: uint32(min.patch)}
+	t, id, err := h.acquire(C.GoString(pluginID), u, v)
+	if err != nil {
+		return fail("dynop_host_acquire", err)
+	}
+	*tableOut, *refOut = t, C.uintptr_t(id)
+	return C.DYNOP_OK
+}
+
+func (h *host) acquire(pluginID string, uid iface.UID, v iface.Version) (_ unsafe.Pointer, _ uintptr, err error) {
+	defer guard(&err)
+	impl, r, err := h.h.Acquire(context.Background(), pluginID, uid, v)
+	if err != nil {
+		return nil, 0, err
+	}
+	ex, ok := impl.(native.Exported)
+	if !ok {
+		return nil, 0, errors.Join(fmt.Errorf("interface {%s} of plugin %q is %w: a Go interface (%T) with no C function table", uid, pluginID, dynop.ErrType, impl), r.Release())
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, 0, errors.Join(fmt.Errorf("the host is %w", dynop.ErrClosed), r.Release())
+	}
+	rf := &ref{host: h, r: r}
+	rf.id = table.add(kindRef, rf)
+	h.refs[rf.id] = rf
+	return ex.NativeTable().Pointer(), rf.id, nil
+}
+
+//export dynop_host_release
+func dynop_host_release(rid C.uintptr_t) C.dynop_result {
+	begin()
+	v, err := table.remove(uintptr(rid), kindRef)
+	if err != nil {
+		return fail("dynop_host_release", err)
+	}
+	r := v.(*ref)
+	r.host.mu.Lock()
+	delete(r.host.refs, r.id)
+	r.host.mu.Unlock()
+	return finish("dynop_host_release", release(r.r))
+}
+
+func release(r dynop.Ref) (err error) {
+	defer guard(&err)
+	return r.Release()
+}
+
+//export dynop_operator_create
+func dynop_operator_create(hid C.uintptr_t, name, argsJSON *C.char, out *C.uintptr_t) C.dynop_result {
+	begin()
+	if out != nil {
+		*out = 0
+	}
+	h, err := getHost(uintptr(hid))
+	if err == nil {
+		switch {
+		case name == nil:
+			err = fmt.Errorf("%w: name is NULL", errInvalid)
+		case out == nil:
+			err = fmt.Errorf("%w: op (the out-parameter) is NULL", errInvalid)
+		}
+	}
+	if err != nil {
+		return fail("dynop_operator_create", err)
+	}
+	id, err := h.newOperator(C.GoString(name), goString(argsJSON))
+	if err != nil {
+		return fail("dynop_operator_create", err)
+	}
+	*out = C.uintptr_t(id)
+	return C.DYNOP_OK
+}
+
+// parseArgs decodes an operator's arguments from a JSON object.
+func parseArgs(text string) (schema.Args, error) {
+	if text == "" {
+		return nil, nil
+	}
+	d := json.NewDecoder(bytes.NewReader([]byte(text)))
+	d.UseNumber()
+	var args schema.Args
+	if err := d.Decode(&args); err != nil {
+		return nil, fmt.Errorf("%w: args_json: %v", errInvalid, err)
+	}
+	if args == nil {
+		return nil, fmt.Errorf("%w: args_json is null, not a JSON object", errInvalid)
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: args_json: more after the JSON object", errInvalid)
+	}
+	return args, nil
+}
+
+func (h *host) newOperator(name, argsJSON string) (_ uintptr, err error) {
+	defer guard(&err)
+	args, err := parseArgs(argsJSON)
+	if err != nil {
+		return 0, err
+	}
+	in, err := h.h.NewOperator(context.Background(), name, args)
+	if err != nil {
+		return 0, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return 0, errors.Join(fmt.Errorf("the host is %w", dynop.ErrClosed), in.Close())
+	}
+	o := &operator{host: h, in: in}
+	o.id = table.add(kindOperator, o)
+	h.ops[o.id] = o
+	return o.id, nil
+}
+
+func getOperator(id uintptr) (*operator, error) {
+	v, err := table.get(id, kindOperator)
+	if err != nil {
+		return nil, err
+	}
+	return v.(*operator), nil
+}
+
+//export dynop_operator_arity
+func dynop_operator_arity(oid C.uintptr_t, nIn, nOut *C.uint32_t) C.dynop_result {
+	begin()
+	o, err := getOperator(uintptr(oid))
+	if err == nil && (nIn == nil || nOut == nil) {
+		err = fmt.Errorf("%w: num_inputs or num_outputs is NULL", errInvalid)
+	}
+	if err != nil {
+		return fail("dynop_operator_arity", err)
+	}
+	s := o.in.Schema()
+	*nIn, *nOut = C.uint32_t(len(s.Inputs)), C.uint32_t(len(s.Outputs))
+	return C.DYNOP_OK
+}
+
+//export dynop_operator_destroy
+func dynop_operator_destroy(oid C.uintptr_t) C.dynop_result {
+	begin()
+	v, err := table.remove(uintptr(oid), kindOperator)
+	if err != nil {
+		return fail("dynop_operator_destroy", err)
+	}
+	o := v.(*operator)
+	o.host.mu.Lock()
+	delete(o.host.ops, o.id)
+	o.host.mu.Unlock()
+	return finish("dynop_operator_destroy", o.close())
+}
+
+// close closes the instance once, after the call in flight.
+func (o *operator) close() (err error) {
+	defer guard(&err)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done {
+		return nil
+	}
+	o.done = true
+	return o.in.Close()
+}
+
+//export dynop_operator_run
+func dynop_operator_run(oid C.uintptr_t, inputs **C.DLManagedTensorVersioned, numInputs, batchSize C.uint32_t, outputs **C.DLManagedTensorVersioned, numOutputs C.uint32_t) C.dynop_result {
+	begin()
+	var outs []*C.DLManagedTensorVersioned
+	if outputs != nil {
+		outs = unsafe.Slice(outputs, int(numOutputs)*int(batchSize))
+		clear(outs)
+	}
+	o, err := getOperator(uintptr(oid))
+	if err != nil {
+		return fail("dynop_operator_run", err)
+	}
+	var ins []*C.DLManagedTensorVersioned
+	switch {
+	case batchSize == 0:
+		err = fmt.Errorf("%w: batch_size is 0", errInvalid)
+	case inputs == nil && numInputs > 0:
+		err = fmt.Errorf("%w: inputs is NULL but num_inputs is %d", errInvalid, numInputs)
+	case outputs == nil:
+		err = fmt.Errorf("%w: outputs is NULL", errInvalid)
+	case int(numInputs) != len(o.in.Schema().Inputs):
+		err = fmt.Errorf("%w: operator %q takes %d input(s), not %d", errInvalid, o.in.Name(), len(o.in.Schema().Inputs), numInputs)
+	case int(numOutputs) != len(o.in.Schema().Outputs):
+		err = fmt.Errorf("%w: operator %q has %d output(s), not %d", errInvalid, o.in.Name(), len(o.in.Schema().Outputs), numOutputs)
+	}
+	if err != nil {
+		return fail("dynop_operator_run", err)
+	}
+	if numInputs > 0 {
+		ins = unsafe.Slice(inputs, int(numInputs)*int(batchSize))
+	}
+	return finish("dynop_operator_run", o.run(ins, int(numInputs), int(batchSize), outs))
+}
+
+// run imports the inputs, sets the operator up, allocates the outputs in
+// C memory and runs it. On failure it frees what it allocated.
+func (o *operator) run(ins []*C.DLManagedTensorVersioned, numInputs, batchSize int, outs []*C.DLManagedTensorVersioned) (err error) {
+	defer guard(&err)
+	defer func() {
+		if err != nil && len(outs) > 0 {
+			C.dynop_capi_free_outputs(&outs[0], C.size_t(len(outs)))
+		}
+	}()
+	batches := make([]*tensor.Batch, numInputs)
+	for i := range batches {
+		samples := make([]*tensor.Tensor, batchSize)
+		for s := range samples {
+			t, err := importTensor(ins[i*batchSize+s])
+			if err != nil {
+				return fmt.Errorf("input %d sample %d: %w", i, s, err)
+			}
+			samples[s] = t
+		}
+		b, err := tensor.NewBatch(samples...)
+		if err != nil {
+			return fmt.Errorf("%w: input %d: %v", errInvalid, i, err)
+		}
+		batches[i] = b
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done {
+		return fmt.Errorf("operator %q is %w", o.in.Name(), dynop.ErrClosed)
+	}
+	descs, err := o.in.Setup(batches)
+	if err != nil {
+		return err
+	}
+	results := make([]*tensor.Batch, len(descs))
+	for i, d := range descs {
+		if len(d.Shapes) != batchSize {
+			return fmt.Errorf("operator %q: output %d has %d samples for a batch of %d", o.in.Name(), i, len(d.Shapes), batchSize)
+		}
+		samples := make([]*tensor.Tensor, batchSize)
+		for s, shape := range d.Shapes {
+			ct, t, err := newOutput(d.DType, shape)
+			if err != nil {
+				return fmt.Errorf("output %d sample %d: %w", i, s, err)
+			}
+			outs[i*batchSize+s] = ct
+			samples[s] = t
+		}
+		if results[i], err = tensor.NewBatch(samples...); err != nil {
+			return err
+		}
+	}
+	return o.in.Run(context.Background(), results, batches)
+}
