@@ -47,7 +47,7 @@ import (
 	"github.com/dynop/dynop/sign"
 	"github.com/dynop/dynop/tensor"
 
-	_ "github.com/dynop/dynop/loader/wasm"  // WebAssembly plugins, sandboxed
+	_ "github.com/dynop/dynop/loader/wasm"   // WebAssembly plugins, sandboxed
 	_ "github.com/dynop/dynop/plugins/image" // image.Read, Decode, Encode, Write, … for pipelines
 	_ "github.com/dynop/dynop/plugins/npy"   // npy.Encode: pipeline outputs as .npy
 )

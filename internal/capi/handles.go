@@ -32,6 +32,14 @@ func (k kind) String() string {
 	return fmt.Sprintf("kind(%d)", uintptr(k))
 }
 
+// a returns the kind's name with its indefinite article.
+func (k kind) a() string {
+	if k == kindHost {
+		return "a host"
+	}
+	return "an " + k.String()
+}
+
 // handles maps the handle values C holds to the Go values they stand for.
 // C never holds a Go pointer: a handle is a number, n<<kindBits | kind,
 // with n counting up from 1 and never reused, so a handle that was closed
@@ -72,10 +80,10 @@ func (t *handles) lookup(id uintptr, k kind) (any, error) {
 	}
 	got := kind(id & (1<<kindBits - 1))
 	if id>>kindBits == 0 || id>>kindBits >= t.next || got < kindHost || got > kindRef {
-		return nil, fmt.Errorf("%w: %#x is not a %s handle of this library", errInvalid, id, k)
+		return nil, fmt.Errorf("%w: %#x is not %s handle of this library", errInvalid, id, k.a())
 	}
 	if got != k {
-		return nil, fmt.Errorf("%w: %#x is a %s handle, not a %s handle", errInvalid, id, got, k)
+		return nil, fmt.Errorf("%w: %#x is %s handle, not %s handle", errInvalid, id, got.a(), k.a())
 	}
 	return nil, fmt.Errorf("the %s handle %#x is %w (used after it was closed or released)", k, id, errdefs.ErrClosed)
 }

@@ -1,0 +1,164 @@
+package capi_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dynop/dynop/internal/cbuild"
+)
+
+// The library and the scanner are built once per test binary, into one
+// directory, as `make libdynop` lays them out in bin/. Under
+// GOEXPERIMENT=cgocheck2 the library is built with it too (go build
+// inherits the environment), so its pointer checks run in the C tests.
+var (
+	libOnce sync.Once
+	libDir  string
+	libErr  error
+)
+
+// TestMain removes the library's directory after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if libDir != "" {
+		os.RemoveAll(libDir)
+	}
+	os.Exit(code)
+}
+
+func goCommand() string {
+	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
+		return p
+	}
+	return "go"
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// library builds libdynop.so and dynop-scanner beside it and returns their
+// directory.
+func library(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("building libdynop.so takes about 40 s; not with -short")
+	}
+	cbuild.Compiler(t, false)
+	libOnce.Do(func() {
+		libDir, libErr = os.MkdirTemp("", "libdynop-test-")
+		if libErr != nil {
+			return
+		}
+		start := time.Now()
+		for _, args := range [][]string{
+			{"build", "-buildmode=c-shared", "-o", filepath.Join(libDir, "libdynop.so"), "./capi"},
+			{"build", "-o", filepath.Join(libDir, "dynop-scanner"), "./cmd/dynop-scanner"},
+		} {
+			cmd := exec.Command(goCommand(), args...)
+			cmd.Dir = cbuild.Root()
+			if out, err := cmd.CombinedOutput(); err != nil {
+				libErr = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+				return
+			}
+		}
+		fmt.Fprintf(os.Stderr, "capi tests: built libdynop.so and dynop-scanner in %v\n", time.Since(start).Round(time.Second))
+	})
+	if libErr != nil {
+		t.Fatal(libErr)
+	}
+	return libDir
+}
+
+// program compiles a C or C++ test program (by src's extension) against
+// the library and returns its path.
+func program(t *testing.T, lib, src string, extra ...string) string {
+	t.Helper()
+	cxx := strings.HasSuffix(src, ".cpp")
+	cc := cbuild.Compiler(t, cxx)
+	std := "-std=c11"
+	if cxx {
+		std = "-std=c++17"
+	}
+	exe := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(src), filepath.Ext(src)))
+	args := append([]string{std, "-Wall", "-Wextra", "-pedantic", "-Werror", "-I", cbuild.Path("abi/include")}, extra...)
+	args = append(args, "-o", exe, cbuild.Path(src), "-L", lib, "-ldynop", "-Wl,-rpath,"+lib, "-lpthread")
+	cmd := exec.Command(cc, args...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", cmd, err, out)
+	}
+	return exe
+}
+
+// run runs exe with args and returns what it printed; it fails the test
+// if exe fails.
+func run(t *testing.T, exe string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir(), "DYNOP_PLUGIN_PATH=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", cmd, err, out)
+	}
+	return string(out)
+}
+
+// plugins builds the example C plugins vecmath and imgproc into one
+// directory, without manifests, and returns it.
+func plugins(t *testing.T) string {
+	dir := t.TempDir()
+	for _, p := range []string{cbuild.VecMath(t), cbuild.Imgproc(t)} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(p)), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// thumbsPipeline writes a pipeline file that decodes the demo's images,
+// turns them gray with the C plugin and writes PNGs.
+func thumbsPipeline(t *testing.T) string {
+	p := filepath.Join(t.TempDir(), "gray.yaml")
+	spec := fmt.Sprintf(`name: gray
+batch_size: 4
+inputs:
+  photos: {files: [%q]}
+operators:
+  - {name: decode, op: image.Decode, inputs: [photos], args: {channels: 3}}
+  - {name: gray, op: imgproc.Grayscale, inputs: [decode]}
+outputs:
+  thumbs: {from: gray, dir: out, format: png}
+`, cbuild.Path("examples/pipelines/images")+"/")
+	if err := os.WriteFile(p, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestC runs testdata/host_test.c: the lifecycle over the example plugins
+// (scanned by dynop-scanner: they have no manifests and the cache is off),
+// an operator on DLPack tensors, a pipeline, threads, and every bad input
+// with its result and message.
+func TestC(t *testing.T) {
+	lib := library(t)
+	exe := program(t, lib, "internal/capi/testdata/host_test.c", "-I", cbuild.Path("plugins/vecmath"))
+	out := t.TempDir()
+	got := run(t, exe, plugins(t), thumbsPipeline(t), out)
+	t.Logf("host_test:\n%s", got)
+	if !strings.HasSuffix(got, "ok\n") {
+		t.Fatalf("host_test did not finish:\n%s", got)
+	}
+	pngs, _ := filepath.Glob(filepath.Join(out, "*.png"))
+	if len(pngs) != 6 {
+		t.Errorf("the pipeline wrote %d PNGs, want 6: %v", len(pngs), pngs)
+	}
+}
