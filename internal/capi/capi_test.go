@@ -162,3 +162,14 @@ func TestC(t *testing.T) {
 		t.Errorf("the pipeline wrote %d PNGs, want 6: %v", len(pngs), pngs)
 	}
 }
+
+// TestCXX runs testdata/host_test.cpp, which uses the RAII wrappers of
+// dynop_host.hpp.
+func TestCXX(t *testing.T) {
+	lib := library(t)
+	exe := program(t, lib, "internal/capi/testdata/host_test.cpp", "-I", cbuild.Path("plugins/vecmath"))
+	got := run(t, exe, plugins(t))
+	if !strings.HasSuffix(got, "ok\n") {
+		t.Fatalf("host_test_cpp did not finish:\n%s", got)
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"unsafe"
 
 	"github.com/dynop/dynop/pipeline"
 )
@@ -38,22 +37,14 @@ func parsePipelineOptions(text string) (pipeline.Options, error) {
 }
 
 //export dynop_pipeline_run
-func dynop_pipeline_run(hid C.uintptr_t, path, optionsJSON *C.char, summary *C.char, summarySize C.size_t, summaryLen *C.size_t) C.dynop_result {
+func dynop_pipeline_run(hid C.uintptr_t, path, optionsJSON *C.char, summary **C.char) C.dynop_result {
 	begin()
-	if summaryLen != nil {
-		*summaryLen = 0
-	}
-	if summary != nil && summarySize > 0 {
-		*summary = 0
+	if summary != nil {
+		*summary = nil
 	}
 	h, err := getHost(uintptr(hid))
-	if err == nil {
-		switch {
-		case path == nil:
-			err = fmt.Errorf("%w: path is NULL", errInvalid)
-		case summary == nil && summarySize > 0:
-			err = fmt.Errorf("%w: summary is NULL but summary_size is %d", errInvalid, summarySize)
-		}
+	if err == nil && path == nil {
+		err = fmt.Errorf("%w: path is NULL", errInvalid)
 	}
 	if err != nil {
 		return fail("dynop_pipeline_run", err)
@@ -62,14 +53,8 @@ func dynop_pipeline_run(hid C.uintptr_t, path, optionsJSON *C.char, summary *C.c
 	if err != nil {
 		return fail("dynop_pipeline_run", err)
 	}
-	if summaryLen != nil {
-		*summaryLen = C.size_t(len(sum))
-	}
-	if summarySize > 0 {
-		n := min(len(sum), int(summarySize)-1)
-		dst := unsafe.Slice((*byte)(unsafe.Pointer(summary)), n+1)
-		copy(dst, sum[:n])
-		dst[n] = 0
+	if summary != nil {
+		*summary = C.CString(string(sum))
 	}
 	return C.DYNOP_OK
 }

@@ -59,6 +59,8 @@ DYNOP_CAPI_EXPORT dynop_result dynop_tensor_delete(DLManagedTensorVersioned *t) 
     return DYNOP_OK;
 }
 
+DYNOP_CAPI_EXPORT void dynop_string_free(char *s) { free(s); }
+
 // An output tensor is one block: the struct, shape, strides, then the data
 // at dynop_capi_data_offset. The deleter frees it and clears the deleter
 // first, so that a second call through a stale copy is at least visible.

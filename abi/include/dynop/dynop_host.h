@@ -51,6 +51,8 @@
  * - Strings passed in are borrowed for the call.
  * - Strings handed out (plugin ids, paths, reasons in dynop_plugin_status)
  *   belong to the host and stay valid until dynop_host_close.
+ * - Strings the library allocates for the caller (dynop_pipeline_run's
+ *   summary) are the caller's, freed with dynop_string_free.
  * - dynop_last_error's string belongs to the library; it is valid on that
  *   thread until the thread's next call into the library.
  * - Input tensors are borrowed for the call: the library reads them during
@@ -318,13 +320,15 @@ dynop_result dynop_tensor_delete(DLManagedTensorVersioned *tensor);
 /* Runs the pipeline file at path (see package pipeline) with the host's
  * plugins. options_json (NULL or "" for none) is a JSON object with any of
  * "out_dir" (string), "inputs" ({"name": ["file or pattern", ...]}),
- * "workers" (number), "atomic" (bool), "resume" (bool). The run's summary,
- * as `dynop run --json` prints it, is written into summary (NUL-terminated,
- * cut to summary_size bytes; summary may be NULL when summary_size is 0),
- * and its full length, without the NUL, into *summary_len if that is not
- * NULL. */
+ * "workers" (number), "atomic" (bool), "resume" (bool). If summary_json
+ * is not NULL, *summary_json is set to the run's summary as a JSON object
+ * (pipeline.Summary: pipeline, images, batches, outputs, seconds, nodes,
+ * ...), a string the caller frees with dynop_string_free; NULL on failure. */
 dynop_result dynop_pipeline_run(dynop_host_t *host, const char *path, const char *options_json,
-                                char *summary, size_t summary_size, size_t *summary_len);
+                                char **summary_json);
+
+/* Frees a string the library allocated for the caller (NULL is fine). */
+void dynop_string_free(char *s);
 
 #endif /* DYNOP_HOST_NO_PROTOTYPES */
 

@@ -375,18 +375,19 @@ int main(int argc, char **argv) {
     CHECK(strstr(dynop_last_error(), "no.Such") != NULL); /* this thread's message is still its own */
 
     /* A pipeline file. */
-    char summary[4096], opts_json[1024];
-    size_t summary_len = 0;
+    char opts_json[1024];
+    char *summary = NULL;
     snprintf(opts_json, sizeof opts_json, "{\"out_dir\": \"%s\", \"atomic\": true}", argv[3]);
-    EXPECT_OK(dynop_pipeline_run(host, argv[2], opts_json, summary, sizeof summary, &summary_len));
-    CHECK(summary_len > 0 && summary_len == strlen(summary));
-    CHECK(strstr(summary, "\"images\":6") != NULL);
-    char cut[8];
-    EXPECT_OK(dynop_pipeline_run(host, argv[2], opts_json, cut, sizeof cut, &summary_len));
-    CHECK(strlen(cut) == 7 && summary_len > 7);
-    EXPECT_ERR(dynop_pipeline_run(host, "/nonexistent/p.yaml", NULL, NULL, 0, NULL), DYNOP_ERROR, "/nonexistent/p.yaml");
-    EXPECT_ERR(dynop_pipeline_run(host, argv[2], "{\"workers\": \"two\"}", NULL, 0, NULL), DYNOP_ERROR_INVALID_ARGUMENT, "options_json");
-    EXPECT_ERR(dynop_pipeline_run(host, argv[2], "{\"wrkers\": 2}", NULL, 0, NULL), DYNOP_ERROR_INVALID_ARGUMENT, "unknown field \"wrkers\"");
+    EXPECT_OK(dynop_pipeline_run(host, argv[2], opts_json, &summary));
+    CHECK(summary != NULL && strstr(summary, "\"images\":6") != NULL);
+    dynop_string_free(summary);
+    summary = (char *)1;
+    EXPECT_ERR(dynop_pipeline_run(host, "/nonexistent/p.yaml", NULL, &summary), DYNOP_ERROR, "/nonexistent/p.yaml");
+    CHECK(summary == NULL);
+    EXPECT_ERR(dynop_pipeline_run(host, argv[2], "{\"workers\": \"two\"}", NULL), DYNOP_ERROR_INVALID_ARGUMENT, "options_json");
+    EXPECT_ERR(dynop_pipeline_run(NULL, argv[2], NULL, NULL), DYNOP_ERROR_INVALID_ARGUMENT, "the host handle is NULL");
+    EXPECT_ERR(dynop_pipeline_run(host, NULL, NULL, NULL), DYNOP_ERROR_INVALID_ARGUMENT, "path is NULL");
+    EXPECT_ERR(dynop_pipeline_run(host, argv[2], "{\"wrkers\": 2}", NULL), DYNOP_ERROR_INVALID_ARGUMENT, "unknown field \"wrkers\"");
 
     /* An operator destroyed, then used. */
     EXPECT_OK(dynop_operator_destroy(saxpy));
