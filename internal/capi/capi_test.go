@@ -173,3 +173,22 @@ func TestCXX(t *testing.T) {
 		t.Fatalf("host_test_cpp did not finish:\n%s", got)
 	}
 }
+
+// TestLifecycleExample builds and runs examples/c/lifecycle.c, the
+// README's lifecycle in C, as docs/c-api.md shows it.
+func TestLifecycleExample(t *testing.T) {
+	lib := library(t)
+	exe := program(t, lib, "examples/c/lifecycle.c", "-I", cbuild.Path("plugins/vecmath"))
+	got := run(t, exe, cbuild.VecMath(t), cbuild.Imgproc(t))
+	for _, want := range []string{
+		"dynop.plugin.vecmath   v1.0.0  available ",
+		"dynop.plugin.image     v1.2.0  available compiled in",
+		"dot = 70\n",
+		"saxpy = 7 10 13 16\n",
+		"closed\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lifecycle printed no %q:\n%s", want, got)
+		}
+	}
+}

@@ -62,7 +62,7 @@ func importTensor(m *C.DLManagedTensorVersioned) (*tensor.Tensor, error) {
 			return nil, fmt.Errorf("%w: dimension %d is negative (shape %v)", errInvalid, i, shape)
 		}
 	}
-	size, err := extent(shape, strides, int64(dt.Size()), dl.byte_offset)
+	size, err := extent(shape, strides, int64(dt.Size()), uint64(dl.byte_offset))
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func importTensor(m *C.DLManagedTensorVersioned) (*tensor.Tensor, error) {
 // extent returns the bytes from a tensor's data pointer that its elements
 // reach: offset plus one past the last element's last byte, with compact
 // strides where strides is nil; an overflow is an error.
-func extent(shape, strides []int64, elem int64, offset C.uint64_t) (int, error) {
+func extent(shape, strides []int64, elem int64, offset uint64) (int, error) {
 	over := fmt.Errorf("%w: shape %v with strides %v and byte offset %d reaches past the address space", errInvalid, shape, strides, offset)
 	if strides == nil {
 		strides = make([]int64, len(shape))
@@ -93,7 +93,7 @@ func extent(shape, strides []int64, elem int64, offset C.uint64_t) (int, error) 
 	last := uint64(0) // the last element's index, in elements
 	for i, d := range shape {
 		if d == 0 {
-			return int(min(uint64(offset), math.MaxInt)), nil
+			return int(min(offset, math.MaxInt)), nil
 		}
 		hi, lo := bits.Mul64(uint64(d-1), uint64(strides[i]))
 		var carry uint64
@@ -102,7 +102,7 @@ func extent(shape, strides []int64, elem int64, offset C.uint64_t) (int, error) 
 		}
 	}
 	hi, end := bits.Mul64(last+1, uint64(elem))
-	end, carry := bits.Add64(end, uint64(offset), 0)
+	end, carry := bits.Add64(end, offset, 0)
 	if hi != 0 || last+1 == 0 || carry != 0 || end > math.MaxInt {
 		return 0, over
 	}

@@ -176,7 +176,7 @@ typedef struct dynop_iface_ref_s dynop_iface_ref_t; /* a reference to an interfa
  * ------------------------------------------------------------------------ */
 
 /* How a host is opened. Set struct_size to sizeof(dynop_host_options) and
- * zero what you do not set (dynop_host_options o = {sizeof o};): every
+ * zero what you do not set (dynop_host_options o = {.struct_size = sizeof o};): every
  * zero field means the default. A program compiled against an older
  * header passes a smaller struct_size and gets the defaults for the fields
  * it does not know; one compiled against a newer header passes a larger
