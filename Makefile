@@ -42,7 +42,7 @@ WASM_CC ?= clang
 WASM_CFLAGS = --target=wasm32-wasi -mexec-model=reactor -O3 -msimd128 -std=c99 -Wall -Wextra -pedantic -Werror -Iabi/include
 WASM_PLUGINS = plugins/imgproc/dynop_imgproc.wasm plugins/tone/dynop_tone.wasm
 
-.PHONY: demo examples test fuzz bench build plugins wasm-plugins clean
+.PHONY: demo examples test fuzz bench build plugins wasm-plugins clean libdynop
 
 ## demo: the main job. Build the CLI and the example plugins, run the
 ## demo pipeline over the bundled images and the photo pipeline over the
@@ -69,7 +69,7 @@ test:
 	cd bench && $(GO) vet ./...
 	GODEBUG=cgocheck=1 $(GO) test -race ./...
 	cd bench && GODEBUG=cgocheck=1 $(GO) test -race ./...
-	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./loader/... ./plugins/... ./examples/native/ ./examples/operators/ ./examples/embedding/ ./docs/authoring/... ./cli/
+	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./loader/... ./plugins/... ./examples/native/ ./examples/operators/ ./examples/embedding/ ./docs/authoring/... ./cli/ ./internal/capi/
 
 ## fuzz: run each fuzz target for FUZZTIME (go test -fuzz takes one
 ## target of one package per run, hence the list). A failing input is
@@ -125,6 +125,19 @@ build: plugins
 	@if echo 'int x;' | $(WASM_CC) --target=wasm32-wasi -x c -c -o /dev/null - 2>/dev/null; then \
 		$(MAKE) --no-print-directory wasm-plugins && cp $(WASM_PLUGINS) bin/plugins/ && bin/dynop manifest bin/plugins/*.wasm; \
 	else echo "note: $(WASM_CC) cannot target wasm32-wasi (apt-get install clang lld wasi-libc libclang-rt-dev-wasm32): WebAssembly plugins not built"; fi
+
+## libdynop: the C API for hosts that are not Go programs (docs/c-api.md):
+## bin/libdynop.so and bin/libdynop.a, bin/dynop-scanner beside them (the
+## scanner child of their hosts) and the headers dynop.h, dynop_host.h
+## and dynop_host.hpp in bin/include/dynop. Link with -Ibin/include -Lbin
+## -ldynop -Wl,-rpath,<the library's directory>.
+libdynop:
+	$(GO) build -buildmode=c-shared -o bin/libdynop.so ./capi
+	$(GO) build -buildmode=c-archive -o bin/libdynop.a ./capi
+	$(GO) build -o bin/dynop-scanner ./cmd/dynop-scanner
+	rm -f bin/libdynop.h
+	mkdir -p bin/include/dynop
+	cp abi/include/dynop/dynop.h abi/include/dynop/dynop_host.h abi/include/dynop/dynop_host.hpp bin/include/dynop/
 
 ## wasm-plugins: build the example WebAssembly plugins next to their sources.
 wasm-plugins: $(WASM_PLUGINS)

@@ -42,7 +42,7 @@ func goCommand() string {
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
-// library builds libdynop.so and dynop-scanner beside it and returns their
+// library builds libdynop.so, libdynop.a and dynop-scanner beside them and returns their
 // directory.
 func library(t *testing.T) string {
 	t.Helper()
@@ -58,6 +58,7 @@ func library(t *testing.T) string {
 		start := time.Now()
 		for _, args := range [][]string{
 			{"build", "-buildmode=c-shared", "-o", filepath.Join(libDir, "libdynop.so"), "./capi"},
+			{"build", "-buildmode=c-archive", "-o", filepath.Join(libDir, "libdynop.a"), "./capi"},
 			{"build", "-o", filepath.Join(libDir, "dynop-scanner"), "./cmd/dynop-scanner"},
 		} {
 			cmd := exec.Command(goCommand(), args...)
@@ -190,5 +191,27 @@ func TestLifecycleExample(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("lifecycle printed no %q:\n%s", want, got)
 		}
+	}
+}
+
+// TestStaticArchive links examples/c/lifecycle.c with libdynop.a: the
+// program is the library, so its scanner is the dynop-scanner beside the
+// program.
+func TestStaticArchive(t *testing.T) {
+	lib := library(t)
+	cc := cbuild.Compiler(t, false)
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "lifecycle-static")
+	cmd := exec.Command(cc, "-std=c11", "-I", cbuild.Path("abi/include"), "-I", cbuild.Path("plugins/vecmath"),
+		"-o", exe, cbuild.Path("examples/c/lifecycle.c"), filepath.Join(lib, "libdynop.a"), "-lpthread", "-ldl", "-lm")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", cmd, err, out)
+	}
+	if err := os.Symlink(filepath.Join(lib, "dynop-scanner"), filepath.Join(dir, "dynop-scanner")); err != nil {
+		t.Fatal(err)
+	}
+	got := run(t, exe, cbuild.VecMath(t), cbuild.Imgproc(t))
+	if !strings.Contains(got, "dot = 70\n") || !strings.Contains(got, "closed\n") {
+		t.Errorf("lifecycle (static) printed:\n%s", got)
 	}
 }
