@@ -33,6 +33,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -173,8 +174,13 @@ func dynop_host_api_version() C.dynop_version {
 	return C.dynop_version{major: APIMajor, minor: APIMinor, patch: APIPatch}
 }
 
-// optionsV01 is the size of the first version of dynop_host_options.
-const optionsV01 = C.sizeof_dynop_host_options
+// optionsMin is the size of the first version of dynop_host_options, the
+// smallest a caller may pass; optionsKnown the size of the version this
+// library knows.
+const (
+	optionsMin   = uintptr(C.DYNOP_HOST_OPTIONS_SIZE_V0_1)
+	optionsKnown = uintptr(C.sizeof_dynop_host_options)
+)
 
 //export dynop_host_open
 func dynop_host_open(copts *C.dynop_host_options, out *C.uintptr_t) C.dynop_result {
@@ -212,17 +218,17 @@ func readOptions(c *C.dynop_host_options) (dynop.Options, error) {
 	if c != nil {
 		size := uintptr(c.struct_size)
 		switch {
-		case size < uintptr(C.sizeof_uint32_t):
-			return dynop.Options{}, fmt.Errorf("%w: options.struct_size is %d; set it to sizeof(dynop_host_options)", dynop.ErrVersion, size)
-		case size < optionsV01:
-			return dynop.Options{}, fmt.Errorf("%w: options.struct_size %d is smaller than the first version of dynop_host_options (%d bytes)", dynop.ErrVersion, size, optionsV01)
-		case size > optionsV01:
-			tail := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(c), optionsV01)), size-optionsV01)
-			if i := bytes.IndexFunc(tail, func(r rune) bool { return r != 0 }); i >= 0 {
-				return dynop.Options{}, fmt.Errorf("%w: options.struct_size is %d and sets byte %d, beyond the %d bytes of dynop_host_options this library (API %d.%d) knows", dynop.ErrUnsupported, size, uintptr(i)+optionsV01, optionsV01, APIMajor, APIMinor)
+		case size < optionsMin:
+			return dynop.Options{}, fmt.Errorf("%w: options.struct_size %d is smaller than the first version of dynop_host_options (%d bytes); set it to sizeof(dynop_host_options)", dynop.ErrVersion, size, optionsMin)
+		case size > optionsKnown:
+			tail := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(c), optionsKnown)), size-optionsKnown)
+			if i := slices.IndexFunc(tail, func(b byte) bool { return b != 0 }); i >= 0 {
+				return dynop.Options{}, fmt.Errorf("%w: options.struct_size is %d and sets byte %d, beyond the %d bytes of dynop_host_options this library (API %d.%d) knows", dynop.ErrUnsupported, size, uintptr(i)+optionsKnown, optionsKnown, APIMajor, APIMinor)
 			}
 		}
-		o = *c
+		// Copy what the caller's struct has; the rest stays zero: defaults.
+		n := min(size, optionsKnown)
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&o)), n), unsafe.Slice((*byte)(unsafe.Pointer(c)), n))
 	}
 	opts := dynop.Options{
 		NoDefaultPaths: o.no_default_paths != 0,
@@ -322,10 +328,18 @@ func dynop_host_plugins(hid C.uintptr_t, out *C.dynop_plugin_status, capacity C.
 	if n == 0 {
 		return C.DYNOP_OK
 	}
-	dst := unsafe.Slice(out, n)
-	for i := range dst {
-		if uintptr(dst[i].struct_size) < unsafe.Offsetof(dst[i].state)+4 {
-			return fail("dynop_host_plugins", fmt.Errorf("%w: statuses[%d].struct_size is %d; set it to sizeof(dynop_plugin_status)", dynop.ErrVersion, i, dst[i].struct_size))
+	// The caller's array has its struct's size as stride, which may be
+	// smaller (an older header) or larger (a newer one) than ours.
+	stride := uintptr(out.struct_size)
+	if stride < unsafe.Offsetof(out.state)+unsafe.Sizeof(out.state) {
+		return fail("dynop_host_plugins", fmt.Errorf("%w: statuses[0].struct_size is %d; set it to sizeof(dynop_plugin_status)", dynop.ErrVersion, stride))
+	}
+	elem := func(i int) *C.dynop_plugin_status {
+		return (*C.dynop_plugin_status)(unsafe.Add(unsafe.Pointer(out), uintptr(i)*stride))
+	}
+	for i := 1; i < n; i++ {
+		if s := uintptr(elem(i).struct_size); s != stride {
+			return fail("dynop_host_plugins", fmt.Errorf("%w: statuses[%d].struct_size is %d, statuses[0].struct_size %d; set each to sizeof(dynop_plugin_status)", errInvalid, i, s, stride))
 		}
 	}
 	h.mu.Lock()
@@ -335,7 +349,7 @@ func dynop_host_plugins(hid C.uintptr_t, out *C.dynop_plugin_status, capacity C.
 	}
 	for i, p := range list[:n] {
 		var s C.dynop_plugin_status
-		s.struct_size = dst[i].struct_size
+		s.struct_size = C.uint32_t(stride)
 		s.state = C.int32_t(p.State)
 		s.id = h.cstr(p.Info.ID)
 		s.version = C.dynop_version{major: C.uint32_t(p.Info.Version.Major), minor: C.uint32_t(p.Info.Version.Minor), patch: C.uint32_t(p.Info.Version.Patch)}
@@ -347,8 +361,8 @@ func dynop_host_plugins(hid C.uintptr_t, out *C.dynop_plugin_status, capacity C.
 		s.error = h.cstr(msg)
 		s.refs, s.starts, s.stops = C.uint32_t(p.Refs), C.uint32_t(p.Starts), C.uint32_t(p.Stops)
 		// Write only what the caller's struct has room for.
-		size := min(uintptr(s.struct_size), C.sizeof_dynop_plugin_status)
-		copy(unsafe.Slice((*byte)(unsafe.Pointer(&dst[i])), size), unsafe.Slice((*byte)(unsafe.Pointer(&s)), size))
+		size := min(stride, C.sizeof_dynop_plugin_status)
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(elem(i))), size), unsafe.Slice((*byte)(unsafe.Pointer(&s)), size))
 	}
 	return C.DYNOP_OK
 }
@@ -547,16 +561,10 @@ func (o *operator) close() (err error) {
 //export dynop_operator_run
 func dynop_operator_run(oid C.uintptr_t, inputs **C.DLManagedTensorVersioned, numInputs, batchSize C.uint32_t, outputs **C.DLManagedTensorVersioned, numOutputs C.uint32_t) C.dynop_result {
 	begin()
-	var outs []*C.DLManagedTensorVersioned
-	if outputs != nil {
-		outs = unsafe.Slice(outputs, int(numOutputs)*int(batchSize))
-		clear(outs)
-	}
 	o, err := getOperator(uintptr(oid))
 	if err != nil {
 		return fail("dynop_operator_run", err)
 	}
-	var ins []*C.DLManagedTensorVersioned
 	switch {
 	case batchSize == 0:
 		err = fmt.Errorf("%w: batch_size is 0", errInvalid)
@@ -570,8 +578,12 @@ func dynop_operator_run(oid C.uintptr_t, inputs **C.DLManagedTensorVersioned, nu
 		err = fmt.Errorf("%w: operator %q has %d output(s), not %d", errInvalid, o.in.Name(), len(o.in.Schema().Outputs), numOutputs)
 	}
 	if err != nil {
+		// outputs is not written: its length may be wrong.
 		return fail("dynop_operator_run", err)
 	}
+	outs := unsafe.Slice(outputs, int(numOutputs)*int(batchSize))
+	clear(outs)
+	var ins []*C.DLManagedTensorVersioned
 	if numInputs > 0 {
 		ins = unsafe.Slice(inputs, int(numInputs)*int(batchSize))
 	}

@@ -223,8 +223,8 @@ enum {
 };
 
 /* One plugin as the host sees it. Set struct_size to
- * sizeof(dynop_plugin_status) in each element; the library writes only the
- * fields that fit in it. Strings belong to the host (valid until it is
+ * sizeof(dynop_plugin_status) in each element (the library steps through
+ * the array by it); the library writes only the fields that fit in it. Strings belong to the host (valid until it is
  * closed); path is "" for Go plugins compiled into the library, error ""
  * when there is nothing to say. */
 typedef struct dynop_plugin_status {
@@ -302,8 +302,9 @@ dynop_result dynop_operator_arity(dynop_operator_t *op, uint32_t *num_inputs, ui
  * NULL. outputs has room for num_outputs * batch_size pointers
  * (num_outputs must be the operator's); on DYNOP_OK outputs[o *
  * batch_size + s] is a new tensor, sample s of output o, owned by the
- * caller (call its deleter once). On failure no output is made and every
- * element of outputs is set to NULL. */
+ * caller (call its deleter once). On failure no output is made: a NULL or
+ * wrong handle, count or batch_size leaves outputs untouched, and any later
+ * failure sets every element of outputs to NULL. */
 dynop_result dynop_operator_run(dynop_operator_t *op, DLManagedTensorVersioned *const *inputs,
                                 uint32_t num_inputs, uint32_t batch_size,
                                 DLManagedTensorVersioned **outputs, uint32_t num_outputs);

@@ -184,6 +184,18 @@ int main(int argc, char **argv) {
     small[0].struct_size = 8;
     EXPECT_OK(dynop_host_plugins(host, small, 1, &count2));
     CHECK(small[0].id == (const char *)(uintptr_t)0xABABABABABABABABull);
+    /* An array of such structs is stepped through by their size. */
+    struct {
+        uint32_t struct_size;
+        int32_t state;
+    } old2[2] = {{8, -1}, {8, -1}};
+    EXPECT_OK(dynop_host_plugins(host, (dynop_plugin_status *)(void *)old2, 2, &count2));
+    CHECK(old2[0].struct_size == 8 && old2[1].struct_size == 8);
+    CHECK(old2[0].state == DYNOP_PLUGIN_AVAILABLE && old2[1].state == DYNOP_PLUGIN_AVAILABLE);
+    dynop_plugin_status mixed[2];
+    mixed[0].struct_size = sizeof mixed[0];
+    mixed[1].struct_size = 8;
+    EXPECT_ERR(dynop_host_plugins(host, mixed, 2, &count2), DYNOP_ERROR_INVALID_ARGUMENT, "statuses[1].struct_size is 8");
 
     /* Acquire VecMath, call it, release it. */
     const void *table = NULL;
