@@ -130,9 +130,10 @@ build: plugins
 ## bin/libdynop.so and bin/libdynop.a, bin/dynop-scanner beside them (the
 ## scanner child of their hosts) and the headers dynop.h, dynop_host.h
 ## and dynop_host.hpp in bin/include/dynop. Link with -Ibin/include -Lbin
-## -ldynop -Wl,-rpath,<the library's directory>.
+## -ldynop -Wl,-rpath,<the library's directory>. The shared library
+## exports dynop_host.h's functions only (capi/libdynop.map).
 libdynop:
-	$(GO) build -buildmode=c-shared -o bin/libdynop.so ./capi
+	$(GO) build -buildmode=c-shared -ldflags=-extldflags=-Wl,--version-script=$(CURDIR)/capi/libdynop.map -o bin/libdynop.so ./capi
 	$(GO) build -buildmode=c-archive -o bin/libdynop.a ./capi
 	$(GO) build -o bin/dynop-scanner ./cmd/dynop-scanner
 	rm -f bin/libdynop.h

@@ -57,7 +57,7 @@ func library(t *testing.T) string {
 		}
 		start := time.Now()
 		for _, args := range [][]string{
-			{"build", "-buildmode=c-shared", "-o", filepath.Join(libDir, "libdynop.so"), "./capi"},
+			{"build", "-buildmode=c-shared", "-ldflags=-extldflags=-Wl,--version-script=" + cbuild.Path("capi/libdynop.map"), "-o", filepath.Join(libDir, "libdynop.so"), "./capi"},
 			{"build", "-buildmode=c-archive", "-o", filepath.Join(libDir, "libdynop.a"), "./capi"},
 			{"build", "-o", filepath.Join(libDir, "dynop-scanner"), "./cmd/dynop-scanner"},
 		} {
@@ -161,6 +161,34 @@ func TestC(t *testing.T) {
 	pngs, _ := filepath.Glob(filepath.Join(out, "*.png"))
 	if len(pngs) != 6 {
 		t.Errorf("the pipeline wrote %d PNGs, want 6: %v", len(pngs), pngs)
+	}
+}
+
+// TestExports checks that libdynop.so exports dynop_host.h's functions
+// and nothing else of dynop's (capi/libdynop.map).
+func TestExports(t *testing.T) {
+	lib := library(t)
+	out, err := exec.Command("nm", "-D", "--defined-only", filepath.Join(lib, "libdynop.so")).Output()
+	if err != nil {
+		t.Skipf("nm: %v", err)
+	}
+	var got []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && strings.Contains(f[2], "dynop") {
+			got = append(got, f[2])
+		}
+	}
+	header, err := os.ReadFile(cbuild.Path("abi/include/dynop/dynop_host.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range got {
+		if !strings.Contains(string(header), " "+name+"(") && !strings.Contains(string(header), "*"+name+"(") {
+			t.Errorf("libdynop.so exports %s, which dynop_host.h does not declare", name)
+		}
+	}
+	if len(got) != 14 {
+		t.Errorf("libdynop.so exports %d dynop symbols, want the 14 of dynop_host.h: %v", len(got), got)
 	}
 }
 
