@@ -3,6 +3,7 @@
  * result code and the text of dynop_last_error().
  *
  * usage: host_test PLUGIN_DIR PIPELINE OUT_DIR */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <dynop/dynop_host.h>
 #include <vecmath.h>
 
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int failures;
 
@@ -106,6 +108,57 @@ static void *worker(void *p) {
         }
     }
     return NULL;
+}
+
+/* Threads that use a host while another thread closes it: every call
+ * returns DYNOP_OK or DYNOP_ERROR_CLOSED, and none crashes. They run the
+ * Go operator image.Invert (a native library serves one host at a time,
+ * and the first host has imgproc started). */
+typedef struct {
+    dynop_host_t *host;
+    int calls, closed, other;
+} racer_arg;
+
+static void *racer(void *p) {
+    racer_arg *a = p;
+    float x[64];
+    for (int i = 0; i < 64; i++) x[i] = (float)i;
+    int64_t shape[1] = {64};
+    for (;;) {
+        dynop_operator_t *op = NULL;
+        dynop_result r = dynop_operator_create(a->host, "image.Invert", NULL, &op);
+        a->calls++;
+        if (r == DYNOP_ERROR_CLOSED) {
+            a->closed++;
+            return NULL;
+        }
+        if (r != DYNOP_OK) {
+            a->other++;
+            fprintf(stderr, "racer: create: %d %s\n", (int)r, dynop_last_error());
+            return NULL;
+        }
+        for (int i = 0; i < 20; i++) {
+            DLManagedTensorVersioned tx = make_tensor(x, 1, shape, NULL, kDLFloat, 32);
+            DLManagedTensorVersioned *ins[1] = {&tx}, *outs[1];
+            r = dynop_operator_run(op, ins, 1, 1, outs, 1);
+            a->calls++;
+            if (r == DYNOP_OK) {
+                if (((const float *)outs[0]->dl_tensor.data)[63] != -62) a->other++;
+                dynop_tensor_delete(outs[0]);
+            } else if (r == DYNOP_ERROR_CLOSED) {
+                a->closed++;
+            } else {
+                a->other++;
+                fprintf(stderr, "racer: run: %d %s\n", (int)r, dynop_last_error());
+            }
+            size_t n;
+            r = dynop_host_plugins(a->host, NULL, 0, &n);
+            a->calls++;
+            if (r != DYNOP_OK && r != DYNOP_ERROR_CLOSED) a->other++;
+        }
+        r = dynop_operator_destroy(op);
+        if (r != DYNOP_OK && r != DYNOP_ERROR_CLOSED) a->other++;
+    }
 }
 
 int main(int argc, char **argv) {
@@ -385,6 +438,27 @@ int main(int argc, char **argv) {
         CHECK(!args[i].failed);
     }
     CHECK(strstr(dynop_last_error(), "no.Such") != NULL); /* this thread's message is still its own */
+
+    /* A host closed while threads use it. */
+    {
+        dynop_host_t *h4 = NULL;
+        EXPECT_OK(dynop_host_open(&opts, &h4));
+        pthread_t rt[3];
+        racer_arg ra[3];
+        memset(ra, 0, sizeof ra);
+        for (int i = 0; i < 3; i++) {
+            ra[i].host = h4;
+            pthread_create(&rt[i], NULL, racer, &ra[i]);
+        }
+        struct timespec ms50 = {0, 50 * 1000 * 1000};
+        nanosleep(&ms50, NULL);
+        EXPECT_OK(dynop_host_close(h4));
+        for (int i = 0; i < 3; i++) {
+            pthread_join(rt[i], NULL);
+            printf("racer %d: %d calls, %d closed\n", i, ra[i].calls, ra[i].closed);
+            CHECK(ra[i].calls > 1 && ra[i].closed >= 1 && ra[i].other == 0);
+        }
+    }
 
     /* A pipeline file. */
     char opts_json[1024];
