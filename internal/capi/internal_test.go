@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/dynop/dynop"
@@ -132,5 +133,49 @@ func TestParsePipelineOptions(t *testing.T) {
 	}
 	if _, err := parsePipelineOptions(`{"outdir": "x"}`); !errors.Is(err, errInvalid) || !strings.Contains(err.Error(), `unknown field "outdir"`) {
 		t.Errorf("an unknown field: %v", err)
+	}
+}
+
+// TestHandlesConcurrent adds, looks up and removes handles from many
+// goroutines (run it with -race): every handle is unique and, once
+// removed, closed.
+func TestHandlesConcurrent(t *testing.T) {
+	h := newHandles()
+	const workers, each = 8, 500
+	ids := make([][]uintptr, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				id := h.add(kindOperator, i)
+				if v, err := h.get(id, kindOperator); err != nil || v != i {
+					t.Errorf("get(%#x) = %v, %v; want %d", id, v, err, i)
+				}
+				if i%2 == 0 {
+					if _, err := h.remove(id, kindOperator); err != nil {
+						t.Errorf("remove(%#x): %v", id, err)
+					}
+					if _, err := h.get(id, kindOperator); !errors.Is(err, dynop.ErrClosed) {
+						t.Errorf("get(%#x) after remove: %v, want ErrClosed", id, err)
+					}
+				}
+				ids[w] = append(ids[w], id)
+			}
+		}()
+	}
+	wg.Wait()
+	seen := map[uintptr]bool{}
+	for _, list := range ids {
+		for _, id := range list {
+			if seen[id] {
+				t.Fatalf("handle %#x given twice", id)
+			}
+			seen[id] = true
+		}
+	}
+	if len(h.live) != workers*each/2 {
+		t.Errorf("%d live handles, want %d", len(h.live), workers*each/2)
 	}
 }
