@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -40,6 +41,7 @@ import (
 
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/abi"
+	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/loader/native"
 	"github.com/dynop/dynop/op"
@@ -74,8 +76,9 @@ var (
 var table = newHandles()
 
 // resultOf is the dynop_result that tells C about err: the ABI's mapping
-// of the host's sentinels (abi.ResultOf), and invalid input of every
-// package as DYNOP_ERROR_INVALID_ARGUMENT.
+// of the host's sentinels (abi.ResultOf), invalid input of every package
+// as DYNOP_ERROR_INVALID_ARGUMENT, and a missing file as
+// DYNOP_ERROR_NOT_FOUND.
 func resultOf(err error) abi.Result {
 	if r := abi.ResultOf(err); r != abi.ErrorGeneric {
 		return r
@@ -83,10 +86,13 @@ func resultOf(err error) abi.Result {
 	if errors.Is(err, errNoMemory) {
 		return abi.ErrorNoMemory
 	}
-	for _, e := range []error{errInvalid, schema.ErrArgument, schema.ErrOp, op.ErrInput, tensor.ErrInvalid, pipeline.ErrInvalid, iface.ErrSyntax} {
+	for _, e := range []error{errInvalid, schema.ErrArgument, schema.ErrOp, op.ErrInput, tensor.ErrInvalid, pipeline.ErrInvalid, iface.ErrSyntax, dispatch.ErrUnknownFeature} {
 		if errors.Is(err, e) {
 			return abi.ErrorInvalidArgument
 		}
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return abi.ErrorNotFound // a pipeline file, a trust directory
 	}
 	return abi.ErrorGeneric
 }

@@ -3,12 +3,14 @@ package capi
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/abi"
+	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
@@ -98,6 +100,8 @@ func TestResultOf(t *testing.T) {
 		{fmt.Errorf("x: %w", dynop.ErrClosed), abi.ErrorClosed},
 		{fmt.Errorf("x: %w", dynop.ErrUnsupported), abi.ErrorUnsupported},
 		{fmt.Errorf("x: %w", dynop.ErrType), abi.ErrorType},
+		{fmt.Errorf("x: %w", dispatch.ErrUnknownFeature), abi.ErrorInvalidArgument},
+		{fmt.Errorf("x: %w", fs.ErrNotExist), abi.ErrorNotFound},
 		{errors.New("anything else"), abi.ErrorGeneric},
 	} {
 		if got := resultOf(c.err); got != c.want {

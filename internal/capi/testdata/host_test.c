@@ -346,6 +346,18 @@ int main(int argc, char **argv) {
     dynop_host_options badpol = opts;
     badpol.sandbox = "sometimes";
     EXPECT_ERR(dynop_host_open(&badpol, &h2), DYNOP_ERROR_INVALID_ARGUMENT, "options.sandbox");
+    badpol = opts;
+    badpol.signature_policy = "sometimes";
+    EXPECT_ERR(dynop_host_open(&badpol, &h2), DYNOP_ERROR_INVALID_ARGUMENT, "options.signature_policy: unknown signature policy \"sometimes\"");
+    badpol = opts;
+    badpol.trust_dir = "/nonexistent/keys";
+    EXPECT_ERR(dynop_host_open(&badpol, &h2), DYNOP_ERROR_NOT_FOUND, "/nonexistent/keys");
+    badpol = opts;
+    badpol.cpu_features = "-avx3";
+    EXPECT_ERR(dynop_host_open(&badpol, &h2), DYNOP_ERROR_INVALID_ARGUMENT, "unknown CPU feature \"avx3\"");
+    badpol.cpu_features = "-avx512f,-avx2";
+    EXPECT_OK(dynop_host_open(&badpol, &h2));
+    EXPECT_OK(dynop_host_close(h2));
     dynop_host_options nullpath = opts;
     nullpath.paths = NULL;
     EXPECT_ERR(dynop_host_open(&nullpath, &h2), DYNOP_ERROR_INVALID_ARGUMENT, "options.paths is NULL but path_count is 1");
@@ -468,7 +480,7 @@ int main(int argc, char **argv) {
     CHECK(summary != NULL && strstr(summary, "\"images\":6") != NULL);
     dynop_string_free(summary);
     summary = (char *)1;
-    EXPECT_ERR(dynop_pipeline_run(host, "/nonexistent/p.yaml", NULL, &summary), DYNOP_ERROR, "/nonexistent/p.yaml");
+    EXPECT_ERR(dynop_pipeline_run(host, "/nonexistent/p.yaml", NULL, &summary), DYNOP_ERROR_NOT_FOUND, "/nonexistent/p.yaml");
     CHECK(summary == NULL);
     EXPECT_ERR(dynop_pipeline_run(host, argv[2], "{\"workers\": \"two\"}", NULL), DYNOP_ERROR_INVALID_ARGUMENT, "options_json");
     EXPECT_ERR(dynop_pipeline_run(NULL, argv[2], NULL, NULL), DYNOP_ERROR_INVALID_ARGUMENT, "the host handle is NULL");
