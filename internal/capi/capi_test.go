@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -33,15 +32,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func goCommand() string {
-	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
-		return p
-	}
-	return "go"
-}
-
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
-
 // library builds libdynop.so, libdynop.a and dynop-scanner beside them and returns their
 // directory.
 func library(t *testing.T) string {
@@ -50,6 +40,7 @@ func library(t *testing.T) string {
 		t.Skip("building libdynop.so takes about 40 s; not with -short")
 	}
 	cbuild.Compiler(t, false)
+	gocmd := cbuild.GoCommand(t)
 	libOnce.Do(func() {
 		libDir, libErr = os.MkdirTemp("", "libdynop-test-")
 		if libErr != nil {
@@ -61,7 +52,7 @@ func library(t *testing.T) string {
 			{"build", "-buildmode=c-archive", "-o", filepath.Join(libDir, "libdynop.a"), "./capi"},
 			{"build", "-o", filepath.Join(libDir, "dynop-scanner"), "./cmd/dynop-scanner"},
 		} {
-			cmd := exec.Command(goCommand(), args...)
+			cmd := exec.Command(gocmd, args...)
 			cmd.Dir = cbuild.Root()
 			if out, err := cmd.CombinedOutput(); err != nil {
 				libErr = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)

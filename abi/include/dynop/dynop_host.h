@@ -27,8 +27,11 @@
  * thread-local storage, set by the failing call on the caller's own thread
  * (a call from C into the library runs on the thread that made it), so two
  * threads never see each other's messages. Each call of this API but
- * dynop_last_error and dynop_tensor_delete clears it first, so after a call
- * that returned DYNOP_OK it is "".
+ * dynop_last_error, dynop_string_free and dynop_tensor_delete (which sets
+ * it only when it fails) clears it first, so after a call that returned
+ * DYNOP_OK it is "". The string is valid until the thread's next call:
+ * read it before calling again (beware of argument evaluation order in
+ * printf("%d %s", dynop_call(...), dynop_last_error())).
  *
  * Handles
  * -------
