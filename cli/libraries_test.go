@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -97,5 +98,30 @@ func TestListShowsBundledLibraries(t *testing.T) {
 		if p.ID == "test.plugin.dot" && (len(p.Bundled) != 1 || p.Bundled[0] != lib) {
 			t.Errorf("list --json: bundled %v, want [%s]", p.Bundled, lib)
 		}
+	}
+}
+
+// TestSignRefusesAStaleBundledLibrary: dynop sign refuses a manifest
+// whose bundled library changed since it was written, instead of signing
+// a plugin that every host would then find stale.
+func TestSignRefusesAStaleBundledLibrary(t *testing.T) {
+	dir := t.TempDir()
+	plugin, lib := cbuild.DotPlugin(t, dir, "$ORIGIN", dir, "libmydot.so.0")
+	if code, _, errOut := runCLI(t, "manifest", plugin); code != 0 {
+		t.Fatalf("manifest: exit %d: %s", code, errOut)
+	}
+	keys := t.TempDir()
+	if code, _, errOut := runCLI(t, "keygen", "--out", filepath.Join(keys, "k")); code != 0 {
+		t.Fatalf("keygen: exit %d: %s", code, errOut)
+	}
+	f, err := os.OpenFile(lib, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte{0})
+	f.Close()
+	code, _, errOut := runCLI(t, "sign", "--key", filepath.Join(keys, "k.key"), plugin)
+	if code == 0 || !strings.Contains(errOut, "does not match bundled file libmydot.so.0") {
+		t.Errorf("sign after the library changed: exit %d: %s", code, errOut)
 	}
 }

@@ -114,6 +114,9 @@ func signFile(ctx context.Context, path string, key ed25519.PrivateKey) (string,
 	if m.SHA256 != d || m.Size != size {
 		return "", fmt.Errorf("%s: the manifest %s is for other bytes (sha256 %s, the file has %s); write it again with dynop manifest %s", path, mpath, m.SHA256, d, path)
 	}
+	if err := m.CheckFiles(path); err != nil {
+		return "", fmt.Errorf("%s: the manifest %s: %w", path, mpath, err)
+	}
 	sigPath := sign.SignaturePath(path)
 	return sigPath, sign.WriteSignature(sigPath, sign.Sign(key, d, md))
 }

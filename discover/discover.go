@@ -329,7 +329,7 @@ func (e *enumeration) fromCache(f *File, c candidate) bool {
 	}
 	copy(f.SHA256[:], ce.SHA256)
 	copy(f.ManifestSHA256[:], ce.ManifestSHA256)
-	if ce.Manifest != nil && ce.Err == nil {
+	if ce.Manifest != nil && ce.Err == nil && ce.Stale == nil {
 		f.Manifest = ManifestPath(f.Path)
 	}
 	if ce.Err != nil {
@@ -374,7 +374,7 @@ func (e *enumeration) enumerate(ctx context.Context, f *File, c candidate) {
 	case err != nil:
 		f.Err = fmt.Errorf("plugin file %s: %w", f.Path, err)
 	}
-	if ctx.Err() != nil || !isVerdict(f.Err) {
+	if ctx.Err() != nil || !isVerdict(f.Err) || f.Err != nil && e.shipsFiles(f) {
 		return // not a verdict on the plugin: not cached
 	}
 	if f.Err == nil {
@@ -395,6 +395,19 @@ func (e *enumeration) enumerate(ctx context.Context, f *File, c candidate) {
 		ce.Trust, ce.Signer, ce.TrustErr = e.v.key, f.Signer, saveError(f.Untrusted, e.known)
 	}
 	e.cache.store(f.Path, ce)
+}
+
+// shipsFiles reports whether the plugin of f ships files beside it, or
+// may: then a failure to read it may be theirs (a library with the wrong
+// soname, without a symbol), and fixing them must change the verdict, so
+// it is not cached.
+func (e *enumeration) shipsFiles(f *File) bool {
+	i := slices.IndexFunc(e.opts.Formats, func(ft Format) bool { return ft.Name == f.Format })
+	if i < 0 || e.opts.Formats[i].Bundled == nil {
+		return false
+	}
+	rels, err := e.opts.Formats[i].Bundled(f.Path)
+	return err != nil || len(rels) > 0
 }
 
 // learn reads f's format, digest and info.

@@ -119,6 +119,21 @@ func hashBundled(pluginPath string, rels []string) ([]BundledFile, error) {
 	return out, nil
 }
 
+// CheckFiles checks that m describes the plugin file at pluginPath as it
+// is: its size and SHA-256, and those of every bundled file. Errors wrap
+// [ErrManifest] and say which file differs and how; `dynop sign` calls it
+// before signing.
+func (m *Manifest) CheckFiles(pluginPath string) error {
+	d, size, err := sign.HashFile(pluginPath)
+	if err != nil {
+		return err
+	}
+	if err := m.matches(d, size); err != nil {
+		return err
+	}
+	return matchBundled(pluginPath, m.Bundled)
+}
+
 // matchBundled checks that the files list names (relative to the
 // directory of the plugin file at pluginPath) have the sizes and digests
 // listed.

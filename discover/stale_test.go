@@ -31,8 +31,8 @@ func TestStaleManifestFallsBackToScan(t *testing.T) {
 		t.Errorf("no warning logged:\n%s", log.String())
 	}
 	again := only(t, enumerate(t, opts))
-	if !again.Cached || again.Info.Version.String() != "1.1.0" {
-		t.Errorf("second enumeration: cached %v, version %v", again.Cached, again.Info.Version)
+	if !again.Cached || again.Info.Version.String() != "1.1.0" || again.Manifest != "" {
+		t.Errorf("second enumeration: cached %v, version %v, manifest %q (want none: the info came from a scan)", again.Cached, again.Info.Version, again.Manifest)
 	}
 	wantErr(t, again.Stale, discover.ErrManifest, "is stale")
 

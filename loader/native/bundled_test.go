@@ -336,3 +336,77 @@ func loadDeepBind(t *testing.T, path string) (bool, string) {
 	}
 	return deep, why
 }
+
+// TestBundledDependencyThatStaysLoaded: a bundled library that the
+// dynamic linker keeps when the plugin unloads (-z nodelete) is used
+// again by the next start, not refused as another library of its soname.
+func TestBundledDependencyThatStaysLoaded(t *testing.T) {
+	cc := cbuild.Compiler(t, false)
+	dir := t.TempDir()
+	if _, err := cbuild.Build(cc, dir, "libstays.so.1", "loader/native/testdata/bundled/mydot.c",
+		[]string{"-Wl,-soname,libstays.so.1", "-Wl,-z,nodelete"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	plugin, err := cbuild.Build(cc, dir, "libdot.so", "loader/native/testdata/bundled/dotplugin.c",
+		[]string{"-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN"}, []string{"-L" + dir, "-l:libstays.so.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log testutil.LogBuffer
+	h := openLogged(t, &log, []string{plugin})
+	for i := 1; i <= 3; i++ {
+		log.Reset()
+		_, ref, err := h.Acquire(ctx, "test.plugin.dot", dotUID, iface.V(1, 0, 0))
+		if err != nil {
+			t.Fatalf("start %d: %v", i, err)
+		}
+		if !strings.Contains(log.String(), "sdot=32") {
+			t.Errorf("start %d: %s", i, log.String())
+		}
+		if err := ref.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestBrokenByABundledLibraryNotCached: a plugin that cannot be read
+// because of a library beside it (here one with the wrong soname) is
+// broken, and works once the library is fixed: the verdict is not
+// cached, since it is not the plugin's alone.
+func TestBrokenByABundledLibraryNotCached(t *testing.T) {
+	dir := t.TempDir()
+	plugin, lib := cbuild.DotPlugin(t, dir, "$ORIGIN", dir, "libmydot.so.0")
+	good, err := os.ReadFile(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong, err := cbuild.Build(cbuild.Compiler(t, false), t.TempDir(), "libmydot.so.0", "loader/native/testdata/bundled/mydot.c",
+		[]string{"-Wl,-soname,libother.so.1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(wrong)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(lib)
+	if err := os.WriteFile(lib, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	cached := func(o *dynop.Options) { o.CacheDir = cache }
+	var log testutil.LogBuffer
+	for range 2 {
+		ps := openLogged(t, &log, []string{plugin}, cached).Plugins()
+		if len(ps) != 1 || ps[0].State != dynop.StateBroken || !strings.Contains(ps[0].Err.Error(), "-Wl,-soname") {
+			t.Fatalf("with the wrong soname: %+v", ps)
+		}
+	}
+	os.Remove(lib)
+	if err := os.WriteFile(lib, good, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := openLogged(t, &log, []string{plugin}, cached).Plugin("test.plugin.dot"); err != nil || st.State != dynop.StateAvailable {
+		t.Errorf("with the library fixed: %v (%v), %v", st.State, st.Err, err)
+	}
+}

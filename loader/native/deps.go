@@ -44,7 +44,7 @@ func dependencies(path string) (*ldso.Dependencies, *ldso.Object, error) {
 }
 
 // bundledFiles lists the libraries the plugin file at path ships, in
-// load order ([dynop.Loader.Bundled]).
+// load order ([discover.Format.Bundled]).
 func bundledFiles(path string) ([]string, error) {
 	deps, _, err := dependencies(path)
 	if err != nil {
@@ -88,7 +88,10 @@ func checkSystemLibraries(path string, d *loaderData) error {
 	if !ok {
 		return nil // not a machine the resolver knows
 	}
-	obj.Path, obj.RunPath, obj.RPath, obj.NoDefaultLib = path, d.RunPath, d.RPath, d.NoDefaultLib
+	// The host loads a copy of the plugin (and loads its bundled libraries
+	// itself): what $ORIGIN finds now is nothing the dynamic linker
+	// would find for the copy.
+	obj.Path, obj.RunPath, obj.RPath, obj.NoDefaultLib = path, withoutOrigin(d.RunPath), withoutOrigin(d.RPath), d.NoDefaultLib
 	r := resolver()
 	var missing []string
 	for _, soname := range d.Needs {
@@ -97,6 +100,18 @@ func checkSystemLibraries(path string, d *loaderData) error {
 		}
 	}
 	return missingError(path, missing)
+}
+
+// withoutOrigin returns the search path entries of list that do not
+// start from $ORIGIN.
+func withoutOrigin(list []string) []string {
+	var out []string
+	for _, e := range list {
+		if !strings.Contains(e, "$ORIGIN") && !strings.Contains(e, "${ORIGIN}") {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // resolver returns a resolver for the dynamic linker's search as it is
@@ -192,7 +207,8 @@ func decideDeepBind(policy DeepBind, flags uint32) (deep bool, warning string) {
 type dependency struct {
 	soname string
 	digest sign.Digest
-	lib    *library
+	lib    *library // nil while no plugin uses it but it stayed loaded
+	name   string   // what it was loaded by: /proc/self/fd/N of its memfd
 	refs   int
 }
 
@@ -248,6 +264,15 @@ func loadDependency(f *discover.File, i int, b discover.BundledFile, deep bool) 
 			return nil, fmt.Errorf("native: plugin file %s: bundled library %s: %w: another plugin's %s, with other bytes (sha256 %s), is loaded in this process, and the dynamic linker binds a soname to the library loaded first",
 				f.Path, b.Path, ErrLoad, obj.Soname, d.digest.String()[:16]+"…")
 		}
+		if d.lib == nil {
+			// It stayed loaded when its last user unloaded (-z nodelete,
+			// say): open it again, by the name it was loaded by.
+			lib, err := dlopenFile(&library{path: path}, d.name, loadMode{deep: deep})
+			if err != nil {
+				return nil, fmt.Errorf("native: plugin file %s: bundled library %s: %w", f.Path, b.Path, err)
+			}
+			d.lib = lib
+		}
 		d.refs++
 		return d, nil
 	}
@@ -264,7 +289,7 @@ func loadDependency(f *discover.File, i int, b discover.BundledFile, deep bool) 
 	if err != nil {
 		return nil, fmt.Errorf("native: plugin file %s: bundled library %s: %w", f.Path, b.Path, err)
 	}
-	d := &dependency{soname: obj.Soname, digest: digest, lib: lib, refs: 1}
+	d := &dependency{soname: obj.Soname, digest: digest, lib: lib, name: fdPath(memfd), refs: 1}
 	loaded[obj.Soname] = d
 	return d, nil
 }
@@ -283,8 +308,14 @@ func unloadBundled(deps []*dependency) error {
 		if d.refs--; d.refs > 0 {
 			continue
 		}
-		delete(loaded, d.soname)
 		errs = append(errs, d.lib.close())
+		d.lib = nil
+		cname := C.CString(d.name)
+		stays := C.dynop_loader_is_loaded(cname) != 0 // its memfd is kept open then
+		C.free(unsafe.Pointer(cname))
+		if !stays {
+			delete(loaded, d.soname)
+		}
 	}
 	return errors.Join(errs...)
 }

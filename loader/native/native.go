@@ -17,9 +17,14 @@
 // When the host first needs one of the plugin's interfaces it calls
 // Start, which copies the file into a sealed memfd, hashing it, checks
 // that the digest is the one enumerated (and, under signature policy
-// require, that the signature still verifies), and dlopens the memfd —
-// RTLD_LAZY|RTLD_LOCAL, or RTLD_GLOBAL if the plugin asks with
-// DYNOP_PLUGIN_GLOBAL_SYMBOLS or [Options.GlobalSymbols] says so. It
+// require, that the signature still verifies), loads the libraries the
+// plugin ships beside it (its manifest's bundled files) from sealed
+// copies checked the same way, and dlopens the memfd — RTLD_LAZY and
+// RTLD_LOCAL, or RTLD_GLOBAL if the plugin asks with
+// DYNOP_PLUGIN_GLOBAL_SYMBOLS or [Options.GlobalSymbols] says so, and
+// RTLD_DEEPBIND where that is safe (see [DeepBind]). Before that, at
+// enumeration, a plugin whose system libraries the dynamic linker
+// cannot find is unsupported, naming them. It
 // checks that the info is unchanged and calls the plugin's register with
 // a host table. When the last reference
 // goes, the host calls deregister, then Unload dlcloses the library: it
@@ -144,7 +149,7 @@ func inspect(ctx context.Context, path string, _ *dynop.Options) (schema.Plugin,
 	if err := missingError(path, deps.Missing); err != nil {
 		return schema.Plugin{}, nil, err
 	}
-	info, flags, err := readFile(ctx, path)
+	info, flags, err := readFile(ctx, path, DeepBindAuto)
 	if err != nil {
 		return schema.Plugin{}, nil, err
 	}
@@ -165,7 +170,10 @@ func newPlugin(f *discover.File, opts *dynop.Options) (plugin.Plugin, error) {
 		return nil, err
 	}
 	p := &Plugin{path: f.Path, info: f.Info, flags: d.Flags, file: f}
-	if c, ok := opts.LoaderConfig(loaderName).(Config); ok {
+	switch c := opts.LoaderConfig(loaderName).(type) {
+	case Config:
+		p.opts.DeepBind = c.DeepBind
+	case *Config:
 		p.opts.DeepBind = c.DeepBind
 	}
 	return p, checkSystemLibraries(f.Path, &d)
@@ -273,7 +281,7 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	if err := missingError(path, deps.Missing); err != nil {
 		return nil, err
 	}
-	info, flags, err := readFile(ctx, path)
+	info, flags, err := readFile(ctx, path, opts.DeepBind)
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +303,7 @@ func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 // readFile checks the library at path with debug/elf, loads it
 // (RTLD_NOW, and RTLD_DEEPBIND where that is safe) to read its info and
 // flags and to find its register entry point, and unloads it.
-func readFile(ctx context.Context, path string) (schema.Plugin, uint32, error) {
+func readFile(ctx context.Context, path string, policy DeepBind) (schema.Plugin, uint32, error) {
 	if err := ctx.Err(); err != nil {
 		return schema.Plugin{}, 0, err
 	}
@@ -308,7 +316,7 @@ func readFile(ctx context.Context, path string) (schema.Plugin, uint32, error) {
 	if err := checkFile(path); err != nil {
 		return schema.Plugin{}, 0, err
 	}
-	deep, _ := decideDeepBind(DeepBindAuto, 0)
+	deep, _ := decideDeepBind(policy, 0)
 	lib, err := openLibrary(path, loadMode{now: true, deep: deep})
 	if err != nil {
 		return schema.Plugin{}, 0, err
@@ -374,8 +382,12 @@ func (p *Plugin) Start(ctx context.Context, h plugin.Registrar) (err error) {
 		return err
 	}
 	deep, warning := decideDeepBind(p.opts.DeepBind, p.flags)
-	if warning != "" {
+	switch {
+	case warning != "":
 		h.Logger().Warn("plugin asks for RTLD_DEEPBIND, which is unsafe here", "plugin", p.info.ID, "why", warning)
+	case !deep && p.opts.DeepBind == DeepBindAuto && p.flags&uint32(C.DYNOP_PLUGIN_NO_DEEP_BIND) == 0:
+		_, why := p.DeepBind()
+		h.Logger().Info("plugin loaded without RTLD_DEEPBIND: the host's symbols may interpose on its calls into its libraries", "plugin", p.info.ID, "why", why)
 	}
 	lib, err := openChecked(p.path, p.file, loadMode{global: p.GlobalSymbols(), deep: deep})
 	if err != nil {
