@@ -294,6 +294,24 @@ func loadDependency(f *discover.File, i int, b discover.BundledFile, deep bool) 
 	return d, nil
 }
 
+// checkBound checks, after the plugin at path loaded, that each soname
+// of deps names the copy loaded for it: another plugin starting at the
+// same time may have loaded a library of that soname from elsewhere in
+// between, and the plugin would then be bound to that one.
+func checkBound(path string, deps []*dependency) error {
+	for _, d := range deps {
+		cname := C.CString(d.soname)
+		var got [512]C.char
+		C.dynop_loader_loaded_as(cname, &got[0], C.size_t(len(got)))
+		C.free(unsafe.Pointer(cname))
+		if name := C.GoString(&got[0]); name != d.name {
+			return fmt.Errorf("native: plugin file %s: %w: its bundled %s is not the library of that soname the process binds (%s is)",
+				path, ErrLoad, d.soname, name)
+		}
+	}
+	return nil
+}
+
 // unloadBundled gives up deps, in reverse order, unloading each that no
 // other plugin uses.
 func unloadBundled(deps []*dependency) error {

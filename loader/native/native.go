@@ -570,6 +570,9 @@ func openChecked(path string, f *discover.File, mode loadMode) (*library, error)
 		return nil, errors.Join(err, unloadBundled(deps))
 	}
 	lib.deps = deps
+	if err := checkBound(path, deps); err != nil {
+		return nil, errors.Join(err, lib.close())
+	}
 	return lib, nil
 }
 
