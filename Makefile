@@ -91,7 +91,7 @@ FUZZ_TARGETS = \
 	machine:FuzzParseDriverVersion \
 	discover:FuzzParseManifest discover:FuzzDecodeCache \
 	pipeline:FuzzParse pipeline:FuzzReadJournal pipeline:FuzzParseShard pipeline:FuzzReadList \
-	internal/abihost:FuzzDecodeInfo internal/ldso:FuzzParseCache loader/wasm:FuzzModuleInfo loader/native:FuzzNativeInfo \
+	internal/abihost:FuzzDecodeInfo internal/ldso:FuzzParseCache internal/ldso:FuzzReadObject loader/wasm:FuzzModuleInfo loader/native:FuzzNativeInfo \
 	.:FuzzParseSandboxPolicy loader/wasm:FuzzDecodeEntry \
 	plugins/codec:FuzzCodecDecode plugins/codec:FuzzCodecEXIF plugins/image:FuzzImageEXIF
 fuzz:

@@ -202,21 +202,18 @@ func unmetLibraries(libs []string, m *Machine) string {
 	if len(libs) == 0 || m.OS != "linux" || runtime.GOOS != "linux" || m.Arch != runtime.GOARCH || !ok {
 		return ""
 	}
-	r := ldso.NewResolver()
+	r := ldso.Current()
 	var missing []string
 	for i, lib := range libs {
 		if slices.Contains(libs[:i], lib) {
 			continue
 		}
 		if _, err := r.Find(lib, asker); err != nil {
-			if pkg := ldso.PackageHint(lib); pkg != "" {
-				lib += " (Debian package " + pkg + ")"
-			}
 			missing = append(missing, lib)
 		}
 	}
 	if len(missing) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("needs %s, which the dynamic linker cannot find", strings.Join(missing, ", "))
+	return fmt.Sprintf("needs %s, which the dynamic linker cannot find", ldso.WithHints(missing))
 }

@@ -42,6 +42,20 @@ var packageExceptions = map[string]string{
 	"libvulkan.so.1":        "libvulkan1",
 }
 
+// WithHints lists sonames, comma-separated, each followed by the Debian
+// package likely to provide it where [PackageHint] can guess one:
+// "libopenblas.so.0 (Debian package libopenblas0), libfoo.so".
+func WithHints(sonames []string) string {
+	names := make([]string, len(sonames))
+	for i, soname := range sonames {
+		names[i] = soname
+		if pkg := PackageHint(soname); pkg != "" {
+			names[i] += " (Debian package " + pkg + ")"
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
 // PackageHint returns the Debian package likely to provide soname, "" if
 // it cannot guess: a small table of exceptions, else the rule of Debian
 // policy §8.1: libfoo.so.N is in libfooN, and libfoo2.so.N (a name that

@@ -50,6 +50,30 @@ func NewResolver() *Resolver {
 	return r
 }
 
+// Current returns a Resolver for the dynamic linker's search as it is
+// now, shared by its callers: a new one whenever LD_LIBRARY_PATH or
+// /etc/ld.so.cache changed (ldconfig after a package was installed), so
+// that no answer outlives what it depends on, and the cache is parsed
+// once per version of it otherwise.
+func Current() *Resolver {
+	key := os.Getenv("LD_LIBRARY_PATH")
+	if fi, err := os.Stat(DefaultCachePath); err == nil {
+		key += fmt.Sprintf("\x00%d\x00%d\x00%v", fi.Size(), fi.ModTime().UnixNano(), fi.Sys())
+	}
+	current.mu.Lock()
+	defer current.mu.Unlock()
+	if current.r == nil || current.key != key {
+		current.r, current.key = NewResolver(), key
+	}
+	return current.r
+}
+
+var current struct {
+	mu  sync.Mutex
+	r   *Resolver
+	key string
+}
+
 // splitLibraryPath splits LD_LIBRARY_PATH at ':' and ';', keeping empty
 // entries (the working directory for ld.so).
 func splitLibraryPath(s string) []string {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 )
 
 // ErrSonameMismatch: a library that a plugin bundles has a DT_SONAME other
@@ -27,23 +26,6 @@ type Dependencies struct {
 	System []string
 	// Missing are the sonames of System that cannot be found, sorted.
 	Missing []string
-}
-
-// MissingError returns nil if no library is missing, else an error
-// wrapping [ErrNotFound] that names every missing soname with the Debian
-// package likely to provide it.
-func (d *Dependencies) MissingError() error {
-	if len(d.Missing) == 0 {
-		return nil
-	}
-	names := make([]string, len(d.Missing))
-	for i, soname := range d.Missing {
-		names[i] = soname
-		if pkg := PackageHint(soname); pkg != "" {
-			names[i] += " (Debian package " + pkg + ")"
-		}
-	}
-	return fmt.Errorf("ldso: %w: %s", ErrNotFound, strings.Join(names, ", "))
 }
 
 // providedByLinker are the names the dynamic linker always satisfies: its

@@ -36,9 +36,11 @@ func TestWalk(t *testing.T) {
 		t.Errorf("got  %+v\nwant %+v", deps, want)
 	}
 	agreesWithLdd(t, plugin, deps)
-	testutil.WantErr(t, deps.MissingError(), ErrNotFound, "ldso: shared library not found: libmissing.so.7 (Debian package libmissing7)")
-	if err := (&Dependencies{System: []string{"libc.so.6"}}).MissingError(); err != nil {
-		t.Errorf("nothing missing: %v", err)
+	if got := WithHints(deps.Missing); got != "libmissing.so.7 (Debian package libmissing7)" {
+		t.Errorf("WithHints(%v) = %q", deps.Missing, got)
+	}
+	if got := WithHints([]string{"libc.so.6", "x"}); got != "libc.so.6 (Debian package libc6), x" {
+		t.Errorf("WithHints = %q", got)
 	}
 
 	// With the stub's directory on LD_LIBRARY_PATH, nothing is missing.

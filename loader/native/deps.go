@@ -9,7 +9,6 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -36,7 +35,7 @@ func dependencies(path string) (*ldso.Dependencies, *ldso.Object, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("native: %w: %w", dynop.ErrFormat, err)
 	}
-	deps, err := ldso.Walk(path, resolver())
+	deps, err := ldso.Walk(path, ldso.Current())
 	if err != nil {
 		return nil, nil, fmt.Errorf("native: %s: %w: %w", path, dynop.ErrFormat, err)
 	}
@@ -59,15 +58,8 @@ func missingError(path string, missing []string) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	names := make([]string, len(missing))
-	for i, soname := range missing {
-		names[i] = soname
-		if pkg := ldso.PackageHint(soname); pkg != "" {
-			names[i] += " (Debian package " + pkg + ")"
-		}
-	}
 	return fmt.Errorf("native: %s: %w: %w (by the dynamic linker's search): %s; install %s, or ship %s beside the plugin (RUNPATH $ORIGIN)",
-		path, dynop.ErrUnsupported, discover.ErrMissingLibrary, strings.Join(names, ", "), them(len(missing)), them(len(missing)))
+		path, dynop.ErrUnsupported, discover.ErrMissingLibrary, ldso.WithHints(missing), them(len(missing)), them(len(missing)))
 }
 
 func them(n int) string {
@@ -92,7 +84,7 @@ func checkSystemLibraries(path string, d *loaderData) error {
 	// itself): what $ORIGIN finds now is nothing the dynamic linker
 	// would find for the copy.
 	obj.Path, obj.RunPath, obj.RPath, obj.NoDefaultLib = path, withoutOrigin(d.RunPath), withoutOrigin(d.RPath), d.NoDefaultLib
-	r := resolver()
+	r := ldso.Current()
 	var missing []string
 	for _, soname := range d.Needs {
 		if _, err := r.Find(soname, obj); err != nil {
@@ -114,29 +106,6 @@ func withoutOrigin(list []string) []string {
 	return out
 }
 
-// resolver returns a resolver for the dynamic linker's search as it is
-// now: a new one whenever LD_LIBRARY_PATH or /etc/ld.so.cache changed
-// (ldconfig after a package was installed), so that no answer outlives
-// what it depends on.
-func resolver() *ldso.Resolver {
-	key := os.Getenv("LD_LIBRARY_PATH")
-	if fi, err := os.Stat(ldso.DefaultCachePath); err == nil {
-		key += fmt.Sprintf("\x00%d\x00%d\x00%v", fi.Size(), fi.ModTime().UnixNano(), fi.Sys())
-	}
-	resolverMu.Lock()
-	defer resolverMu.Unlock()
-	if resolverCur == nil || resolverKey != key {
-		resolverCur, resolverKey = ldso.NewResolver(), key
-	}
-	return resolverCur
-}
-
-var (
-	resolverMu  sync.Mutex
-	resolverCur *ldso.Resolver
-	resolverKey string
-)
-
 // DeepBind says when a native plugin's library is loaded with
 // RTLD_DEEPBIND, which makes its own symbols and those of the libraries
 // it links against win over the host process's: a host that has another
@@ -146,9 +115,11 @@ type DeepBind uint8
 
 const (
 	// DeepBindAuto, the default, deep-binds every plugin where it is
-	// safe: unless the process replaces libc's allocator (malloc and free
-	// would then cross allocators) or runs a sanitizer (whose runtime
-	// refuses it). A plugin that sets DYNOP_PLUGIN_DEEP_BIND is
+	// safe, by docs/symbols.md's rule: not where the process replaces
+	// libc's allocator (malloc and free would cross allocators) or the
+	// C++ runtime's operator new or standard streams, runs a sanitizer
+	// (whose runtime refuses it), or has copy relocations of libc data
+	// such as environ. A plugin that sets DYNOP_PLUGIN_DEEP_BIND is
 	// deep-bound anyway, with a warning where it is unsafe; one that sets
 	// DYNOP_PLUGIN_NO_DEEP_BIND never is.
 	DeepBindAuto DeepBind = iota
@@ -183,9 +154,9 @@ func deepBindUnsafe() string {
 }
 
 // decideDeepBind applies policy to a plugin with flags: whether to
-// deep-bind it, and a warning to log if the plugin's request overrides
-// the safety check.
-func decideDeepBind(policy DeepBind, flags uint32) (deep bool, warning string) {
+// deep-bind it, and, where the safety check ran and failed, why it is
+// unsafe (the plugin is then deep-bound only if it asks).
+func decideDeepBind(policy DeepBind, flags uint32) (deep bool, risk string) {
 	switch {
 	case policy == DeepBindNever:
 		return false, ""
@@ -194,11 +165,8 @@ func decideDeepBind(policy DeepBind, flags uint32) (deep bool, warning string) {
 	case flags&uint32(C.DYNOP_PLUGIN_NO_DEEP_BIND) != 0:
 		return false, ""
 	}
-	why := deepBindUnsafe()
-	if flags&uint32(C.DYNOP_PLUGIN_DEEP_BIND) != 0 {
-		return true, why
-	}
-	return why == "", ""
+	risk = deepBindUnsafe()
+	return risk == "" || flags&uint32(C.DYNOP_PLUGIN_DEEP_BIND) != 0, risk
 }
 
 // dependency is a bundled library loaded for one or more plugins. Two

@@ -345,17 +345,16 @@ func (p *Plugin) GlobalSymbols() bool {
 // DeepBind reports whether the library (and its bundled libraries) would
 // be loaded with RTLD_DEEPBIND if it started now, and if not, why not.
 func (p *Plugin) DeepBind() (bool, string) {
-	deep, _ := decideDeepBind(p.opts.DeepBind, p.flags)
-	if deep {
-		return true, ""
-	}
+	deep, risk := decideDeepBind(p.opts.DeepBind, p.flags)
 	switch {
+	case deep:
+		return true, ""
 	case p.opts.DeepBind == DeepBindNever:
 		return false, "the host's DeepBind is never"
 	case p.flags&uint32(C.DYNOP_PLUGIN_NO_DEEP_BIND) != 0:
 		return false, "the plugin sets DYNOP_PLUGIN_NO_DEEP_BIND"
 	}
-	return false, deepBindUnsafe()
+	return false, risk
 }
 
 // Bundled returns the paths of the libraries the plugin ships and loads
@@ -381,13 +380,12 @@ func (p *Plugin) Start(ctx context.Context, h plugin.Registrar) (err error) {
 	if err != nil {
 		return err
 	}
-	deep, warning := decideDeepBind(p.opts.DeepBind, p.flags)
+	deep, risk := decideDeepBind(p.opts.DeepBind, p.flags)
 	switch {
-	case warning != "":
-		h.Logger().Warn("plugin asks for RTLD_DEEPBIND, which is unsafe here", "plugin", p.info.ID, "why", warning)
-	case !deep && p.opts.DeepBind == DeepBindAuto && p.flags&uint32(C.DYNOP_PLUGIN_NO_DEEP_BIND) == 0:
-		_, why := p.DeepBind()
-		h.Logger().Info("plugin loaded without RTLD_DEEPBIND: the host's symbols may interpose on its calls into its libraries", "plugin", p.info.ID, "why", why)
+	case risk != "" && deep:
+		h.Logger().Warn("plugin asks for RTLD_DEEPBIND, which is unsafe here", "plugin", p.info.ID, "why", risk)
+	case risk != "":
+		h.Logger().Info("plugin loaded without RTLD_DEEPBIND: the host's symbols may interpose on its calls into its libraries", "plugin", p.info.ID, "why", risk)
 	}
 	lib, err := openChecked(p.path, p.file, loadMode{global: p.GlobalSymbols(), deep: deep})
 	if err != nil {
