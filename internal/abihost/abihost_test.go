@@ -203,7 +203,8 @@ func FuzzDecodeInfo(f *testing.F) {
 
 // TestOlderMinorVersions: structs of an older minor version, which end
 // before the members added since, still read: an info 1.0 (before
-// operators) and 1.1 (before passes), an operator 1.0 (before variants).
+// operators) and 1.1 (before passes), requirements 1.0 (before
+// libraries), an operator 1.0 (before variants).
 func TestOlderMinorVersions(t *testing.T) {
 	for _, ptr := range []uint32{4, 8} {
 		l := layoutsFor(ptr)
@@ -227,6 +228,20 @@ func TestOlderMinorVersions(t *testing.T) {
 			if len(info.Operators) != tc.operators || len(info.Passes) != tc.passes || len(info.Interfaces) != 1 {
 				t.Errorf("info 1.%d, %d-byte pointers: %d operators, %d passes, %d interfaces", tc.minor, ptr, len(info.Operators), len(info.Passes), len(info.Interfaces))
 			}
+		}
+		// Requirements 1.0, before libraries: a plugin built against the
+		// previous dynop.h.
+		m, infoAt := place(t, sampleInfo(), ptr, 0x1000)
+		h := m.B[infoAt-m.Base:]
+		req := uint64(le.Uint32(h[l.info.off[infoRequirements]:]))
+		if ptr == 8 {
+			req = le.Uint64(h[l.info.off[infoRequirements]:])
+		}
+		rh := m.B[req-m.Base:]
+		le.PutUint32(rh[20:], 0)
+		le.PutUint32(rh[28:], l.requirements.end[reqGPUMinDriver])
+		if info, _, err := DecodeInfo(m, infoAt); err != nil || info.Requirements.Libraries != nil || len(info.Requirements.CPUFeatures) != 1 {
+			t.Errorf("requirements 1.0, %d-byte pointers: %+v, %v", ptr, info.Requirements, err)
 		}
 		im := NewImage(ptr)
 		at := im.EncodeOperator("acme.Blur", schema.CPU, 1)
