@@ -1,0 +1,267 @@
+"""DLPack tensors: borrowing NumPy arrays as inputs, and Tensor, the
+owner of an output DLManagedTensorVersioned."""
+
+import ctypes
+import sys
+import threading
+import weakref
+
+from . import _ffi
+from ._ffi import DLManagedTensor, DLManagedTensorVersioned
+
+# numpy dtype kind/itemsize <-> DLPack (code, bits)
+_KIND_TO_CODE = {"i": _ffi.kDLInt, "u": _ffi.kDLUInt, "f": _ffi.kDLFloat, "b": _ffi.kDLBool}
+_CODE_TO_KIND = {v: k for k, v in _KIND_TO_CODE.items()}
+_CODE_NAMES = {_ffi.kDLInt: "int", _ffi.kDLUInt: "uint", _ffi.kDLFloat: "float", _ffi.kDLBfloat: "bfloat",
+               _ffi.kDLComplex: "complex", _ffi.kDLBool: "bool"}
+_SUPPORTED = {("i", 1), ("i", 2), ("i", 4), ("i", 8), ("u", 1), ("u", 2), ("u", 4), ("u", 8),
+              ("f", 2), ("f", 4), ("f", 8), ("b", 1)}
+_NATIVE = "<" if sys.byteorder == "little" else ">"
+
+
+def _dtype_name(code, bits, lanes=1):
+    name = _CODE_NAMES.get(code, "code%d" % code)
+    name = "bool" if code == _ffi.kDLBool else "%s%d" % (name, bits)
+    return name if lanes == 1 else "%sx%d" % (name, lanes)
+
+
+# ---- inputs ---------------------------------------------------------------
+
+class _Borrowed:
+    """A DLManagedTensorVersioned that points at an array's own memory, and
+    what must stay alive while the library reads it."""
+
+    __slots__ = ("managed", "array", "shape", "strides")
+
+
+def borrow(obj, what="input"):
+    """Describes obj (a NumPy array, or anything np.asarray takes without
+    copying: __array_interface__, the buffer protocol, a dynop Tensor) as a
+    borrowed DLManagedTensorVersioned, without copying its data."""
+    import numpy as np
+
+    dev = getattr(obj, "__dlpack_device__", None)
+    if dev is not None and not isinstance(obj, np.ndarray):
+        d = dev()
+        if int(d[0]) != _ffi.kDLCPU:
+            raise ValueError("%s: on device %r, not the CPU (dynop operators take CPU tensors)" % (what, tuple(d)))
+    arr = obj if isinstance(obj, np.ndarray) else np.asarray(obj)
+    dt = arr.dtype
+    if dt.fields is not None or dt.subdtype is not None or (dt.kind, dt.itemsize) not in _SUPPORTED:
+        raise ValueError("%s: dtype %s has no DLPack equivalent dynop takes" % (what, dt))
+    if dt.byteorder not in ("=", "|", _NATIVE):
+        raise ValueError("%s: dtype %s is not in the machine's byte order" % (what, dt))
+    if arr.ndim > _ffi.DYNOP_MAX_NDIM:
+        raise ValueError("%s: %d dimensions (at most %d)" % (what, arr.ndim, _ffi.DYNOP_MAX_NDIM))
+    item = dt.itemsize
+    strides = []
+    for d, (n, s) in enumerate(zip(arr.shape, arr.strides)):
+        if s < 0:
+            raise ValueError("%s: negative stride (%d bytes) along dimension %d; "
+                             "dynop takes no negative strides: pass a copy (np.ascontiguousarray)" % (what, s, d))
+        if s % item:
+            raise ValueError("%s: stride of %d bytes along dimension %d is not a multiple of the item size "
+                             "(%d bytes); pass a copy (np.ascontiguousarray)" % (what, s, d, item))
+        strides.append(s // item)
+    b = _Borrowed()
+    b.array = arr
+    nd = arr.ndim
+    b.shape = (ctypes.c_int64 * max(nd, 1))(*arr.shape)
+    b.strides = (ctypes.c_int64 * max(nd, 1))(*strides)
+    m = DLManagedTensorVersioned()
+    m.version.major, m.version.minor = 1, 0
+    m.flags = 0 if arr.flags.writeable else _ffi.DLPACK_FLAG_BITMASK_READ_ONLY
+    t = m.dl_tensor
+    t.data = arr.__array_interface__["data"][0] or None
+    t.device.device_type, t.device.device_id = _ffi.kDLCPU, 0
+    t.ndim = nd
+    t.dtype.code, t.dtype.bits, t.dtype.lanes = _KIND_TO_CODE[dt.kind], item * 8, 1
+    t.shape = ctypes.cast(b.shape, ctypes.POINTER(ctypes.c_int64))
+    t.strides = ctypes.cast(b.strides, ctypes.POINTER(ctypes.c_int64))
+    t.byte_offset = 0
+    b.managed = m
+    return b
+
+
+# ---- exports through __dlpack__ --------------------------------------------
+
+# The structs handed to consumers, by address, with the Tensor each keeps
+# alive: a consumer's call of the deleter (or the destructor of a capsule
+# nobody consumed) removes the entry.
+_exports = {}
+_exports_lock = threading.Lock()
+
+
+def _release_export(addr):
+    with _exports_lock:
+        entry = _exports.pop(addr, None)
+    # entry (the struct, its shape and strides, the Tensor) is dropped here:
+    # the Tensor's own deleter runs when its last reference goes.
+    del entry
+
+
+@_ffi.DELETER
+def _export_deleter(addr):
+    _release_export(addr)
+
+
+_NAME_LEGACY = b"dltensor"
+_NAME_VERSIONED = b"dltensor_versioned"
+
+
+@_ffi.CAPSULE_DESTRUCTOR
+def _capsule_destructor(capsule):
+    # A consumer renames the capsule ("used_dltensor"): then the deleter is
+    # its to call. A capsule still bearing its name was never consumed.
+    for name in (_NAME_LEGACY, _NAME_VERSIONED):
+        if _ffi.PyCapsule_IsValid(capsule, name):
+            _release_export(_ffi.PyCapsule_GetPointer(capsule, name))
+            return
+
+
+_EXPORT_DELETER_ADDR = ctypes.cast(_export_deleter, ctypes.c_void_p).value
+_CAPSULE_DESTRUCTOR_ADDR = ctypes.cast(_capsule_destructor, ctypes.c_void_p).value
+
+
+class Tensor:
+    """An output tensor of an operator: owns a DLManagedTensorVersioned
+    that the library allocated, and calls its deleter exactly once, when
+    the last reference to it goes (NumPy arrays made from it and DLPack
+    capsules handed out hold one).
+
+    np.asarray(t) and np.from_dlpack(t) are views of its memory, not
+    copies."""
+
+    #: how many tensors' deleters this package has run (for tests)
+    deleted = 0
+    _count_lock = threading.Lock()
+
+    __slots__ = ("_ptr", "_managed", "_finalizer", "__weakref__")
+
+    def __init__(self, lib, ptr):
+        if not ptr:
+            raise ValueError("NULL tensor")
+        self._ptr = ptr
+        self._managed = DLManagedTensorVersioned.from_address(ptr)
+        self._finalizer = weakref.finalize(self, Tensor._delete, lib, ptr)
+
+    @staticmethod
+    def _delete(lib, ptr):
+        lib.dynop_tensor_delete(ptr)
+        with Tensor._count_lock:
+            Tensor.deleted += 1
+
+    # ---- description
+
+    @property
+    def _t(self):
+        if not self._finalizer.alive:
+            raise ValueError("the tensor was released")
+        return self._managed.dl_tensor
+
+    @property
+    def ndim(self):
+        return self._t.ndim
+
+    @property
+    def shape(self):
+        t = self._t
+        return tuple(t.shape[i] for i in range(t.ndim))
+
+    @property
+    def strides(self):
+        """Strides in elements (compact row-major when the tensor has none)."""
+        t = self._t
+        if t.strides:
+            return tuple(t.strides[i] for i in range(t.ndim))
+        out, acc = [], 1
+        for n in reversed(self.shape):
+            out.append(acc)
+            acc *= n
+        return tuple(reversed(out))
+
+    @property
+    def dtype(self):
+        """The dtype's name: uint8, float32, bool..."""
+        d = self._t.dtype
+        return _dtype_name(d.code, d.bits, d.lanes)
+
+    @property
+    def data_ptr(self):
+        """The address of the first element (data + byte_offset)."""
+        t = self._t
+        return (t.data or 0) + t.byte_offset
+
+    @property
+    def readonly(self):
+        return bool(self._managed.flags & _ffi.DLPACK_FLAG_BITMASK_READ_ONLY)
+
+    def __repr__(self):
+        if not self._finalizer.alive:
+            return "<dynop.Tensor released>"
+        return "<dynop.Tensor %s %s>" % (self.dtype, "x".join(map(str, self.shape)) or "scalar")
+
+    # ---- NumPy
+
+    @property
+    def __array_interface__(self):
+        t = self._t
+        d = t.dtype
+        kind = _CODE_TO_KIND.get(d.code)
+        if kind is None or d.lanes != 1 or (kind, d.bits // 8) not in _SUPPORTED or d.bits % 8:
+            raise TypeError("dtype %s has no NumPy equivalent" % self.dtype)
+        typestr = ("|" if d.bits == 8 else _NATIVE) + kind + str(d.bits // 8)
+        item = d.bits // 8
+        return {
+            "version": 3,
+            "shape": self.shape,
+            "typestr": typestr,
+            "data": (self.data_ptr, self.readonly),
+            "strides": tuple(s * item for s in self.strides) if t.strides else None,
+        }
+
+    # ---- DLPack
+
+    def __dlpack_device__(self):
+        d = self._t.device
+        return (int(d.device_type), int(d.device_id))
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of this tensor's memory: "dltensor_versioned"
+        (DLManagedTensorVersioned) when max_version >= (1, 0) is asked for,
+        else the legacy "dltensor" (DLManagedTensor) that NumPy < 2 and
+        older PyTorch consume. The capsule keeps this Tensor alive until
+        the consumer calls its deleter (or the capsule goes unconsumed)."""
+        if stream is not None and stream != -1:
+            raise BufferError("dynop tensors are on the CPU: stream must be None")
+        if copy:
+            raise BufferError("dynop tensors are exported without copying (copy=True is not supported)")
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError("dynop tensors are on the CPU")
+        t = self._t
+        versioned = max_version is not None and tuple(max_version) >= (1, 0)
+        if versioned:
+            m = DLManagedTensorVersioned()
+            m.version.major, m.version.minor = 1, 0
+            m.flags = self._managed.flags
+            name = _NAME_VERSIONED
+        else:
+            m = DLManagedTensor()
+            name = _NAME_LEGACY
+        ctypes.memmove(ctypes.addressof(m.dl_tensor), ctypes.addressof(t), ctypes.sizeof(t))
+        m.manager_ctx = None
+        m.deleter = ctypes.cast(_EXPORT_DELETER_ADDR, _ffi.DELETER)
+        addr = ctypes.addressof(m)
+        with _exports_lock:
+            _exports[addr] = (m, self)
+        try:
+            return _ffi.PyCapsule_New(addr, name, _CAPSULE_DESTRUCTOR_ADDR)
+        except BaseException:
+            _release_export(addr)
+            raise
+
+
+def outstanding_exports():
+    """How many DLPack exports are still held by consumers (for tests)."""
+    with _exports_lock:
+        return len(_exports)
