@@ -42,7 +42,7 @@ WASM_CC ?= clang
 WASM_CFLAGS = --target=wasm32-wasi -mexec-model=reactor -O3 -msimd128 -std=c99 -Wall -Wextra -pedantic -Werror -Iabi/include
 WASM_PLUGINS = plugins/imgproc/dynop_imgproc.wasm plugins/tone/dynop_tone.wasm
 
-.PHONY: demo examples test fuzz bench build plugins wasm-plugins clean libdynop
+.PHONY: demo examples test fuzz bench build plugins wasm-plugins clean libdynop python pytest
 
 ## demo: the main job. Build the CLI and the example plugins, run the
 ## demo pipeline over the bundled images and the photo pipeline over the
@@ -176,5 +176,19 @@ plugins/blas/libdynop_blas.so: plugins/blas/c/blas.c plugins/blas/blas.h abi/inc
 plugins/stats/libdynop_stats.so: plugins/stats/cpp/stats.cpp plugins/stats/stats.h plugins/vecmath/vecmath.h abi/include/dynop/dynop.h
 	$(CXX) $(PLUGIN_CXXFLAGS) $(PLUGIN_FLAGS) -o $@ $<
 
+# The Python package (python/dynop, over bin/libdynop.so through ctypes):
+# its one C helper, the destructor of the DLPack capsules it hands out
+# (python/dynop/_capsule.c; it does not link against libpython), and its
+# tests. Not part of `make test`.
+PYTHON ?= /usr/bin/python3
+
+python/dynop/_dynop_capsule.so: python/dynop/_capsule.c
+	$(CC) -std=c99 -O2 -fPIC -shared -Wall -Wextra -Werror -o $@ $<
+
+python: python/dynop/_dynop_capsule.so
+
+pytest: libdynop plugins python
+	$(PYTHON) -m pytest python/tests -q
+
 clean:
-	rm -rf bin $(PLUGINS) plugins/codec/libdynop_codec.so plugins/blas/libdynop_blas.so $(WASM_PLUGINS)
+	rm -rf bin $(PLUGINS) plugins/codec/libdynop_codec.so plugins/blas/libdynop_blas.so $(WASM_PLUGINS) python/dynop/_dynop_capsule.so

@@ -200,13 +200,6 @@ def load(library=None):
 # ---- CPython's capsule functions, through ctypes.pythonapi ---------------
 
 _api = ctypes.pythonapi
-PyCapsule_New = _api.PyCapsule_New
+PyCapsule_New = _api["PyCapsule_New"]  # [] makes our own function objects: not shared with other users of pythonapi
 PyCapsule_New.restype = ctypes.py_object
 PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-PyCapsule_IsValid = _api.PyCapsule_IsValid
-PyCapsule_IsValid.restype = ctypes.c_int
-PyCapsule_IsValid.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-PyCapsule_GetPointer = _api.PyCapsule_GetPointer
-PyCapsule_GetPointer.restype = ctypes.c_void_p
-PyCapsule_GetPointer.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)

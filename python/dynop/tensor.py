@@ -109,18 +109,39 @@ _NAME_LEGACY = b"dltensor"
 _NAME_VERSIONED = b"dltensor_versioned"
 
 
-@_ffi.CAPSULE_DESTRUCTOR
-def _capsule_destructor(capsule):
-    # A consumer renames the capsule ("used_dltensor"): then the deleter is
-    # its to call. A capsule still bearing its name was never consumed.
-    for name in (_NAME_LEGACY, _NAME_VERSIONED):
-        if _ffi.PyCapsule_IsValid(capsule, name):
-            _release_export(_ffi.PyCapsule_GetPointer(capsule, name))
-            return
-
-
 _EXPORT_DELETER_ADDR = ctypes.cast(_export_deleter, ctypes.c_void_p).value
-_CAPSULE_DESTRUCTOR_ADDR = ctypes.cast(_capsule_destructor, ctypes.c_void_p).value
+
+
+def _load_capsule_destructor():
+    """The capsules' destructor: dynop_py_capsule_destructor of
+    _dynop_capsule.so (built from _capsule.c beside this file) when it is
+    there, else none.
+
+    The destructor of a capsule nobody consumed must call the deleter; it
+    cannot be a ctypes callback, because a capsule may be destroyed while
+    an exception propagates and Python code cannot run then (see
+    _capsule.c: the interpreter crashes). Without the helper, a capsule
+    that is never consumed keeps its Tensor alive for good (a leak, not a
+    crash); consumed capsules, np.asarray views and the Tensor itself are
+    released as usual."""
+    import os
+
+    path = os.environ.get("DYNOP_CAPSULE_HELPER") or os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                   "_dynop_capsule.so")
+    if not os.path.exists(path):
+        return None, None
+    lib = ctypes.CDLL(path)
+    return lib, ctypes.cast(lib.dynop_py_capsule_destructor, ctypes.c_void_p).value
+
+
+_capsule_helper, _CAPSULE_DESTRUCTOR_ADDR = _load_capsule_destructor()
+
+
+def capsule_destructor():
+    """Where unconsumed capsules' destructor comes from: the path of
+    _dynop_capsule.so, or None when it was not built (then unconsumed
+    capsules leak their tensor)."""
+    return _capsule_helper._name if _capsule_helper is not None else None
 
 
 class Tensor:

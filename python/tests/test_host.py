@@ -1,0 +1,380 @@
+import ctypes
+import gc
+import json
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import dynop
+from conftest import IMGPROC, ROOT
+
+
+def test_plugins(host):
+    ps = host.plugins()
+    assert all(isinstance(p, dynop.PluginStatus) for p in ps)
+    by_id = {p.id: p for p in ps}
+    img = by_id["dynop.plugin.imgproc"]
+    assert img.state == "available", img
+    assert img.path == IMGPROC
+    assert img.version == "0.2.0"
+    assert img.error == ""
+    # compiled into the library
+    assert by_id["dynop.plugin.image"].path == ""
+    assert [p.id for p in ps] == sorted(p.id for p in ps)
+
+
+def test_plugin_started_by_operator(host):
+    blur = host.operator("imgproc.GaussianBlur", sigma=1.0)
+    st = {p.id: p for p in host.plugins()}["dynop.plugin.imgproc"]
+    assert st.state == "started" and st.starts == 1
+    blur.close()
+    blur.close()
+
+
+def test_context_manager(built):
+    with dynop.Host([IMGPROC], no_default_paths=True, no_cache=True, library=built, log_level=4) as h:
+        assert not h.closed
+        assert h.library_path == os.path.abspath(built)
+    assert h.closed
+    h.close()  # twice is harmless
+
+
+def test_gaussian_blur_constant(host):
+    blur = host.operator("imgproc.GaussianBlur", sigma=2.0)
+    assert (blur.num_inputs, blur.num_outputs) == (1, 1)
+    x = np.full((24, 31, 3), 173, np.uint8)
+    out = blur(x)
+    assert isinstance(out, dynop.Tensor)
+    assert out.dtype == "uint8" and out.shape == (24, 31, 3)
+    a = np.asarray(out)
+    assert a.dtype == np.uint8 and a.shape == (24, 31, 3)
+    assert (a == 173).all()
+    assert (x == 173).all()  # the input is only read
+
+
+def test_blur_not_constant_differs(host):
+    # the constant test would pass with an identity: check it blurs
+    blur = host.operator("imgproc.GaussianBlur", sigma=2.0)
+    x = np.zeros((21, 21, 1), np.uint8)
+    x[10, 10, 0] = 255
+    a = np.asarray(blur(x))
+    assert 0 < a[10, 10, 0] < 255 and a[10, 12, 0] > 0
+
+
+def test_noncontiguous_input(host):
+    rng = np.random.default_rng(1)
+    big = rng.integers(0, 256, (40, 50, 4), dtype=np.uint8)
+    view = big[3:37:2, 5:45:3, :3]  # strided in H and W, a channel slice
+    assert not view.flags.c_contiguous
+    blur = host.operator("imgproc.GaussianBlur", sigma=1.5)
+    got = np.asarray(blur(view))
+    want = np.asarray(blur(np.ascontiguousarray(view)))
+    assert got.shape == view.shape
+    np.testing.assert_array_equal(got, want)
+
+    saxpy = host.operator("imgproc.Saxpy", a=3.0)
+    xs = rng.standard_normal((30, 8)).astype(np.float32)
+    ys = rng.standard_normal((8, 30)).astype(np.float32)
+    x, y = xs[::2, ::2], ys.T[::2, ::2]  # one transposed: F-order strides
+    out = np.asarray(saxpy(x, y))
+    np.testing.assert_allclose(out, 3.0 * x + y, rtol=1e-6)
+
+
+def test_buffer_protocol_input(host):
+    buf = bytearray(b"\x40" * (6 * 5 * 3))
+    mv = memoryview(buf).cast("B", (6, 5, 3))
+    out = host.operator("imgproc.GaussianBlur", sigma=1.0)(mv)
+    assert (np.asarray(out) == 0x40).all()
+
+
+def _capsule_data(capsule, name=b"dltensor"):
+    get = ctypes.pythonapi["PyCapsule_GetPointer"]
+    get.restype = ctypes.c_void_p
+    get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    p = get(capsule, name)
+    if name == b"dltensor":
+        return dynop._ffi.DLManagedTensor.from_address(p).dl_tensor.data
+    return dynop._ffi.DLManagedTensorVersioned.from_address(p).dl_tensor.data
+
+
+def test_zero_copy(host):
+    saxpy = host.operator("imgproc.Saxpy", a=2.0)
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    out = saxpy(x, np.ones_like(x))
+    ptr = out.__array_interface__["data"][0]
+    assert ptr == out.data_ptr
+    assert ptr == _capsule_data(out.__dlpack__())
+    assert ptr == _capsule_data(out.__dlpack__(max_version=(1, 0)), b"dltensor_versioned")
+    a = np.asarray(out)
+    assert a.ctypes.data == ptr
+    assert a.base is out or a.base.base is out or a.base is not None
+    np.testing.assert_array_equal(a, 2 * x + 1)
+    a[1, 2] = 1000.0
+    # read back through dynop: out as input (through its __array_interface__)
+    ident = host.operator("imgproc.Saxpy", a=1.0)
+    back = np.asarray(ident(out, np.zeros_like(x)))
+    assert back[1, 2] == 1000.0
+    assert back[0, 0] == 1.0
+    # and the view written through, as input
+    back2 = np.asarray(ident(a, np.zeros_like(x)))
+    assert back2[1, 2] == 1000.0
+
+
+def test_from_dlpack(host):
+    out = host.operator("imgproc.Saxpy", a=1.0)(np.ones((2, 3), np.float32), np.ones((2, 3), np.float32))
+    before = dynop.outstanding_exports()
+    b = np.from_dlpack(out)
+    assert b.ctypes.data == out.data_ptr
+    np.testing.assert_array_equal(b, np.full((2, 3), 2, np.float32))
+    assert dynop.outstanding_exports() == before + 1
+    del b
+    gc.collect()
+    assert dynop.outstanding_exports() == before
+    # capsules nobody consumed release their export too
+    c1, c2 = out.__dlpack__(), out.__dlpack__(max_version=(1, 0))
+    assert dynop.outstanding_exports() == before + 2
+    del c1, c2
+    assert dynop.outstanding_exports() == before
+    assert out.__dlpack_device__() == (1, 0)
+
+
+def test_deleter_runs_once(host, monkeypatch):
+    lib = host._lib
+    calls = []
+    real = lib.dynop_tensor_delete
+
+    def counting(ptr):
+        calls.append(ptr)
+        return real(ptr)
+
+    monkeypatch.setattr(lib, "dynop_tensor_delete", counting)
+    blur = host.operator("imgproc.GaussianBlur", sigma=1.0)
+    n0 = dynop.Tensor.deleted
+    out = blur(np.zeros((8, 8, 3), np.uint8))
+    p = out._ptr
+    view = np.asarray(out)
+    cap_view = np.from_dlpack(out)
+    unconsumed = out.__dlpack__()
+    del out
+    gc.collect()
+    assert calls == [] and dynop.Tensor.deleted == n0  # the views keep it
+    del view, unconsumed
+    gc.collect()
+    assert calls == []
+    assert (cap_view == 0).all()
+    del cap_view
+    gc.collect()
+    assert calls == [p]
+    assert dynop.Tensor.deleted == n0 + 1
+    # many tensors, each deleted exactly once
+    outs = [blur(np.zeros((4, 4, 1), np.uint8)) for _ in range(20)]
+    ptrs = [o._ptr for o in outs]
+    del outs
+    gc.collect()
+    assert sorted(calls[1:]) == sorted(ptrs)
+    assert len(set(ptrs)) == 20 and len(calls) == 21  # (the first address may be reused)
+
+
+def test_tensor_outlives_host(built):
+    h = dynop.Host([IMGPROC], no_default_paths=True, no_cache=True, library=built, log_level=4)
+    blur = h.operator("imgproc.GaussianBlur", sigma=1.0)
+    out = blur(np.full((5, 5, 3), 9, np.uint8))
+    h.close()
+    assert (np.asarray(out) == 9).all()
+    with pytest.raises(dynop.ClosedError):
+        blur(np.zeros((5, 5, 3), np.uint8))
+    blur.close()  # harmless after the host closed
+
+
+def test_wrong_dtype(host):
+    blur = host.operator("imgproc.GaussianBlur", sigma=1.0)
+    with pytest.raises(dynop.InvalidArgumentError) as e:
+        blur(np.zeros((4, 4, 3), np.int16))
+    assert e.value.code == 2
+    assert "dtype int16 is not allowed" in str(e.value) and "uint8" in e.value.message
+    saxpy = host.operator("imgproc.Saxpy")
+    with pytest.raises(dynop.DynopError) as e:
+        saxpy(np.zeros(4, np.uint8), np.zeros(4, np.float32))
+    assert "uint8" in str(e.value)
+
+
+def test_wrong_input_count(host):
+    with pytest.raises(TypeError, match="takes 2 input"):
+        host.operator("imgproc.Saxpy")(np.zeros(3, np.float32))
+
+
+def test_negative_strides(host):
+    blur = host.operator("imgproc.GaussianBlur", sigma=1.0)
+    with pytest.raises(ValueError, match="negative stride") as e:
+        blur(np.zeros((4, 4, 3), np.uint8)[::-1])
+    assert not isinstance(e.value, dynop.DynopError)
+
+
+def test_non_integral_strides(host):
+    rec = np.zeros(10, dtype=[("a", "u1"), ("b", "<f4")])
+    with pytest.raises(ValueError, match="not a multiple of the item size"):
+        host.operator("imgproc.Saxpy")(rec["b"], np.zeros(10, np.float32))
+
+
+def test_unsupported_dtype_and_device(host):
+    saxpy = host.operator("imgproc.Saxpy")
+    with pytest.raises(ValueError, match="complex64"):
+        saxpy(np.zeros(4, np.complex64), np.zeros(4, np.float32))
+
+    class OnGPU:
+        __array_interface__ = np.zeros(4, np.float32).__array_interface__
+
+        def __dlpack_device__(self):
+            return (2, 0)
+
+    with pytest.raises(ValueError, match="not the CPU"):
+        saxpy(OnGPU(), np.zeros(4, np.float32))
+
+
+def test_closed_host(built):
+    h = dynop.Host([IMGPROC], no_default_paths=True, no_cache=True, library=built, log_level=4)
+    h.close()
+    with pytest.raises(dynop.ClosedError) as e:
+        h.operator("imgproc.GaussianBlur", sigma=1.0)
+    assert e.value.code == 11 and "closed" in e.value.message
+    with pytest.raises(dynop.ClosedError):
+        h.plugins()
+
+
+def test_unknown_operator(host):
+    with pytest.raises(dynop.NotFoundError) as e:
+        host.operator("imgproc.GausianBlur", sigma=1.0)
+    assert e.value.code == 3
+    assert 'did you mean "imgproc.GaussianBlur"' in str(e.value)
+
+
+def test_bad_arguments(host):
+    with pytest.raises(dynop.InvalidArgumentError):
+        host.operator("imgproc.GaussianBlur", sigma="wide")
+    with pytest.raises(dynop.InvalidArgumentError):
+        host.operator("imgproc.GaussianBlur", nosuch=1)
+
+
+def test_bad_options(built):
+    with pytest.raises(dynop.InvalidArgumentError):
+        dynop.Host([IMGPROC], no_cache=True, cpu_features="-nosuchfeature", library=built)
+    with pytest.raises(dynop.NotFoundError):
+        dynop.Host([IMGPROC], no_cache=True, trust_dir="/nonexistent/trust", library=built)
+
+
+def test_errors_per_thread(host):
+    errs = {}
+
+    def worker(i):
+        try:
+            host.operator("imgproc.Nope%d" % i)
+        except dynop.NotFoundError as e:
+            errs[i] = e.message
+
+    ts = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert sorted(errs) == [0, 1, 2, 3]
+    for i, m in errs.items():
+        assert "imgproc.Nope%d" % i in m
+
+
+def test_pipeline(host, tmp_path):
+    spec = tmp_path / "gray.yaml"
+    spec.write_text("""name: gray
+batch_size: 4
+inputs:
+  photos: {files: [%s]}
+operators:
+  - {name: decode, op: image.Decode, inputs: [photos], args: {channels: 3}}
+  - {name: gray, op: imgproc.Grayscale, inputs: [decode]}
+outputs:
+  thumbs: {from: gray, dir: out, format: png}
+""" % json.dumps(os.path.join(ROOT, "examples", "pipelines", "images") + "/"))
+    summary = host.pipeline(str(spec), out_dir=str(tmp_path / "out"), atomic=True)
+    assert summary["images"] == 6, summary
+    assert len(list((tmp_path / "out").rglob("*.png"))) == 6
+    with pytest.raises(dynop.NotFoundError):
+        host.pipeline("/nonexistent/p.yaml")
+    with pytest.raises(dynop.InvalidArgumentError, match="options_json"):
+        host.pipeline(str(spec), workers="two")
+
+
+def test_torch(host):
+    torch = pytest.importorskip("torch")
+    out = host.operator("imgproc.Saxpy", a=2.0)(np.ones(5, np.float32), np.ones(5, np.float32))
+    t = torch.from_dlpack(out)
+    assert t.data_ptr() == out.data_ptr
+    assert t.tolist() == [3.0] * 5
+
+
+def test_capsule_helper_loaded():
+    from conftest import HELPER
+
+    assert dynop.tensor.capsule_destructor() == HELPER
+
+
+_EXCEPTION_SCRIPT = r"""
+import gc, sys
+import numpy as np
+import dynop
+h = dynop.Host([sys.argv[1]], no_default_paths=True, no_cache=True, library=sys.argv[2], log_level=4)
+o = h.operator("imgproc.GaussianBlur", sigma=1.0)(np.zeros((4, 4, 3), np.uint8))
+def f(*a):
+    pass
+for i in range(3):
+    try:
+        f(o.__dlpack__(), 1 / 0)   # an unconsumed capsule dies while ZeroDivisionError propagates
+    except ZeroDivisionError:
+        pass
+try:
+    f(o.__dlpack__(max_version=(1, 0)), 1 / 0)
+except ZeroDivisionError:
+    pass
+assert dynop.outstanding_exports() == 0, dynop.outstanding_exports()
+try:
+    f(o.__dlpack__(), (o := None), 1 / 0)  # ... holding the last reference to the tensor
+except ZeroDivisionError:
+    pass
+gc.collect()
+assert dynop.Tensor.deleted == 1 and dynop.outstanding_exports() == 0
+print("ok")
+"""
+
+
+def test_capsule_destroyed_during_exception(built):
+    # with a ctypes callback as the capsules' destructor this crashed the
+    # interpreter: run it in a child
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    r = subprocess.run([sys.executable, "-c", _EXCEPTION_SCRIPT, IMGPROC, built], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stdout, r.stderr)
+    assert "Exception ignored" not in r.stderr, r.stderr
+
+
+def test_without_capsule_helper(built):
+    # without _dynop_capsule.so an unconsumed capsule leaks its tensor, and
+    # nothing crashes
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    script = _EXCEPTION_SCRIPT.replace("assert dynop.outstanding_exports() == 0, dynop.outstanding_exports()",
+                                       "assert dynop.tensor.capsule_destructor() is None\n"
+                                       "assert dynop.outstanding_exports() == 4").replace(
+        "assert dynop.Tensor.deleted == 1 and dynop.outstanding_exports() == 0",
+        "assert dynop.Tensor.deleted == 0 and dynop.outstanding_exports() == 5")
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), DYNOP_CAPSULE_HELPER="/nonexistent/helper.so")
+    r = subprocess.run([sys.executable, "-c", script, IMGPROC, built], env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stdout, r.stderr)
