@@ -35,8 +35,9 @@ class _Borrowed:
 
 
 def borrow(obj, what="input"):
-    """Describes obj (a NumPy array, or anything np.asarray takes without
-    copying: __array_interface__, the buffer protocol, a dynop Tensor) as a
+    """Describes obj (a NumPy array, anything np.asarray takes without
+    copying: __array_interface__, the buffer protocol, a dynop Tensor; or
+    a DLPack producer, through np.from_dlpack) as a
     borrowed DLManagedTensorVersioned, without copying its data."""
     import numpy as np
 
@@ -45,7 +46,15 @@ def borrow(obj, what="input"):
         d = dev()
         if int(d[0]) != _ffi.kDLCPU:
             raise ValueError("%s: on device %r, not the CPU (dynop operators take CPU tensors)" % (what, tuple(d)))
-    arr = obj if isinstance(obj, np.ndarray) else np.asarray(obj)
+    if isinstance(obj, np.ndarray):
+        arr = obj
+    elif hasattr(obj, "__dlpack__") and not hasattr(obj, "__array_interface__") \
+            and not hasattr(obj, "__array__"):
+        # a DLPack producer only (a PyTorch tensor has __array__ too, which
+        # np.asarray takes without copying): a view of its memory
+        arr = np.from_dlpack(obj)
+    else:
+        arr = np.asarray(obj)
     dt = arr.dtype
     if dt.fields is not None or dt.subdtype is not None or (dt.kind, dt.itemsize) not in _SUPPORTED:
         raise ValueError("%s: dtype %s has no DLPack equivalent dynop takes" % (what, dt))

@@ -378,3 +378,25 @@ def test_without_capsule_helper(built):
     r = subprocess.run([sys.executable, "-c", script, IMGPROC, built], env=env, capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stdout, r.stderr)
+
+
+def test_dlpack_input(host):
+    # an object that is only a DLPack producer is read in place
+    saxpy = host.operator("imgproc.Saxpy", a=1.0)
+    src = saxpy(np.arange(6, dtype=np.float32), np.zeros(6, np.float32))
+
+    class Producer:
+        def __init__(self, t):
+            self.t = t
+
+        def __dlpack__(self, stream=None):
+            return self.t.__dlpack__(stream=stream)
+
+        def __dlpack_device__(self):
+            return self.t.__dlpack_device__()
+
+    np.asarray(src)[5] = 50.0
+    out = np.asarray(saxpy(Producer(src), np.ones(6, np.float32)))
+    np.testing.assert_array_equal(out, [1, 2, 3, 4, 5, 51])
+    gc.collect()
+    assert dynop.outstanding_exports() == 0
