@@ -306,10 +306,35 @@ outputs:
 
 def test_torch(host):
     torch = pytest.importorskip("torch")
-    out = host.operator("imgproc.Saxpy", a=2.0)(np.ones(5, np.float32), np.ones(5, np.float32))
-    t = torch.from_dlpack(out)
+    saxpy = host.operator("imgproc.Saxpy", a=2.0)
+    out = saxpy(np.ones(5, np.float32), np.ones(5, np.float32))
+    n0 = dynop.Tensor.deleted
+    t = torch.from_dlpack(out)  # torch 1.13 consumes the legacy capsule
     assert t.data_ptr() == out.data_ptr
     assert t.tolist() == [3.0] * 5
+    t[0] = 7.0
+    assert np.asarray(out)[0] == 7.0
+    del out
+    gc.collect()
+    assert dynop.Tensor.deleted == n0  # torch holds it
+    del t
+    gc.collect()
+    assert dynop.Tensor.deleted == n0 + 1
+    assert dynop.outstanding_exports() == 0
+
+
+def test_torch_inputs(host):
+    torch = pytest.importorskip("torch")
+    saxpy = host.operator("imgproc.Saxpy", a=3.0)
+    x = torch.arange(24, dtype=torch.float32).reshape(4, 6)
+    y = torch.ones(6, 4, dtype=torch.float32).t()  # non-contiguous
+    out = saxpy(x, y)
+    np.testing.assert_array_equal(np.asarray(out), (3 * x + y).numpy())
+    blur = host.operator("imgproc.GaussianBlur", sigma=1.0)
+    img = torch.full((8, 9, 3), 42, dtype=torch.uint8)
+    assert (np.asarray(blur(img)) == 42).all()
+    with pytest.raises(ValueError, match="negative stride"):
+        blur(img.numpy()[::-1])
 
 
 def test_capsule_helper_loaded():
