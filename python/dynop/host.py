@@ -164,19 +164,34 @@ class Operator:
     def run(self, inputs):
         """Runs on a list of inputs (one per operator input); returns a list
         of output Tensors."""
-        lib = self._lib
         inputs = list(inputs)
         if len(inputs) != self.num_inputs:
             raise TypeError("%s takes %d input(s), got %d" % (self.name, self.num_inputs, len(inputs)))
+        return [o[0] for o in self.run_batch([[x] for x in inputs])]
+
+    def run_batch(self, inputs):
+        """Runs on a batch: inputs[i] is the list of input i's samples (all
+        inputs with as many; shapes may differ between samples). Returns
+        outputs[o][s], sample s of output o."""
+        lib = self._lib
+        inputs = [list(x) for x in inputs]
+        if len(inputs) != self.num_inputs:
+            raise TypeError("%s takes %d input(s), got %d" % (self.name, self.num_inputs, len(inputs)))
+        batch = len(inputs[0]) if inputs else 1
+        if batch == 0 or any(len(x) != batch for x in inputs):
+            raise ValueError("%s: every input needs the same number of samples, at least one (got %s)"
+                             % (self.name, [len(x) for x in inputs]))
         # The borrowed structs (and the arrays they point into) stay alive
         # in `borrowed` until the call returns.
-        borrowed = [borrow(x, "%s: input %d" % (self.name, i)) for i, x in enumerate(inputs)]
+        borrowed = [borrow(x, "%s: input %d sample %d" % (self.name, i, s) if batch > 1 else
+                           "%s: input %d" % (self.name, i))
+                    for i, samples in enumerate(inputs) for s, x in enumerate(samples)]
         ins = (ctypes.c_void_p * max(len(borrowed), 1))(*[ctypes.addressof(b.managed) for b in borrowed])
-        outs = (ctypes.c_void_p * max(self.num_outputs, 1))()
-        rc = lib.dynop_operator_run(self._handle, ins, len(borrowed), 1, outs, self.num_outputs)
+        outs = (ctypes.c_void_p * max(self.num_outputs * batch, 1))()
+        rc = lib.dynop_operator_run(self._handle, ins, self.num_inputs, batch, outs, self.num_outputs)
         check(lib, rc)
         del borrowed
-        return [Tensor(lib, outs[i]) for i in range(self.num_outputs)]
+        return [[Tensor(lib, outs[o * batch + s]) for s in range(batch)] for o in range(self.num_outputs)]
 
     def __call__(self, *inputs):
         out = self.run(inputs)

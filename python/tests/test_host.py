@@ -425,3 +425,21 @@ def test_dlpack_input(host):
     np.testing.assert_array_equal(out, [1, 2, 3, 4, 5, 51])
     gc.collect()
     assert dynop.outstanding_exports() == 0
+
+
+def test_run_batch(host):
+    blur = host.operator("imgproc.GaussianBlur", sigma=1.0)
+    samples = [np.full((5 + s, 7, 3), 10 * s, np.uint8) for s in range(3)]
+    (outs,) = blur.run_batch([samples])
+    assert [o.shape for o in outs] == [(5, 7, 3), (6, 7, 3), (7, 7, 3)]
+    for s, o in enumerate(outs):
+        assert (np.asarray(o) == 10 * s).all()
+    saxpy = host.operator("imgproc.Saxpy", a=2.0)
+    xs = [np.full(3, 1, np.float32), np.full(4, 2, np.float32)]
+    ys = [np.zeros(3, np.float32), np.ones(4, np.float32)]
+    (outs,) = saxpy.run_batch([xs, ys])
+    assert [np.asarray(o).tolist() for o in outs] == [[2.0] * 3, [5.0] * 4]
+    with pytest.raises(ValueError, match="same number of samples"):
+        saxpy.run_batch([xs, ys[:1]])
+    with pytest.raises(ValueError, match="input 1 sample 1: negative stride"):
+        saxpy.run_batch([xs, [ys[0], ys[1][::-1]]])
