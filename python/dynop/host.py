@@ -164,10 +164,19 @@ class Operator:
     def run(self, inputs):
         """Runs on a list of inputs (one per operator input); returns a list
         of output Tensors."""
+        lib = self._lib
         inputs = list(inputs)
-        if len(inputs) != self.num_inputs:
-            raise TypeError("%s takes %d input(s), got %d" % (self.name, self.num_inputs, len(inputs)))
-        return [o[0] for o in self.run_batch([[x] for x in inputs])]
+        nin, nout = self.num_inputs, self.num_outputs
+        if len(inputs) != nin:
+            raise TypeError("%s takes %d input(s), got %d" % (self.name, nin, len(inputs)))
+        # The borrowed structs (and the arrays they point into) stay alive
+        # in `borrowed` until the call returns.
+        borrowed = [borrow(x, "%s: input %d" % (self.name, i)) for i, x in enumerate(inputs)]
+        ins = (ctypes.c_void_p * max(nin, 1))(*[ctypes.addressof(b.managed) for b in borrowed])
+        outs = (ctypes.c_void_p * max(nout, 1))()
+        check(lib, lib.dynop_operator_run(self._handle, ins, nin, 1, outs, nout))
+        del borrowed
+        return [Tensor(lib, p) for p in outs[:nout]]
 
     def run_batch(self, inputs):
         """Runs on a batch: inputs[i] is the list of input i's samples (all

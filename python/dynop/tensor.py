@@ -34,6 +34,12 @@ class _Borrowed:
     __slots__ = ("managed", "array", "shape", "strides")
 
 
+_dtype_codes = {}  # numpy dtype -> DLDataType, for dtypes borrow has accepted
+_VERSION_1_0 = _ffi.DLPackVersion(1, 0)
+_CPU = _ffi.DLDevice(_ffi.kDLCPU, 0)
+_NO_DELETER = _ffi.DELETER()
+
+
 def borrow(obj, what="input"):
     """Describes obj (a NumPy array, anything np.asarray takes without
     copying: __array_interface__, the buffer protocol, a dynop Tensor; or
@@ -56,39 +62,32 @@ def borrow(obj, what="input"):
     else:
         arr = np.asarray(obj)
     dt = arr.dtype
-    if dt.fields is not None or dt.subdtype is not None or (dt.kind, dt.itemsize) not in _SUPPORTED:
-        raise ValueError("%s: dtype %s has no DLPack equivalent dynop takes" % (what, dt))
-    if dt.byteorder not in ("=", "|", _NATIVE):
-        raise ValueError("%s: dtype %s is not in the machine's byte order" % (what, dt))
-    if arr.ndim > _ffi.DYNOP_MAX_NDIM:
-        raise ValueError("%s: %d dimensions (at most %d)" % (what, arr.ndim, _ffi.DYNOP_MAX_NDIM))
+    code = _dtype_codes.get(dt)
+    if code is None:
+        if dt.fields is not None or dt.subdtype is not None or (dt.kind, dt.itemsize) not in _SUPPORTED:
+            raise ValueError("%s: dtype %s has no DLPack equivalent dynop takes" % (what, dt))
+        if dt.byteorder not in ("=", "|", _NATIVE):
+            raise ValueError("%s: dtype %s is not in the machine's byte order" % (what, dt))
+        code = _dtype_codes[dt] = _ffi.DLDataType(_KIND_TO_CODE[dt.kind], dt.itemsize * 8, 1)
+    nd = arr.ndim
+    if nd > _ffi.DYNOP_MAX_NDIM:
+        raise ValueError("%s: %d dimensions (at most %d)" % (what, nd, _ffi.DYNOP_MAX_NDIM))
     item = dt.itemsize
-    strides = []
-    for d, (n, s) in enumerate(zip(arr.shape, arr.strides)):
-        if s < 0:
-            raise ValueError("%s: negative stride (%d bytes) along dimension %d; "
-                             "dynop takes no negative strides: pass a copy (np.ascontiguousarray)" % (what, s, d))
-        if s % item:
+    strides = arr.strides
+    for d, s in enumerate(strides):
+        if s < 0 or s % item:
+            if s < 0:
+                raise ValueError("%s: negative stride (%d bytes) along dimension %d; dynop takes no negative "
+                                 "strides: pass a copy (np.ascontiguousarray)" % (what, s, d))
             raise ValueError("%s: stride of %d bytes along dimension %d is not a multiple of the item size "
                              "(%d bytes); pass a copy (np.ascontiguousarray)" % (what, s, d, item))
-        strides.append(s // item)
     b = _Borrowed()
     b.array = arr
-    nd = arr.ndim
-    b.shape = (ctypes.c_int64 * max(nd, 1))(*arr.shape)
-    b.strides = (ctypes.c_int64 * max(nd, 1))(*strides)
-    m = DLManagedTensorVersioned()
-    m.version.major, m.version.minor = 1, 0
-    m.flags = 0 if arr.flags.writeable else _ffi.DLPACK_FLAG_BITMASK_READ_ONLY
-    t = m.dl_tensor
-    t.data = arr.__array_interface__["data"][0] or None
-    t.device.device_type, t.device.device_id = _ffi.kDLCPU, 0
-    t.ndim = nd
-    t.dtype.code, t.dtype.bits, t.dtype.lanes = _KIND_TO_CODE[dt.kind], item * 8, 1
-    t.shape = ctypes.cast(b.shape, ctypes.POINTER(ctypes.c_int64))
-    t.strides = ctypes.cast(b.strides, ctypes.POINTER(ctypes.c_int64))
-    t.byte_offset = 0
-    b.managed = m
+    b.shape = shape = (ctypes.c_int64 * max(nd, 1))(*arr.shape)
+    b.strides = st = (ctypes.c_int64 * max(nd, 1))(*[s // item for s in strides])
+    b.managed = DLManagedTensorVersioned(
+        _VERSION_1_0, None, _NO_DELETER, 0 if arr.flags.writeable else _ffi.DLPACK_FLAG_BITMASK_READ_ONLY,
+        _ffi.DLTensor(arr.__array_interface__["data"][0] or None, _CPU, nd, code, shape, st, 0))
     return b
 
 
