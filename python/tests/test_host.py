@@ -443,3 +443,40 @@ def test_run_batch(host):
         saxpy.run_batch([xs, ys[:1]])
     with pytest.raises(ValueError, match="input 1 sample 1: negative stride"):
         saxpy.run_batch([xs, [ys[0], ys[1][::-1]]])
+
+
+def test_threads(host):
+    # one operator per thread; the calls release the GIL
+    rng = np.random.default_rng(3)
+    imgs = [rng.integers(0, 256, (64, 48, 3), dtype=np.uint8) for _ in range(4)]
+    want = [np.asarray(host.operator("imgproc.GaussianBlur", sigma=1.5)(im)).copy() for im in imgs]
+    bad = []
+
+    def worker(i):
+        blur = host.operator("imgproc.GaussianBlur", sigma=1.5)
+        for _ in range(25):
+            got = np.asarray(blur(imgs[i]))
+            if not np.array_equal(got, want[i]):
+                bad.append(i)
+        blur.close()
+
+    ts = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert bad == []
+
+
+def test_host_collected_without_close(built):
+    h = dynop.Host([IMGPROC], no_default_paths=True, no_cache=True, library=built, log_level=4)
+    op = h.operator("imgproc.GaussianBlur", sigma=1.0)
+    out = op(np.full((4, 4, 1), 3, np.uint8))
+    fin = h._finalizer
+    del h
+    gc.collect()
+    assert fin.alive  # the operator holds its host
+    del op
+    gc.collect()
+    assert not fin.alive  # closed by the finalizer
+    assert (np.asarray(out) == 3).all()
