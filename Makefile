@@ -42,7 +42,7 @@ WASM_CC ?= clang
 WASM_CFLAGS = --target=wasm32-wasi -mexec-model=reactor -O3 -msimd128 -std=c99 -Wall -Wextra -pedantic -Werror -Iabi/include
 WASM_PLUGINS = plugins/imgproc/dynop_imgproc.wasm plugins/tone/dynop_tone.wasm
 
-.PHONY: demo examples test fuzz bench build plugins wasm-plugins clean libdynop python pytest
+.PHONY: demo examples test fuzz bench build plugins wasm-plugins clean libdynop python pytest wheel
 
 ## demo: the main job. Build the CLI and the example plugins, run the
 ## demo pipeline over the bundled images and the photo pipeline over the
@@ -189,6 +189,11 @@ python: python/dynop/_dynop_capsule.so
 
 pytest: libdynop plugins python
 	$(PYTHON) -m pytest python/tests -q
+
+# bin/dynop-<version>-py3-none-linux_<machine>.whl: the package with
+# libdynop.so, dynop-scanner and the capsule helper inside it.
+wheel: libdynop python
+	$(PYTHON) python/build_wheel.py bin
 
 clean:
 	rm -rf bin $(PLUGINS) plugins/codec/libdynop_codec.so plugins/blas/libdynop_blas.so $(WASM_PLUGINS) python/dynop/_dynop_capsule.so

@@ -480,3 +480,51 @@ def test_host_collected_without_close(built):
     gc.collect()
     assert not fin.alive  # closed by the finalizer
     assert (np.asarray(out) == 3).all()
+
+
+def test_wheel(built, tmp_path):
+    # the wheel holds the library, its scanner and the capsule helper: a
+    # plugin file without a manifest, never cached, is scanned by the
+    # dynop-scanner inside the installed package
+    import shutil
+    import stat
+    import subprocess
+    import sys
+    import zipfile
+
+    from conftest import ROOT
+
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    try:
+        import build_wheel
+    finally:
+        sys.path.pop(0)
+    whl = build_wheel.build(str(tmp_path / "dist"))
+    site = tmp_path / "site"
+    with zipfile.ZipFile(whl) as z:
+        names = z.namelist()
+        for info in z.infolist():
+            z.extract(info, site)
+            mode = info.external_attr >> 16
+            if mode & stat.S_IXUSR:
+                os.chmod(site / info.filename, 0o755)
+    for n in ("dynop/libdynop.so", "dynop/dynop-scanner", "dynop/_dynop_capsule.so", "dynop/__init__.py",
+              "dynop-0.1.0.dist-info/RECORD"):
+        assert n in names
+    plugdir = tmp_path / "plugins"
+    plugdir.mkdir()
+    shutil.copy(IMGPROC, plugdir)  # no manifest beside it
+    script = r"""
+import sys, numpy as np, dynop
+h = dynop.Host([sys.argv[1]], no_default_paths=True, no_cache=True, log_level=4)
+assert h.library_path.startswith(sys.argv[2]), h.library_path
+assert dynop.tensor.capsule_destructor().startswith(sys.argv[2])
+st = {p.id: p for p in h.plugins()}["dynop.plugin.imgproc"]
+assert st.state == "available", st
+print(int(np.asarray(h.operator("imgproc.GaussianBlur", sigma=1.0)(np.full((4, 4, 3), 5, np.uint8))).max()))
+"""
+    env = {k: v for k, v in os.environ.items() if k != "DYNOP_LIBRARY"}
+    env["PYTHONPATH"] = str(site)
+    r = subprocess.run([sys.executable, "-c", script, str(plugdir), str(site)], env=env, cwd=str(tmp_path),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "5", (r.stdout, r.stderr)
