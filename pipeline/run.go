@@ -59,6 +59,12 @@ type Options struct {
 	// of each output's node, not encoded, handed back instead of written.
 	// Its files and directories are not looked at; Run refuses it.
 	Memory bool
+	// Tensors compiles the pipeline for [Pipeline.Batches]: its inputs
+	// are read from their files, as for Run, and its outputs are the
+	// tensors of each output's node, not encoded, handed back batch by
+	// batch instead of written (as a training loop takes them). Output
+	// directories are not looked at; Run refuses it.
+	Tensors bool
 	// Atomic stages the outputs and moves them into place only when the
 	// whole run succeeds: a run that fails leaves no output at all, and
 	// there is no journal. For small runs; it cannot be resumed.
@@ -152,7 +158,10 @@ func Compile(ctx context.Context, h Registries, spec *Spec, opts Options) (*Pipe
 	if err := spec.Validate(h.Operators()); err != nil {
 		return nil, err
 	}
-	if err := spec.checkTypes(h.Operators(), !opts.Memory); err != nil {
+	if opts.Memory && opts.Tensors {
+		return nil, fmt.Errorf("pipeline %s: %w: Options.Memory and Tensors: a pipeline takes its inputs from memory (Stream) or from its files (Batches)", spec.file, ErrInvalid)
+	}
+	if err := spec.checkTypes(h.Operators(), !opts.Memory, !opts.Memory && !opts.Tensors); err != nil {
 		return nil, err
 	}
 	if opts.Workers < 0 || opts.Prefetch < 0 {
@@ -180,7 +189,7 @@ func Compile(ctx context.Context, h Registries, spec *Spec, opts Options) (*Pipe
 	opts.Workers = cmp.Or(opts.Workers, runtime.GOMAXPROCS(0))
 	opts.Prefetch = cmp.Or(opts.Prefetch, 2)
 	p := &Pipeline{spec: spec, opts: opts, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)), stats: map[string]*nodeStat{}}
-	if !opts.Memory {
+	if !opts.Memory && !opts.Tensors {
 		var errs errorList
 		for _, o := range spec.outputs {
 			if w := writerOf(o.format); !hasOperator(h, w.operator) {
@@ -190,9 +199,13 @@ func Compile(ctx context.Context, h Registries, spec *Spec, opts Options) (*Pipe
 		if err := errs.err(); err != nil {
 			return nil, err
 		}
+	}
+	if !opts.Memory {
 		if err := p.findInputs(); err != nil {
 			return nil, err
 		}
+	}
+	if !opts.Memory && !opts.Tensors {
 		if err := p.planOutputs(); err != nil {
 			return nil, err
 		}
@@ -210,6 +223,19 @@ func Compile(ctx context.Context, h Registries, spec *Spec, opts Options) (*Pipe
 
 // Graph returns the pipeline's graph, after passes.
 func (p *Pipeline) Graph() *graph.Graph { return p.graph }
+
+// Spec returns the pipeline's spec.
+func (p *Pipeline) Spec() *Spec { return p.spec }
+
+// Samples returns how many samples (a file of each input) Run or Batches
+// goes over: those of the shard, with Options.Shard; 0 for a pipeline
+// compiled with Options.Memory.
+func (p *Pipeline) Samples() int {
+	if len(p.files) == 0 {
+		return 0
+	}
+	return len(p.files[0])
+}
 
 // Close closes the graphs, which lets the plugins they used stop.
 func (p *Pipeline) Close() error {
@@ -411,7 +437,7 @@ func (p *Pipeline) buildGraph(ctx context.Context, h Registries, w int) (*graph.
 		if err != nil {
 			return nil, err
 		}
-		if p.opts.Memory { // the tensors themselves, not encoded
+		if p.opts.Memory || p.opts.Tensors { // the tensors themselves, not encoded
 			if err := g.AddOutput(o.name, from); err != nil {
 				return nil, err
 			}
@@ -516,6 +542,9 @@ func (p *Pipeline) observe(s graph.Span) {
 func (p *Pipeline) Run(ctx context.Context) (sum *Summary, err error) {
 	if p.opts.Memory {
 		return nil, fmt.Errorf("pipeline %s: %w: compiled with Options.Memory: run it with Stream", p.spec.file, ErrInvalid)
+	}
+	if p.opts.Tensors {
+		return nil, fmt.Errorf("pipeline %s: %w: compiled with Options.Tensors: iterate over Batches", p.spec.file, ErrInvalid)
 	}
 	p.mu.Lock()
 	p.start = time.Now()

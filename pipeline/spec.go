@@ -82,6 +82,19 @@ func (s *Spec) Inputs() []string {
 	return names
 }
 
+// Outputs returns the names of the spec's outputs, in file order: the
+// order of a Step's (and a Stream step's) batches.
+func (s *Spec) Outputs() []string {
+	names := make([]string, len(s.outputs))
+	for i, o := range s.outputs {
+		names[i] = o.name
+	}
+	return names
+}
+
+// BatchSize returns how many samples the spec processes at once.
+func (s *Spec) BatchSize() int { return s.batchSize }
+
 // input is a named set of input files.
 type input struct {
 	name string // unique among inputs and operators

@@ -343,11 +343,11 @@ func (s *Spec) preds() [][]int {
 // are the bytes of files (1-D uint8), or unknown when it is fed from
 // memory (files false), and each operator's outputs follow from its
 // schema ([schema.Op.Infer]). An operator input given what it cannot
-// take is reported at the reference, as is an output whose writer (with
-// files) cannot take what it is given: a float32 image into image.Encode
+// take is reported at the reference, as is an output whose writer (when
+// outputs are encoded) cannot take what it is given: a float32 image into image.Encode
 // fails here, not at the first file. Call it after [Spec.Validate]
 // succeeded.
-func (s *Spec) checkTypes(reg *op.Registry, files bool) error {
+func (s *Spec) checkTypes(reg *op.Registry, files, encoded bool) error {
 	types := map[string]schema.StaticType{} // inputs by name, outputs by "node.output"
 	for _, in := range s.inputs {
 		if files {
@@ -392,7 +392,7 @@ func (s *Spec) checkTypes(reg *op.Registry, files bool) error {
 			types[n.name+"."+o.Name] = outs[k]
 		}
 	}
-	if files {
+	if encoded {
 		for _, o := range s.outputs {
 			e, err := reg.Lookup(writerOf(o.format).operator)
 			if err != nil {

@@ -58,7 +58,7 @@ import (
 // The version of the C API: DYNOP_HOST_API_VERSION_* in dynop_host.h.
 const (
 	APIMajor = 0
-	APIMinor = 1
+	APIMinor = 2
 	APIPatch = 0
 )
 
@@ -138,6 +138,7 @@ type host struct {
 	closed bool
 	ops    map[uintptr]*operator
 	refs   map[uintptr]*ref
+	pipes  map[uintptr]*pipe
 	strs   map[string]*C.char // strings handed to C, freed at close
 }
 
@@ -213,7 +214,7 @@ func openHost(opts dynop.Options) (h *host, err error) {
 	if err != nil {
 		return nil, err
 	}
-	return &host{h: dh, ops: map[uintptr]*operator{}, refs: map[uintptr]*ref{}, strs: map[string]*C.char{}}, nil
+	return &host{h: dh, ops: map[uintptr]*operator{}, refs: map[uintptr]*ref{}, pipes: map[uintptr]*pipe{}, strs: map[string]*C.char{}}, nil
 }
 
 // readOptions decodes the C options, honouring struct_size: the fields a
@@ -293,10 +294,14 @@ func (h *host) close() (err error) {
 	defer guard(&err)
 	h.mu.Lock()
 	h.closed = true
-	ops, refs := h.ops, h.refs
-	h.ops, h.refs = nil, nil
+	ops, refs, pipes := h.ops, h.refs, h.pipes
+	h.ops, h.refs, h.pipes = nil, nil, nil
 	h.mu.Unlock()
 	var errs []error
+	for id, p := range pipes {
+		table.remove(id, kindPipeline)
+		errs = append(errs, p.close())
+	}
 	for id, o := range ops {
 		table.remove(id, kindOperator)
 		errs = append(errs, o.close())

@@ -16,9 +16,10 @@ const (
 	kindHost kind = iota + 1
 	kindOperator
 	kindRef
+	kindPipeline
 )
 
-const kindBits = 2
+const kindBits = 3
 
 func (k kind) String() string {
 	switch k {
@@ -28,14 +29,16 @@ func (k kind) String() string {
 		return "operator"
 	case kindRef:
 		return "interface reference"
+	case kindPipeline:
+		return "pipeline"
 	}
 	return fmt.Sprintf("kind(%d)", uintptr(k))
 }
 
 // a returns the kind's name with its indefinite article.
 func (k kind) a() string {
-	if k == kindHost {
-		return "a host"
+	if k == kindHost || k == kindPipeline {
+		return "a " + k.String()
 	}
 	return "an " + k.String()
 }
@@ -79,7 +82,7 @@ func (t *handles) lookup(id uintptr, k kind) (any, error) {
 		return v, nil
 	}
 	got := kind(id & (1<<kindBits - 1))
-	if id>>kindBits == 0 || id>>kindBits >= t.next || got < kindHost || got > kindRef {
+	if id>>kindBits == 0 || id>>kindBits >= t.next || got < kindHost || got > kindPipeline {
 		return nil, fmt.Errorf("%w: %#x is not %s handle of this library", errInvalid, id, k.a())
 	}
 	if got != k {

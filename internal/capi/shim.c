@@ -110,6 +110,44 @@ DLManagedTensorVersioned *dynop_capi_new_output(int32_t ndim, const int64_t *sha
     return t;
 }
 
+// A view is a tensor whose memory is Go's (a pipeline's output): the
+// struct, shape and strides in one block, manager_ctx the number of the Go
+// side's record, which keeps the memory alive and pinned until the deleter
+// hands it back (dynop_capi_view_done, exported by package capi).
+extern void dynop_capi_view_done(uintptr_t id);
+
+static void free_view(DLManagedTensorVersioned *t) {
+    uintptr_t id = (uintptr_t)t->manager_ctx;
+    t->deleter = NULL;
+    free(t);
+    dynop_capi_view_done(id);
+}
+
+DLManagedTensorVersioned *dynop_capi_new_view(int32_t ndim, const int64_t *shape, const int64_t *strides,
+                                              DLDataType dtype, void *data, uint64_t byte_offset, uintptr_t id) {
+    DLManagedTensorVersioned *t = calloc(1, sizeof(DLManagedTensorVersioned) + 2 * (size_t)ndim * sizeof(int64_t));
+    if (t == NULL) {
+        return NULL;
+    }
+    int64_t *dims = (int64_t *)(t + 1);
+    if (ndim > 0) {
+        memcpy(dims, shape, (size_t)ndim * sizeof(int64_t));
+        memcpy(dims + ndim, strides, (size_t)ndim * sizeof(int64_t));
+    }
+    t->version.major = DLPACK_MAJOR_VERSION;
+    t->version.minor = DLPACK_MINOR_VERSION;
+    t->manager_ctx = (void *)id;
+    t->deleter = free_view;
+    t->dl_tensor.data = data;
+    t->dl_tensor.device.device_type = kDLCPU;
+    t->dl_tensor.ndim = ndim;
+    t->dl_tensor.dtype = dtype;
+    t->dl_tensor.shape = ndim > 0 ? dims : NULL;
+    t->dl_tensor.strides = ndim > 0 ? dims + ndim : NULL;
+    t->dl_tensor.byte_offset = byte_offset;
+    return t;
+}
+
 void dynop_capi_free_outputs(DLManagedTensorVersioned **ts, size_t n) {
     for (size_t i = 0; i < n; i++) {
         if (ts[i] != NULL) {

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
+	"sync"
 	"unsafe"
 
 	"github.com/dynop/dynop"
@@ -137,3 +139,72 @@ func newOutput(dt tensor.DType, shape []int64) (*C.DLManagedTensorVersioned, *te
 	}
 	return ct, t, nil
 }
+
+// views keeps the Go tensors that C holds as views (exportView) alive and
+// pinned, by the number in their manager_ctx, until their deleter runs.
+var views = struct {
+	mu   sync.Mutex
+	next uintptr
+	live map[uintptr]*view
+}{live: map[uintptr]*view{}}
+
+type view struct {
+	t   *tensor.Tensor
+	pin runtime.Pinner
+}
+
+// exportView returns a DLManagedTensorVersioned describing t's memory,
+// without a copy, for C to own: t stays alive and pinned until its
+// deleter runs, which may be on any thread, after the host is closed.
+func exportView(t *tensor.Tensor) (*C.DLManagedTensorVersioned, error) {
+	if t.Device().Type != tensor.CPU {
+		return nil, fmt.Errorf("%w: a tensor on %v: the C API hands out CPU tensors only", dynop.ErrUnsupported, t.Device())
+	}
+	if t.NDim() > maxNDim {
+		return nil, fmt.Errorf("%w: a tensor of %d dimensions, more than DYNOP_MAX_NDIM", errInvalid, t.NDim())
+	}
+	v := &view{t: t}
+	if t.Base() != nil {
+		v.pin.Pin(t.Base())
+	}
+	views.mu.Lock()
+	views.next++
+	id := views.next
+	views.live[id] = v
+	views.mu.Unlock()
+	dt := t.DType()
+	var shape, strides *C.int64_t
+	if t.NDim() > 0 {
+		shape = (*C.int64_t)(unsafe.Pointer(&t.Shape()[0]))
+		strides = (*C.int64_t)(unsafe.Pointer(&t.Strides()[0]))
+	}
+	ct := C.dynop_capi_new_view(C.int32_t(t.NDim()), shape, strides,
+		C.DLDataType{code: C.uint8_t(dt.Code), bits: C.uint8_t(dt.Bits), lanes: C.uint16_t(dt.Lanes)},
+		t.Base(), C.uint64_t(t.ByteOffset()), C.uintptr_t(id))
+	if ct == nil {
+		viewDone(id)
+		return nil, fmt.Errorf("%w for a view of %v %v", errNoMemory, dt, t.Shape())
+	}
+	return ct, nil
+}
+
+// viewDone forgets view id: its tensor may be collected.
+func viewDone(id uintptr) {
+	views.mu.Lock()
+	v := views.live[id]
+	delete(views.live, id)
+	views.mu.Unlock()
+	if v != nil {
+		v.pin.Unpin()
+	}
+}
+
+// liveViews returns how many views C holds.
+func liveViews() int {
+	views.mu.Lock()
+	defer views.mu.Unlock()
+	return len(views.live)
+}
+
+//export dynop_capi_view_done
+func dynop_capi_view_done(id C.uintptr_t) { viewDone(uintptr(id)) }

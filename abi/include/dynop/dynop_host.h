@@ -17,6 +17,9 @@
  * dynop_operator_run     runs it on DLPack tensors, giving new DLPack tensors
  * dynop_operator_destroy destroys it
  * dynop_pipeline_run     runs a pipeline file (`dynop run`)
+ * dynop_pipeline_open    opens a pipeline file for iteration: its outputs'
+ *                        tensors, batch by batch (dynop_pipeline_next), as
+ *                        a training loop takes them; dynop_pipeline_close
  * dynop_host_close       stops every plugin and frees the host
  *
  * Results and errors
@@ -35,7 +38,8 @@
  *
  * Handles
  * -------
- * dynop_host_t, dynop_operator_t and dynop_iface_ref_t are opaque: their
+ * dynop_host_t, dynop_operator_t, dynop_iface_ref_t and dynop_pipeline_t
+ * are opaque: their
  * values are numbers from a table inside the library, never addresses, and
  * every call looks its handle up before using it. NULL is
  * DYNOP_ERROR_INVALID_ARGUMENT, a handle that was closed (destroyed,
@@ -67,6 +71,9 @@
  *   the host: they stay valid after dynop_operator_destroy and
  *   dynop_host_close, and their deleter may run on any thread, even after
  *   the host is closed.
+ * - Tensors from dynop_pipeline_next are the caller's too, but they view
+ *   the pipeline's memory (Go memory the library keeps alive until their
+ *   deleter runs): their deleter calls into the library.
  * - An interface table from dynop_host_acquire belongs to its plugin and is
  *   valid until its reference is released (or the host is closed).
  *
@@ -163,7 +170,7 @@ typedef struct DLManagedTensorVersioned {
  * dynop_host_api_version().major == DYNOP_HOST_API_VERSION_MAJOR and
  * .minor >= DYNOP_HOST_API_VERSION_MINOR. */
 #define DYNOP_HOST_API_VERSION_MAJOR 0
-#define DYNOP_HOST_API_VERSION_MINOR 1
+#define DYNOP_HOST_API_VERSION_MINOR 2
 #define DYNOP_HOST_API_VERSION_PATCH 0
 
 /* ------------------------------------------------------------------------
@@ -173,6 +180,7 @@ typedef struct DLManagedTensorVersioned {
 typedef struct dynop_host_s dynop_host_t;         /* an open host */
 typedef struct dynop_operator_s dynop_operator_t; /* an operator instance */
 typedef struct dynop_iface_ref_s dynop_iface_ref_t; /* a reference to an interface */
+typedef struct dynop_pipeline_s dynop_pipeline_t; /* a pipeline open for iteration (0.2) */
 
 /* ------------------------------------------------------------------------
  * Options
@@ -330,6 +338,42 @@ dynop_result dynop_tensor_delete(DLManagedTensorVersioned *tensor);
  * ...), a string the caller frees with dynop_string_free; NULL on failure. */
 dynop_result dynop_pipeline_run(dynop_host_t *host, const char *path, const char *options_json,
                                 char **summary_json);
+
+/* Since 0.2. Opens the pipeline file at path for iteration: its inputs are
+ * read from their files, as dynop_pipeline_run reads them, but its outputs
+ * are not encoded nor written: dynop_pipeline_next hands out each output
+ * node's tensors, batch by batch. options_json (NULL or "" for none) is a
+ * JSON object with any of "inputs" and "workers", as for
+ * dynop_pipeline_run. If info_json is not NULL, *info_json is set to a
+ * JSON object the caller frees with dynop_string_free: "name", "file",
+ * "batch_size", "inputs" and "outputs" (names, in the file's order) and
+ * "samples" (how many samples the iteration goes over). The pipeline
+ * holds its plugins until dynop_pipeline_close (or dynop_host_close). */
+dynop_result dynop_pipeline_open(dynop_host_t *host, const char *path, const char *options_json,
+                                 dynop_pipeline_t **pipeline, char **info_json);
+
+/* Since 0.2. Runs the pipeline's next batch. outputs has room for capacity
+ * pointers, at least num_outputs * batch_size (see info_json; less is
+ * DYNOP_ERROR_INVALID_ARGUMENT). On DYNOP_OK *count is the number of
+ * samples n of the batch, 0 after the last one, and outputs[o * n + s] is
+ * sample s of output o, a new tensor the caller owns (call its deleter
+ * once); the other elements are NULL. A sample's tensors view the
+ * pipeline's own memory, without a copy: they stay valid after
+ * dynop_pipeline_close and dynop_host_close, until their deleter runs, and
+ * their deleter calls into the library (it may run on any thread). If
+ * files_json is not NULL and n > 0, *files_json is set to a JSON array
+ * giving, per sample, the array of its input files (one per input, in
+ * order), a string the caller frees with dynop_string_free. An input file
+ * that cannot be read or run ends the iteration with its error, naming
+ * the file (with on_error: skip it is left out of its batch instead); the
+ * next call then gives *count 0. Calls on one pipeline are serialized;
+ * up to two batches are read and run ahead of the caller. */
+dynop_result dynop_pipeline_next(dynop_pipeline_t *pipeline, DLManagedTensorVersioned **outputs,
+                                 size_t capacity, uint32_t *count, char **files_json);
+
+/* Since 0.2. Stops the iteration (the batches in flight are dropped) and
+ * closes the pipeline, which lets its plugins stop. */
+dynop_result dynop_pipeline_close(dynop_pipeline_t *pipeline);
 
 /* Frees a string the library allocated for the caller (NULL is fine). */
 void dynop_string_free(char *s);

@@ -186,6 +186,88 @@ class Operator {
     uint32_t in_ = 0, out_ = 0;
 };
 
+// Pipeline is a pipeline file open for iteration (dynop_pipeline_open);
+// destroying it closes it. Its tensors outlive it.
+class Pipeline {
+  public:
+    Pipeline(const Pipeline &) = delete;
+    Pipeline &operator=(const Pipeline &) = delete;
+    Pipeline(Pipeline &&o) noexcept
+        : p_(std::exchange(o.p_, nullptr)), info_(std::move(o.info_)), outputs_(o.outputs_), batch_size_(o.batch_size_) {}
+    Pipeline &operator=(Pipeline &&o) noexcept {
+        if (this != &o) {
+            reset();
+            p_ = std::exchange(o.p_, nullptr);
+            info_ = std::move(o.info_);
+            outputs_ = o.outputs_;
+            batch_size_ = o.batch_size_;
+        }
+        return *this;
+    }
+    ~Pipeline() { reset(); }
+
+    // info is dynop_pipeline_open's info_json.
+    const std::string &info() const noexcept { return info_; }
+    uint32_t num_outputs() const noexcept { return outputs_; }
+    uint32_t batch_size() const noexcept { return batch_size_; }
+
+    // next runs the next batch and returns its tensors output by output
+    // (sample s of output o at o * n + s, n = size() / num_outputs());
+    // empty after the last batch. files_json, if not null, is set to the
+    // samples' input files as a JSON array ("" after the last batch).
+    std::vector<Tensor> next(std::string *files_json = nullptr) {
+        std::vector<DLManagedTensorVersioned *> outs(static_cast<size_t>(outputs_) * batch_size_, nullptr);
+        uint32_t n = 0;
+        char *files = nullptr;
+        check(dynop_pipeline_next(p_, outs.data(), outs.size(), &n, files_json != nullptr ? &files : nullptr));
+        if (files_json != nullptr) {
+            *files_json = files != nullptr ? files : "";
+            dynop_string_free(files);
+        }
+        std::vector<Tensor> result;
+        result.reserve(static_cast<size_t>(outputs_) * n);
+        for (size_t i = 0; i < static_cast<size_t>(outputs_) * n; i++) {
+            result.emplace_back(outs[i]);
+        }
+        return result;
+    }
+    // close closes the pipeline now, throwing on failure.
+    void close() { check(dynop_pipeline_close(std::exchange(p_, nullptr))); }
+
+  private:
+    friend class Host;
+    Pipeline(dynop_pipeline_t *p, std::string info) : p_(p), info_(std::move(info)) {
+        // info_json's "batch_size" is a number and "outputs" an array of
+        // names that hold no quote or comma ([A-Za-z_][A-Za-z0-9_-]*).
+        size_t at = info_.find("\"batch_size\":");
+        if (at != std::string::npos) {
+            batch_size_ = static_cast<uint32_t>(std::stoul(info_.substr(at + 13)));
+        }
+        at = info_.find("\"outputs\":[");
+        if (at != std::string::npos) {
+            for (size_t i = at + 11; i < info_.size() && info_[i] != ']'; i++) {
+                if (info_[i] == '"') {
+                    outputs_++;
+                    i = info_.find('"', i + 1);
+                }
+            }
+        }
+        if (batch_size_ == 0 || outputs_ == 0) {
+            reset();
+            throw Error(DYNOP_ERROR_INVALID_ARGUMENT, "dynop::Pipeline: cannot read batch_size and outputs from " + info_);
+        }
+    }
+    void reset() noexcept {
+        if (p_ != nullptr) {
+            dynop_pipeline_close(p_);
+        }
+        p_ = nullptr;
+    }
+    dynop_pipeline_t *p_ = nullptr;
+    std::string info_;
+    uint32_t outputs_ = 0, batch_size_ = 0;
+};
+
 // PluginInfo is one plugin as the host sees it (dynop_plugin_status).
 struct PluginInfo {
     std::string id;
@@ -286,6 +368,16 @@ class Host {
         std::string out = summary != nullptr ? summary : "";
         dynop_string_free(summary);
         return out;
+    }
+
+    // pipeline opens a pipeline file for iteration over its outputs.
+    Pipeline pipeline(const std::string &path, const std::string &options_json = std::string()) {
+        dynop_pipeline_t *p = nullptr;
+        char *info = nullptr;
+        check(dynop_pipeline_open(h_, path.c_str(), options_json.c_str(), &p, &info));
+        std::string text = info != nullptr ? info : "";
+        dynop_string_free(info);
+        return Pipeline(p, std::move(text));
     }
 
   private:

@@ -487,6 +487,61 @@ int main(int argc, char **argv) {
     EXPECT_ERR(dynop_pipeline_run(host, NULL, NULL, NULL), DYNOP_ERROR_INVALID_ARGUMENT, "path is NULL");
     EXPECT_ERR(dynop_pipeline_run(host, argv[2], "{\"wrkers\": 2}", NULL), DYNOP_ERROR_INVALID_ARGUMENT, "unknown field \"wrkers\"");
 
+    /* A pipeline iterated: its output tensors, batch by batch (6 images
+     * in batches of 4), one kept past dynop_pipeline_close and
+     * dynop_host_close. */
+    dynop_pipeline_t *pipe = NULL, *pipe2 = NULL;
+    char *info = NULL, *files = NULL;
+    DLManagedTensorVersioned *pouts[4] = {NULL}, *kept = NULL;
+    uint32_t n = 99;
+    EXPECT_OK(dynop_pipeline_open(host, argv[2], "{\"workers\": 2}", &pipe, &info));
+    CHECK(info != NULL && strstr(info, "\"batch_size\":4") != NULL && strstr(info, "\"outputs\":[\"thumbs\"]") != NULL &&
+          strstr(info, "\"samples\":6") != NULL);
+    dynop_string_free(info);
+    EXPECT_ERR(dynop_pipeline_next(pipe, pouts, 3, &n, NULL), DYNOP_ERROR_INVALID_ARGUMENT, "room for 3 tensors; a batch of this pipeline may have 4");
+    EXPECT_ERR(dynop_pipeline_next(pipe, pouts, 4, NULL, NULL), DYNOP_ERROR_INVALID_ARGUMENT, "count is NULL");
+    EXPECT_ERR(dynop_pipeline_next(pipe, NULL, 4, &n, NULL), DYNOP_ERROR_INVALID_ARGUMENT, "outputs is NULL");
+    EXPECT_ERR(dynop_pipeline_next((dynop_pipeline_t *)host, pouts, 4, &n, NULL), DYNOP_ERROR_INVALID_ARGUMENT, "is a host handle, not a pipeline handle");
+    uint32_t samples = 0, batches = 0;
+    for (;;) {
+        dynop_result r = dynop_pipeline_next(pipe, pouts, 4, &n, &files);
+        CHECK(r == DYNOP_OK);
+        if (r != DYNOP_OK || n == 0) break;
+        batches++;
+        CHECK(files != NULL && strstr(files, "[[\"") == files);
+        dynop_string_free(files);
+        files = NULL;
+        for (uint32_t s = 0; s < n; s++) {
+            DLManagedTensorVersioned *t = pouts[s];
+            CHECK(t != NULL && t->dl_tensor.ndim == 3 && t->dl_tensor.dtype.code == kDLUInt && t->dl_tensor.dtype.bits == 8 &&
+                  t->dl_tensor.shape[2] == 1 && t->dl_tensor.shape[0] > 0 && t->dl_tensor.data != NULL);
+            if (kept == NULL) {
+                kept = t;
+            } else if (t != NULL) {
+                EXPECT_OK(dynop_tensor_delete(t));
+            }
+            pouts[s] = NULL;
+        }
+        samples += n;
+    }
+    CHECK(samples == 6 && batches == 2);
+    EXPECT_OK(dynop_pipeline_next(pipe, pouts, 4, &n, &files));
+    CHECK(n == 0 && files == NULL);
+    EXPECT_OK(dynop_pipeline_close(pipe));
+    EXPECT_ERR(dynop_pipeline_next(pipe, pouts, 4, &n, NULL), DYNOP_ERROR_CLOSED, "the pipeline handle");
+    EXPECT_ERR(dynop_pipeline_close(pipe), DYNOP_ERROR_CLOSED, "the pipeline handle");
+    EXPECT_ERR(dynop_pipeline_open(host, argv[2], "{\"out_dir\": \"x\"}", &pipe2, NULL), DYNOP_ERROR_INVALID_ARGUMENT, "unknown field \"out_dir\"");
+    EXPECT_ERR(dynop_pipeline_open(host, "/nonexistent/p.yaml", NULL, &pipe2, NULL), DYNOP_ERROR_NOT_FOUND, "/nonexistent/p.yaml");
+    EXPECT_ERR(dynop_pipeline_open(NULL, argv[2], NULL, &pipe2, NULL), DYNOP_ERROR_INVALID_ARGUMENT, "the host handle is NULL");
+    EXPECT_ERR(dynop_pipeline_open(host, argv[2], NULL, NULL, NULL), DYNOP_ERROR_INVALID_ARGUMENT, "pipeline is NULL");
+    /* One left open for dynop_host_close to close. */
+    EXPECT_OK(dynop_pipeline_open(host, argv[2], NULL, &pipe2, NULL));
+    EXPECT_OK(dynop_pipeline_next(pipe2, pouts, 4, &n, NULL));
+    CHECK(n == 4);
+    for (uint32_t s = 0; s < n; s++) {
+        if (pouts[s] != NULL) pouts[s]->deleter(pouts[s]);
+    }
+
     /* An operator destroyed, then used. */
     EXPECT_OK(dynop_operator_destroy(saxpy));
     EXPECT_ERR(dynop_operator_run(saxpy, sins, 2, 2, souts, 1), DYNOP_ERROR_CLOSED, "operator handle");
@@ -501,6 +556,16 @@ int main(int argc, char **argv) {
     EXPECT_ERR(dynop_operator_create(host, "imgproc.Saxpy", NULL, &bad), DYNOP_ERROR_CLOSED, "host handle");
     EXPECT_ERR(dynop_operator_run(blur, ins, 1, 1, outs, 1), DYNOP_ERROR_CLOSED, "operator handle");
     EXPECT_ERR(dynop_host_release(ref), DYNOP_ERROR_CLOSED, "interface reference handle");
+    EXPECT_ERR(dynop_pipeline_next(pipe2, pouts, 4, &n, NULL), DYNOP_ERROR_CLOSED, "pipeline handle");
+    if (kept != NULL) {
+        /* A view of the pipeline's memory, valid after both closed. */
+        const uint8_t *px = kept->dl_tensor.data;
+        int64_t npx = kept->dl_tensor.shape[0] * kept->dl_tensor.shape[1];
+        unsigned sum = 0;
+        for (int64_t i = 0; i < npx; i++) sum += px[i];
+        CHECK(sum > 0);
+        EXPECT_OK(dynop_tensor_delete(kept));
+    }
     if (out != NULL) {
         CHECK(((const uint8_t *)out->dl_tensor.data)[47] == 100);
         EXPECT_OK(dynop_tensor_delete(out));

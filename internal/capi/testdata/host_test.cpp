@@ -2,7 +2,7 @@
 // owners, exceptions with the library's code and message, a Tensor that
 // calls its deleter exactly once, objects that outlive their host.
 //
-// usage: host_test_cpp PLUGIN_DIR
+// usage: host_test_cpp PLUGIN_DIR PIPELINE
 #include <dynop/dynop_host.hpp>
 #include <vecmath.h>
 
@@ -53,8 +53,8 @@ static DLManagedTensorVersioned make_tensor(float *data, int64_t *shape) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        std::fprintf(stderr, "usage: host_test_cpp PLUGIN_DIR\n");
+    if (argc != 3) {
+        std::fprintf(stderr, "usage: host_test_cpp PLUGIN_DIR PIPELINE\n");
         return 2;
     }
     // Tensor: unique ownership, the deleter called exactly once.
@@ -78,7 +78,7 @@ int main(int argc, char **argv) {
     o.no_default_paths = true;
     o.no_cache = true;
     o.log_level = 8;
-    dynop::Tensor survivor;
+    dynop::Tensor survivor, pipe_kept;
     {
         dynop::Host host(o);
         bool found = false;
@@ -121,6 +121,24 @@ int main(int argc, char **argv) {
         tx.dl_tensor.strides = neg;
         EXPECT_THROW(saxpy.run({&tx, &ty}), DYNOP_ERROR_INVALID_ARGUMENT, "negative");
 
+        // A pipeline iterated: 6 images in batches of 4, then nothing; a
+        // tensor kept past the pipeline and the host.
+        {
+            dynop::Pipeline pipe = host.pipeline(argv[2], "{\"workers\": 1}");
+            CHECK(pipe.num_outputs() == 1 && pipe.batch_size() == 4);
+            std::string files;
+            std::vector<dynop::Tensor> b1 = pipe.next(&files);
+            CHECK(b1.size() == 4 && files.find("[[\"") == 0);
+            std::vector<dynop::Tensor> b2 = pipe.next();
+            CHECK(b2.size() == 2 && b2[1] && b2[1].shape().size() == 3);
+            CHECK(pipe.next(&files).empty() && files.empty());
+            pipe_kept = std::move(b2[1]);
+            dynop::Pipeline moved = std::move(pipe);
+            moved.close();
+            EXPECT_THROW(moved.next(), DYNOP_ERROR_INVALID_ARGUMENT, "the pipeline handle is NULL");
+            EXPECT_THROW(host.pipeline("/nonexistent/p.yaml"), DYNOP_ERROR_NOT_FOUND, "/nonexistent/p.yaml");
+        }
+
         // An operator moved out of its host's scope: destroyed after the
         // host closes, harmlessly.
         static dynop::Operator outlives = host.op("imgproc.Saxpy");
@@ -130,6 +148,8 @@ int main(int argc, char **argv) {
     }
     // The output outlives its operator and host.
     CHECK(survivor.data<float>()[1] == 8);
+    CHECK(pipe_kept && pipe_kept.shape()[2] == 1 && pipe_kept.shape()[0] > 0);
+    pipe_kept.reset();
     survivor.reset();
 
     EXPECT_THROW(dynop::Host(dynop::HostOptions{{}, false, false, "", "", "", "", "never", "", 0, 0}),
