@@ -10,9 +10,12 @@ ctypes (no extension module, no link against libpython).
 
 from .errors import (ClosedError, CycleError, DuplicateError, DynopError, InvalidArgumentError, NoMemoryError,
                      NotFoundError, StateError, TypeMismatchError, UnsupportedError, VersionError)
-from .host import Host, Operator, PluginStatus
+from ._ffi import dynop_header as Header
+from ._ffi import dynop_uid as UID
+from .host import Batch, Host, InterfaceRef, Operator, Pipeline, PluginStatus
 from .tensor import Tensor, outstanding_exports
 
-__all__ = ["Host", "Operator", "PluginStatus", "Tensor", "outstanding_exports", "DynopError",
+__all__ = ["Host", "Operator", "Pipeline", "Batch", "InterfaceRef", "Header", "UID", "PluginStatus", "Tensor",
+           "outstanding_exports", "DynopError",
            "InvalidArgumentError", "NotFoundError", "VersionError", "StateError", "CycleError",
            "NoMemoryError", "UnsupportedError", "DuplicateError", "TypeMismatchError", "ClosedError"]

@@ -128,7 +128,38 @@ STATE_NAMES = {
 }
 
 HOST_API_VERSION_MAJOR = 0
-HOST_API_VERSION_MINOR = 1
+HOST_API_VERSION_MINOR = 2
+
+
+class dynop_uid(ctypes.Structure):
+    """dynop.h's 128-bit type identifier: the 16 bytes of its text form."""
+
+    _fields_ = [("bytes", ctypes.c_uint8 * 16)]
+
+    @classmethod
+    def parse(cls, text):
+        """From "XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX" (hex digits)."""
+        parts = text.split("-") if isinstance(text, str) else []
+        if [len(p) for p in parts] != [8, 4, 4, 4, 12]:
+            raise ValueError("UID %r is not of the form XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX" % (text,))
+        try:
+            raw = bytes.fromhex("".join(parts))
+        except ValueError:
+            raise ValueError("UID %r has a character that is not a hex digit" % (text,)) from None
+        u = cls()
+        ctypes.memmove(u.bytes, raw, 16)
+        return u
+
+    def __str__(self):
+        h = bytes(self.bytes).hex().upper()
+        return "-".join((h[:8], h[8:12], h[12:16], h[16:20], h[20:]))
+
+
+class dynop_header(ctypes.Structure):
+    """The header every struct crossing dynop's ABI starts with (an
+    interface table's first member)."""
+
+    _fields_ = [("type", dynop_uid), ("version", dynop_version), ("size", ctypes.c_uint32)]
 
 _handle = ctypes.c_void_p
 _result = ctypes.c_int32
@@ -147,6 +178,13 @@ _PROTOTYPES = {
     "dynop_operator_destroy": (_result, [_handle]),
     "dynop_tensor_delete": (_result, [ctypes.c_void_p]),
     "dynop_pipeline_run": (_result, [_handle, ctypes.c_char_p, ctypes.c_char_p, _P(ctypes.c_void_p)]),
+    "dynop_pipeline_open": (_result, [_handle, ctypes.c_char_p, ctypes.c_char_p, _P(_handle), _P(ctypes.c_void_p)]),
+    "dynop_pipeline_next": (_result, [_handle, _P(ctypes.c_void_p), ctypes.c_size_t, _P(ctypes.c_uint32),
+                                      _P(ctypes.c_void_p)]),
+    "dynop_pipeline_close": (_result, [_handle]),
+    "dynop_host_acquire": (_result, [_handle, ctypes.c_char_p, _P(dynop_uid), dynop_version, _P(ctypes.c_void_p),
+                                     _P(_handle)]),
+    "dynop_host_release": (_result, [_handle]),
     "dynop_string_free": (None, [ctypes.c_void_p]),
 }
 

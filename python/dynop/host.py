@@ -1,4 +1,5 @@
-"""Host and Operator: dynop_host_open, dynop_operator_create/run."""
+"""Host, Operator, Pipeline and InterfaceRef: dynop_host_open,
+dynop_operator_create/run, dynop_pipeline_open/next, dynop_host_acquire."""
 
 import ctypes
 import dataclasses
@@ -113,9 +114,11 @@ class Host:
         arguments JSON (checked against the operator's schema)."""
         return Operator(self, name, args)
 
-    def pipeline(self, path, **options):
-        """Runs the pipeline file at path (dynop_pipeline_run) with options
-        out_dir, inputs, workers, atomic, resume; returns the summary."""
+    def run_pipeline(self, path, **options):
+        """Runs the pipeline file at path as `dynop run` does
+        (dynop_pipeline_run): reads its input files and writes its outputs.
+        Options: out_dir, inputs ({name: [files or patterns]}), workers,
+        atomic, resume. Returns the run's summary (a dict)."""
         lib = self._lib
         opts = json.dumps(options, default=os.fspath).encode() if options else None
         out = ctypes.c_void_p()
@@ -124,6 +127,165 @@ class Host:
             return json.loads(ctypes.string_at(out.value).decode()) if out.value else None
         finally:
             lib.dynop_string_free(out.value)
+
+    def pipeline(self, path, inputs=None, workers=0):
+        """Opens the pipeline file at path for iteration
+        (dynop_pipeline_open): iterating over it reads its input files and
+        yields its outputs' tensors batch by batch, as a training loop
+        takes them, without encoding or writing anything. inputs replaces
+        the file's inputs ({name: [files or patterns]}); workers is how
+        many threads share each batch (0: one per CPU)."""
+        return Pipeline(self, path, inputs, workers)
+
+    def acquire(self, plugin_id, uid, min_version=(1, 0, 0), table=None):
+        """Acquires interface uid ("XXXXXXXX-XXXX-...") of plugin plugin_id,
+        at least min_version (same major), starting the plugin
+        (dynop_host_acquire). table is the ctypes.Structure subclass that
+        declares the interface's C function table (starting with a
+        dynop.Header), as its plugin's header does; the InterfaceRef's
+        .table is then that struct, read in place. Release it with
+        release() or a with block."""
+        return InterfaceRef(self, plugin_id, uid, min_version, table)
+
+
+class InterfaceRef:
+    """A reference to an acquired interface (dynop_host_acquire). .table
+    is valid until release(), which the last reference's release stops the
+    plugin after; use it as a context manager to release it."""
+
+    def __init__(self, host, plugin_id, uid, min_version, table):
+        self._lib = lib = host._lib
+        if isinstance(uid, str):
+            uid = _ffi.dynop_uid.parse(uid)
+        elif not isinstance(uid, _ffi.dynop_uid):
+            raise TypeError("uid must be a string XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX, not %s" % type(uid).__name__)
+        v = tuple(min_version)
+        if len(v) != 3 or not all(isinstance(x, int) and 0 <= x < 1 << 32 for x in v):
+            raise ValueError("min_version must be (major, minor, patch), three integers, not %r" % (min_version,))
+        if table is not None and not (isinstance(table, type) and issubclass(table, ctypes.Structure)):
+            raise TypeError("table must be a ctypes.Structure subclass, not %r" % (table,))
+        self.plugin_id, self.uid = plugin_id, str(uid)
+        ptr, h = ctypes.c_void_p(), ctypes.c_void_p()
+        check(lib, lib.dynop_host_acquire(host._handle, plugin_id.encode(), ctypes.byref(uid),
+                                          _ffi.dynop_version(*v), ctypes.byref(ptr), ctypes.byref(h)))
+        self._handle = h.value
+        self._finalizer = weakref.finalize(self, lib.dynop_host_release, self._handle)
+        self.address = ptr.value
+        self.header = _ffi.dynop_header.from_address(ptr.value)
+        if table is not None and self.header.size < ctypes.sizeof(table):
+            self.release()
+            raise ValueError("interface %s of %s: its table is %d bytes, smaller than %s's %d: the plugin was built "
+                             "against an older header" % (self.uid, plugin_id, self.header.size, table.__name__,
+                                                          ctypes.sizeof(table)))
+        self.table = table.from_address(ptr.value) if table is not None else None
+
+    @property
+    def version(self):
+        """The interface's version, as its table's header says."""
+        v = self.header.version
+        return (v.major, v.minor, v.patch)
+
+    def release(self):
+        """Releases the reference: the table must not be used any more.
+        Releasing twice, or after the host closed, is harmless."""
+        if self._finalizer.detach() is not None:
+            self.table = self.header = None
+            rc = self._lib.dynop_host_release(self._handle)
+            if rc != 0 and rc != ClosedError.code:
+                check(self._lib, rc)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def __repr__(self):
+        return "<dynop.InterfaceRef %s of %s>" % (self.uid, self.plugin_id)
+
+
+class Batch(dict):
+    """One batch of a pipeline's outputs: output name -> list of Tensors,
+    one per sample, in the order of the pipeline file's outputs. .files
+    has, per sample, the input files it was made from."""
+
+    files = ()
+
+    def __repr__(self):
+        return "<dynop.Batch of %d samples: %s>" % (len(self.files), ", ".join(self))
+
+
+class Pipeline:
+    """A pipeline file open for iteration (Host.pipeline). Iterate over it
+    for its Batches; it ends after the last one. name, file, batch_size,
+    inputs and outputs (names) and samples (how many the iteration goes
+    over) describe it. Close it, or use it as a context manager; the
+    tensors it gave out outlive it."""
+
+    def __init__(self, host, path, inputs, workers):
+        self._lib = lib = host._lib
+        opts = {}
+        if inputs:
+            opts["inputs"] = {k: [os.fspath(f) for f in ([v] if isinstance(v, (str, os.PathLike)) else v)]
+                              for k, v in inputs.items()}
+        if workers:
+            opts["workers"] = workers
+        js = json.dumps(opts).encode() if opts else None
+        h, info = ctypes.c_void_p(), ctypes.c_void_p()
+        check(lib, lib.dynop_pipeline_open(host._handle, os.fsencode(path), js, ctypes.byref(h), ctypes.byref(info)))
+        self._handle = h.value
+        self._finalizer = weakref.finalize(self, lib.dynop_pipeline_close, self._handle)
+        try:
+            d = json.loads(ctypes.string_at(info.value).decode())
+        finally:
+            lib.dynop_string_free(info.value)
+        self.name, self.file, self.batch_size = d["name"], d["file"], d["batch_size"]
+        self.inputs, self.outputs, self.samples = d["inputs"], d["outputs"], d["samples"]
+        self._cap = len(self.outputs) * self.batch_size
+        self._outs = (ctypes.c_void_p * self._cap)()
+        self._lock = threading.Lock()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        lib = self._lib
+        n, files = ctypes.c_uint32(), ctypes.c_void_p()
+        with self._lock:
+            outs = self._outs
+            check(lib, lib.dynop_pipeline_next(self._handle, outs, self._cap, ctypes.byref(n), ctypes.byref(files)))
+            n = n.value
+            if n == 0:
+                raise StopIteration
+            b = Batch((name, [Tensor(lib, outs[o * n + s]) for s in range(n)]) for o, name in enumerate(self.outputs))
+        try:
+            b.files = json.loads(ctypes.string_at(files.value).decode())
+        finally:
+            lib.dynop_string_free(files.value)
+        return b
+
+    def __len__(self):
+        """How many batches the iteration yields (fewer when on_error:
+        skip leaves a whole batch out)."""
+        return -(-self.samples // self.batch_size)
+
+    def close(self):
+        """Stops the iteration and closes the pipeline (harmless twice or
+        after the host closed)."""
+        if self._finalizer.detach() is not None:
+            rc = self._lib.dynop_pipeline_close(self._handle)
+            if rc != 0 and rc != ClosedError.code:
+                check(self._lib, rc)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return "<dynop.Pipeline %s: %d samples in batches of %d, outputs %s>" % (
+            self.file, self.samples, self.batch_size, ", ".join(self.outputs))
 
 
 class Operator:

@@ -283,10 +283,14 @@ def test_errors_per_thread(host):
         assert "imgproc.Nope%d" % i in m
 
 
-def test_pipeline(host, tmp_path):
+IMAGES = os.path.join(ROOT, "examples", "pipelines", "images")
+
+
+def gray_pipeline(tmp_path, batch_size=4, on_error="stop", files=None):
     spec = tmp_path / "gray.yaml"
     spec.write_text("""name: gray
-batch_size: 4
+batch_size: %d
+on_error: %s
 inputs:
   photos: {files: [%s]}
 operators:
@@ -294,14 +298,149 @@ operators:
   - {name: gray, op: imgproc.Grayscale, inputs: [decode]}
 outputs:
   thumbs: {from: gray, dir: out, format: png}
-""" % json.dumps(os.path.join(ROOT, "examples", "pipelines", "images") + "/"))
-    summary = host.pipeline(str(spec), out_dir=str(tmp_path / "out"), atomic=True)
+""" % (batch_size, on_error, json.dumps(files or IMAGES + "/")))
+    return str(spec)
+
+
+def test_run_pipeline(host, tmp_path):
+    spec = gray_pipeline(tmp_path)
+    summary = host.run_pipeline(spec, out_dir=str(tmp_path / "out"), atomic=True)
     assert summary["images"] == 6, summary
     assert len(list((tmp_path / "out").rglob("*.png"))) == 6
     with pytest.raises(dynop.NotFoundError):
-        host.pipeline("/nonexistent/p.yaml")
+        host.run_pipeline("/nonexistent/p.yaml")
     with pytest.raises(dynop.InvalidArgumentError, match="options_json"):
-        host.pipeline(str(spec), workers="two")
+        host.run_pipeline(spec, workers="two")
+
+
+def test_pipeline_iterates(host, tmp_path):
+    # The pipeline's outputs, batch by batch, equal what its operators give
+    # when called one by one on each file's bytes; nothing is written.
+    decode = host.operator("image.Decode", channels=3)
+    gray = host.operator("imgproc.Grayscale")
+    with host.pipeline(gray_pipeline(tmp_path), workers=2) as p:
+        assert (p.name, p.batch_size, p.inputs, p.outputs, p.samples, len(p)) == ("gray", 4, ["photos"], ["thumbs"], 6, 2)
+        batches = list(p)
+        assert [len(b["thumbs"]) for b in batches] == [4, 2]
+        with pytest.raises(StopIteration):
+            next(p)
+    for b in batches:
+        assert isinstance(b, dynop.Batch) and list(b) == ["thumbs"] and len(b.files) == len(b["thumbs"])
+        for t, files in zip(b["thumbs"], b.files):
+            assert len(files) == 1 and files[0].startswith(IMAGES)
+            with open(files[0], "rb") as f:
+                data = np.frombuffer(f.read(), np.uint8)
+            want = np.asarray(gray(decode(data)))
+            got = np.asarray(t)
+            assert got.__array_interface__["data"][0] == t.data_ptr  # a view of the pipeline's memory
+            assert got.dtype == np.uint8 and got.shape == want.shape and got.shape[2] == 1
+            np.testing.assert_array_equal(got, want)
+    assert not (tmp_path / "out").exists()
+
+
+def test_pipeline_tensors_outlive_it(built, tmp_path):
+    h = dynop.Host([IMGPROC], no_default_paths=True, no_cache=True, library=built, log_level=4)
+    p = h.pipeline(gray_pipeline(tmp_path, batch_size=2))
+    first = next(p)["thumbs"]
+    want = [np.array(t) for t in first]  # copies
+    p.close()
+    p.close()
+    with pytest.raises(dynop.ClosedError, match="pipeline handle"):
+        next(p)
+    left_open = h.pipeline(gray_pipeline(tmp_path, batch_size=2))
+    h.close()  # closes left_open too
+    with pytest.raises(dynop.ClosedError):
+        next(left_open)
+    left_open.close()
+    gc.collect()
+    for t, w in zip(first, want):
+        np.testing.assert_array_equal(np.asarray(t), w)
+    before = dynop.Tensor.deleted
+    del first, t
+    gc.collect()
+    assert dynop.Tensor.deleted == before + 2
+
+
+def test_pipeline_torch(host, tmp_path):
+    torch = pytest.importorskip("torch")
+    with host.pipeline(gray_pipeline(tmp_path, batch_size=6)) as p:
+        (b,) = list(p)
+    ts = [torch.from_dlpack(t) for t in b["thumbs"]]
+    assert all(x.dtype == torch.uint8 and x.shape[2] == 1 for x in ts)
+    assert ts[0].data_ptr() == b["thumbs"][0].data_ptr
+
+
+def test_pipeline_errors(host, tmp_path):
+    with pytest.raises(dynop.NotFoundError, match="/nonexistent/p.yaml"):
+        host.pipeline("/nonexistent/p.yaml")
+    spec = gray_pipeline(tmp_path)
+    with pytest.raises(dynop.InvalidArgumentError, match="input \"pics\"; the pipeline's inputs are photos"):
+        host.pipeline(spec, inputs={"pics": [IMAGES]})
+    # A file that is not an image: on_error: stop ends the iteration with
+    # an error naming it; skip leaves it out.
+    bad = tmp_path / "in"
+    bad.mkdir()
+    for name in sorted(n for n in os.listdir(IMAGES) if n.endswith(".png"))[:3]:
+        (bad / name).write_bytes(open(os.path.join(IMAGES, name), "rb").read())
+    (bad / "b-broken.png").write_bytes(b"\x89PNG\r\n\x1a\nnot really")
+    with host.pipeline(gray_pipeline(tmp_path, batch_size=2, files=str(bad) + "/")) as p:
+        with pytest.raises(dynop.DynopError, match="b-broken.png.*on_error: skip would skip it"):
+            list(p)
+        assert list(p) == []  # at its end after the error
+    with host.pipeline(gray_pipeline(tmp_path, batch_size=2, on_error="skip", files=str(bad) + "/")) as p:
+        names = [os.path.basename(f[0]) for b in p for f in b.files]
+    assert len(names) == 3 and "b-broken.png" not in names
+
+
+VECMATH = os.path.join(ROOT, "plugins", "vecmath", "libdynop_vecmath.so")
+VECMATH_UID = "9A3C5E71-0B2D-4F68-8A1E-3C5D7F90A2B4"
+_F = ctypes.POINTER(ctypes.c_float)
+
+
+class VecMath(ctypes.Structure):
+    """plugins/vecmath/vecmath.h's dynop_vecmath, as a ctypes table."""
+
+    _fields_ = [
+        ("header", dynop.Header),
+        ("saxpy", ctypes.CFUNCTYPE(None, ctypes.c_float, _F, _F, ctypes.c_size_t)),
+        ("dot", ctypes.CFUNCTYPE(ctypes.c_float, _F, _F, ctypes.c_size_t)),
+        ("scale", ctypes.CFUNCTYPE(None, ctypes.c_float, _F, ctypes.c_size_t)),
+        ("nop", ctypes.CFUNCTYPE(None)),
+    ]
+
+
+def test_acquire(built, tmp_path):
+    if not os.path.exists(VECMATH):
+        pytest.skip("plugins/vecmath/libdynop_vecmath.so is not built (make plugins)")
+    with dynop.Host([VECMATH], no_default_paths=True, no_cache=True, library=built, log_level=4) as h:
+        with h.acquire("dynop.plugin.vecmath", VECMATH_UID, (1, 0, 0), VecMath) as ref:
+            assert str(ref.header.type) == VECMATH_UID and ref.version[0] == 1
+            assert ref.header.size >= ctypes.sizeof(VecMath)
+            x = np.array([1, 2, 3], np.float32)
+            y = np.array([4, 5, 6], np.float32)
+            assert ref.table.dot(x.ctypes.data_as(_F), y.ctypes.data_as(_F), 3) == 32
+            ref.table.saxpy(2.0, x.ctypes.data_as(_F), y.ctypes.data_as(_F), 3)
+            np.testing.assert_array_equal(y, [6, 9, 12])
+            st = {p.id: p for p in h.plugins()}["dynop.plugin.vecmath"]
+            assert st.state == "started" and st.refs == 1
+        assert ref.table is None
+        ref.release()  # twice: harmless
+        assert {p.id: p for p in h.plugins()}["dynop.plugin.vecmath"].refs == 0
+        with pytest.raises(dynop.VersionError, match="2.0.0"):
+            h.acquire("dynop.plugin.vecmath", VECMATH_UID, (2, 0, 0))
+        with pytest.raises(dynop.NotFoundError):
+            h.acquire("dynop.plugin.vecmath", "00000000-0000-0000-0000-000000000001")
+        with pytest.raises(ValueError, match="not of the form"):
+            h.acquire("dynop.plugin.vecmath", "9A3C5E71")
+        with pytest.raises(ValueError, match="not a hex digit"):
+            h.acquire("dynop.plugin.vecmath", "9A3C5E71-0B2D-4F68-8A1E-3C5D7F90A2BX")
+        with pytest.raises(ValueError, match="min_version"):
+            h.acquire("dynop.plugin.vecmath", VECMATH_UID, (1, 0))
+        with pytest.raises(TypeError, match="ctypes.Structure"):
+            h.acquire("dynop.plugin.vecmath", VECMATH_UID, table=int)
+        kept = h.acquire("dynop.plugin.vecmath", VECMATH_UID)
+        assert kept.table is None and kept.address
+    kept.release()  # after the host closed: harmless
 
 
 def test_torch(host):
