@@ -185,15 +185,22 @@ PYTHON ?= /usr/bin/python3
 python/dynop/_dynop_capsule.so: python/dynop/_capsule.c
 	$(CC) -std=c99 -O2 -fPIC -shared -Wall -Wextra -Werror -o $@ $<
 
-python: python/dynop/_dynop_capsule.so
+# The example plugins the package searches by default (a wheel carries
+# them in dynop/plugins/ too).
+PYTHON_PLUGINS = plugins/imgproc/libdynop_imgproc.so plugins/vecmath/libdynop_vecmath.so
+
+python: python/dynop/_dynop_capsule.so $(PYTHON_PLUGINS)
+	mkdir -p python/dynop/plugins
+	cp $(PYTHON_PLUGINS) python/dynop/plugins/
 
 pytest: libdynop plugins python
 	$(PYTHON) -m pytest python/tests -q
 
-# bin/dynop-<version>-py3-none-linux_<machine>.whl: the package with
-# libdynop.so, dynop-scanner and the capsule helper inside it.
+# dist/dynop-<version>-py3-none-linux_<machine>.whl: the package with
+# libdynop.so, dynop-scanner, the capsule helper and the example plugins
+# inside it; `pip install dist/*.whl` installs it.
 wheel: libdynop python
-	$(PYTHON) python/build_wheel.py bin
+	$(PYTHON) python/build_wheel.py dist
 
 clean:
-	rm -rf bin $(PLUGINS) plugins/codec/libdynop_codec.so plugins/blas/libdynop_blas.so $(WASM_PLUGINS) python/dynop/_dynop_capsule.so
+	rm -rf bin $(PLUGINS) plugins/codec/libdynop_codec.so plugins/blas/libdynop_blas.so $(WASM_PLUGINS) python/dynop/_dynop_capsule.so python/dynop/plugins dist

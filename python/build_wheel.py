@@ -1,9 +1,11 @@
 """Builds a platform wheel of the dynop package with the standard library
 only: python/dynop with bin/libdynop.so, bin/dynop-scanner and
 python/dynop/_dynop_capsule.so beside its modules (the package finds the
-library in its own directory, and the library its scanner beside itself).
+library in its own directory, and the library its scanner beside itself),
+and the example plugins imgproc and vecmath in dynop/plugins/, which every
+Host searches unless no_default_paths.
 
-    /usr/bin/python3 python/build_wheel.py [out_dir]    (make wheel)
+    /usr/bin/python3 python/build_wheel.py [out_dir]    (make wheel: dist/)
 
 The wheel is tagged py3-none-linux_<machine>: the package is pure Python,
 the libraries are native code for this platform (glibc; no manylinux
@@ -19,7 +21,9 @@ import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NAME = "dynop"
-VERSION = "0.1.0"  # DYNOP_HOST_API_VERSION
+VERSION = "0.2.0"  # DYNOP_HOST_API_VERSION
+# The example plugins the wheel carries: C with no library beyond libc.
+PLUGINS = ("plugins/imgproc/libdynop_imgproc.so", "plugins/vecmath/libdynop_vecmath.so")
 
 
 def _record_line(arcname, data):
@@ -38,6 +42,11 @@ def files():
         if not os.path.exists(src):
             raise SystemExit("%s is missing: run make libdynop python first" % src)
         out.append((src, "%s/%s" % (NAME, os.path.basename(src))))
+    for rel in PLUGINS:
+        src = os.path.join(ROOT, rel)
+        if not os.path.exists(src):
+            raise SystemExit("%s is missing: run make plugins first" % src)
+        out.append((src, "%s/plugins/%s" % (NAME, os.path.basename(src))))
     return out
 
 
@@ -71,4 +80,4 @@ def build(out_dir):
 
 
 if __name__ == "__main__":
-    print(build(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "bin")))
+    print(build(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "dist")))

@@ -192,6 +192,11 @@ _lock = threading.Lock()
 _libs = {}
 
 
+# The example plugins a wheel carries (make python puts them there in a
+# source checkout too): searched by every Host unless no_default_paths.
+PLUGIN_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugins")
+
+
 def _candidates(library):
     if library:
         return [os.fspath(library)]

@@ -44,6 +44,9 @@ class Host:
                  scan_timeout_ms=0, log_level=0):
         if isinstance(paths, (str, bytes, os.PathLike)):
             paths = [paths]
+        paths = list(paths)
+        if not no_default_paths and os.path.isdir(_ffi.PLUGIN_DIR):
+            paths.append(_ffi.PLUGIN_DIR)
         self._lib = _ffi.load(library)
         enc = [os.fsencode(p) for p in paths]
         arr = (ctypes.c_char_p * max(len(enc), 1))(*enc)
