@@ -116,6 +116,14 @@ func finish(call string, err error) C.dynop_result {
 	return C.DYNOP_OK
 }
 
+// recoverExport turns a panic that reached an exported function into its
+// result and message, so that none unwinds into C (and aborts it).
+func recoverExport(call string, rc *C.dynop_result) {
+	if p := recover(); p != nil {
+		*rc = fail(call, fmt.Errorf("%w: libdynop panicked: %v", dynop.ErrPanic, p))
+	}
+}
+
 // Guard turns a panic into an error, so that none unwinds into C.
 func guard(err *error) {
 	if p := recover(); p != nil {
@@ -133,6 +141,10 @@ func goString(p *C.char) string {
 // host is an open host and what C made with it.
 type host struct {
 	h *dynop.Host
+
+	// calls is read-held by each call that uses h, so that close waits
+	// for the calls in flight before it closes the host.
+	calls sync.RWMutex
 
 	mu     sync.Mutex
 	closed bool
@@ -190,7 +202,8 @@ const (
 )
 
 //export dynop_host_open
-func dynop_host_open(copts *C.dynop_host_options, out *C.uintptr_t) C.dynop_result {
+func dynop_host_open(copts *C.dynop_host_options, out *C.uintptr_t) (rc C.dynop_result) {
+	defer recoverExport("dynop_host_open", &rc)
 	begin()
 	if out == nil {
 		return fail("dynop_host_open", fmt.Errorf("%w: host (the out-parameter) is NULL", errInvalid))
@@ -247,6 +260,9 @@ func readOptions(c *C.dynop_host_options) (dynop.Options, error) {
 		ScanTimeout:    time.Duration(o.scan_timeout_ms) * time.Millisecond,
 		Logger:         slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.Level(o.log_level)})),
 	}
+	if o.path_count > maxPaths {
+		return opts, fmt.Errorf("%w: options.path_count is %d, more than %d paths", errInvalid, uint64(o.path_count), maxPaths)
+	}
 	if o.path_count > 0 && o.paths == nil {
 		return opts, fmt.Errorf("%w: options.paths is NULL but path_count is %d", errInvalid, o.path_count)
 	}
@@ -271,16 +287,32 @@ func readOptions(c *C.dynop_host_options) (dynop.Options, error) {
 		opts.Sandbox = p
 	}
 	if opts.Scanner == "" {
-		opts.Scanner = ScannerName
-		if lib := C.GoString(C.dynop_capi_library_path()); lib != "" {
-			opts.Scanner = filepath.Join(filepath.Dir(lib), ScannerName)
-		}
+		opts.Scanner = defaultScanner()
 	}
 	return opts, nil
 }
 
+// maxPaths bounds dynop_host_options.path_count: a larger count is a
+// mistake (an uninitialized or negative value), not a list of paths.
+const maxPaths = 1 << 20
+
+// defaultScanner returns the scanner beside the library (libdynop.so), or
+// beside the program that libdynop.a is linked into, as an absolute path:
+// never a bare name that exec would look for on $PATH.
+func defaultScanner() string {
+	lib := C.GoString(C.dynop_capi_library_path())
+	if lib == "" {
+		lib, _ = os.Executable()
+	}
+	if abs, err := filepath.Abs(lib); err == nil && lib != "" {
+		return filepath.Join(filepath.Dir(abs), ScannerName)
+	}
+	return ScannerName
+}
+
 //export dynop_host_close
-func dynop_host_close(hid C.uintptr_t) C.dynop_result {
+func dynop_host_close(hid C.uintptr_t) (rc C.dynop_result) {
+	defer recoverExport("dynop_host_close", &rc)
 	begin()
 	v, err := table.remove(uintptr(hid), kindHost)
 	if err != nil {
@@ -289,11 +321,33 @@ func dynop_host_close(hid C.uintptr_t) C.dynop_result {
 	return finish("dynop_host_close", v.(*host).close())
 }
 
-// close destroys what C left open on h, then closes it.
+// enter starts a call that uses h: it fails once h is closed, and
+// close waits for it to leave.
+func (h *host) enter() error {
+	h.calls.RLock()
+	h.mu.Lock()
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		h.calls.RUnlock()
+		return fmt.Errorf("the host is %w", dynop.ErrClosed)
+	}
+	return nil
+}
+
+// leave ends a call that entered.
+func (h *host) leave() { h.calls.RUnlock() }
+
+// close waits for the calls in flight, destroys what C left open on h,
+// then closes it.
 func (h *host) close() (err error) {
 	defer guard(&err)
 	h.mu.Lock()
 	h.closed = true
+	h.mu.Unlock()
+	h.calls.Lock() // the calls in flight are done; new ones see closed
+	h.calls.Unlock()
+	h.mu.Lock()
 	ops, refs, pipes := h.ops, h.refs, h.pipes
 	h.ops, h.refs, h.pipes = nil, nil, nil
 	h.mu.Unlock()
@@ -321,7 +375,8 @@ func (h *host) close() (err error) {
 }
 
 //export dynop_host_plugins
-func dynop_host_plugins(hid C.uintptr_t, out *C.dynop_plugin_status, capacity C.size_t, count *C.size_t) C.dynop_result {
+func dynop_host_plugins(hid C.uintptr_t, out *C.dynop_plugin_status, capacity C.size_t, count *C.size_t) (rc C.dynop_result) {
+	defer recoverExport("dynop_host_plugins", &rc)
 	begin()
 	h, err := getHost(uintptr(hid))
 	if err != nil {
@@ -333,9 +388,16 @@ func dynop_host_plugins(hid C.uintptr_t, out *C.dynop_plugin_status, capacity C.
 	if out == nil && capacity > 0 {
 		return fail("dynop_host_plugins", fmt.Errorf("%w: statuses is NULL but capacity is %d", errInvalid, capacity))
 	}
+	if err := h.enter(); err != nil {
+		return fail("dynop_host_plugins", err)
+	}
+	defer h.leave()
 	list := h.h.Plugins()
 	*count = C.size_t(len(list))
-	n := min(len(list), int(capacity))
+	n := len(list)
+	if uint64(capacity) < uint64(n) {
+		n = int(capacity)
+	}
 	if n == 0 {
 		return C.DYNOP_OK
 	}
@@ -379,7 +441,8 @@ func dynop_host_plugins(hid C.uintptr_t, out *C.dynop_plugin_status, capacity C.
 }
 
 //export dynop_host_acquire
-func dynop_host_acquire(hid C.uintptr_t, pluginID *C.char, uid *C.dynop_uid, min C.dynop_version, tableOut *unsafe.Pointer, refOut *C.uintptr_t) C.dynop_result {
+func dynop_host_acquire(hid C.uintptr_t, pluginID *C.char, uid *C.dynop_uid, min C.dynop_version, tableOut *unsafe.Pointer, refOut *C.uintptr_t) (rc C.dynop_result) {
+	defer recoverExport("dynop_host_acquire", &rc)
 	begin()
 	if tableOut != nil {
 		*tableOut = nil
@@ -415,6 +478,10 @@ func dynop_host_acquire(hid C.uintptr_t, pluginID *C.char, uid *C.dynop_uid, min
 
 func (h *host) acquire(pluginID string, uid iface.UID, v iface.Version) (_ unsafe.Pointer, _ uintptr, err error) {
 	defer guard(&err)
+	if err := h.enter(); err != nil {
+		return nil, 0, err
+	}
+	defer h.leave()
 	impl, r, err := h.h.Acquire(context.Background(), pluginID, uid, v)
 	if err != nil {
 		return nil, 0, err
@@ -435,7 +502,8 @@ func (h *host) acquire(pluginID string, uid iface.UID, v iface.Version) (_ unsaf
 }
 
 //export dynop_host_release
-func dynop_host_release(rid C.uintptr_t) C.dynop_result {
+func dynop_host_release(rid C.uintptr_t) (rc C.dynop_result) {
+	defer recoverExport("dynop_host_release", &rc)
 	begin()
 	v, err := table.remove(uintptr(rid), kindRef)
 	if err != nil {
@@ -454,7 +522,8 @@ func release(r dynop.Ref) (err error) {
 }
 
 //export dynop_operator_create
-func dynop_operator_create(hid C.uintptr_t, name, argsJSON *C.char, out *C.uintptr_t) C.dynop_result {
+func dynop_operator_create(hid C.uintptr_t, name, argsJSON *C.char, out *C.uintptr_t) (rc C.dynop_result) {
+	defer recoverExport("dynop_operator_create", &rc)
 	begin()
 	if out != nil {
 		*out = 0
@@ -501,6 +570,10 @@ func parseArgs(text string) (schema.Args, error) {
 
 func (h *host) newOperator(name, argsJSON string) (_ uintptr, err error) {
 	defer guard(&err)
+	if err := h.enter(); err != nil {
+		return 0, err
+	}
+	defer h.leave()
 	args, err := parseArgs(argsJSON)
 	if err != nil {
 		return 0, err
@@ -529,7 +602,8 @@ func getOperator(id uintptr) (*operator, error) {
 }
 
 //export dynop_operator_arity
-func dynop_operator_arity(oid C.uintptr_t, nIn, nOut *C.uint32_t) C.dynop_result {
+func dynop_operator_arity(oid C.uintptr_t, nIn, nOut *C.uint32_t) (rc C.dynop_result) {
+	defer recoverExport("dynop_operator_arity", &rc)
 	begin()
 	o, err := getOperator(uintptr(oid))
 	if err == nil && (nIn == nil || nOut == nil) {
@@ -544,7 +618,8 @@ func dynop_operator_arity(oid C.uintptr_t, nIn, nOut *C.uint32_t) C.dynop_result
 }
 
 //export dynop_operator_destroy
-func dynop_operator_destroy(oid C.uintptr_t) C.dynop_result {
+func dynop_operator_destroy(oid C.uintptr_t) (rc C.dynop_result) {
+	defer recoverExport("dynop_operator_destroy", &rc)
 	begin()
 	v, err := table.remove(uintptr(oid), kindOperator)
 	if err != nil {
@@ -570,7 +645,8 @@ func (o *operator) close() (err error) {
 }
 
 //export dynop_operator_run
-func dynop_operator_run(oid C.uintptr_t, inputs **C.DLManagedTensorVersioned, numInputs, batchSize C.uint32_t, outputs **C.DLManagedTensorVersioned, numOutputs C.uint32_t) C.dynop_result {
+func dynop_operator_run(oid C.uintptr_t, inputs **C.DLManagedTensorVersioned, numInputs, batchSize C.uint32_t, outputs **C.DLManagedTensorVersioned, numOutputs C.uint32_t) (rc C.dynop_result) {
+	defer recoverExport("dynop_operator_run", &rc)
 	begin()
 	o, err := getOperator(uintptr(oid))
 	if err != nil {

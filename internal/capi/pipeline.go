@@ -43,7 +43,8 @@ func parsePipelineOptions(text string) (pipeline.Options, error) {
 }
 
 //export dynop_pipeline_run
-func dynop_pipeline_run(hid C.uintptr_t, path, optionsJSON *C.char, summary **C.char) C.dynop_result {
+func dynop_pipeline_run(hid C.uintptr_t, path, optionsJSON *C.char, summary **C.char) (rc C.dynop_result) {
+	defer recoverExport("dynop_pipeline_run", &rc)
 	begin()
 	if summary != nil {
 		*summary = nil
@@ -69,6 +70,10 @@ func dynop_pipeline_run(hid C.uintptr_t, path, optionsJSON *C.char, summary **C.
 // returns its summary as JSON.
 func (h *host) runPipeline(path, optionsJSON string) (_ []byte, err error) {
 	defer guard(&err)
+	if err := h.enter(); err != nil {
+		return nil, err
+	}
+	defer h.leave()
 	opts, err := parsePipelineOptions(optionsJSON)
 	if err != nil {
 		return nil, err
@@ -135,7 +140,8 @@ type pipelineInfo struct {
 }
 
 //export dynop_pipeline_open
-func dynop_pipeline_open(hid C.uintptr_t, path, optionsJSON *C.char, out *C.uintptr_t, infoJSON **C.char) C.dynop_result {
+func dynop_pipeline_open(hid C.uintptr_t, path, optionsJSON *C.char, out *C.uintptr_t, infoJSON **C.char) (rc C.dynop_result) {
+	defer recoverExport("dynop_pipeline_open", &rc)
 	begin()
 	if infoJSON != nil {
 		*infoJSON = nil
@@ -165,6 +171,10 @@ func dynop_pipeline_open(hid C.uintptr_t, path, optionsJSON *C.char, out *C.uint
 // openPipeline compiles the pipeline file at path for iteration.
 func (h *host) openPipeline(path, optionsJSON string) (_ *pipe, err error) {
 	defer guard(&err)
+	if err := h.enter(); err != nil {
+		return nil, err
+	}
+	defer h.leave()
 	opts, err := parseIterOptions(optionsJSON)
 	if err != nil {
 		return nil, err
@@ -195,7 +205,8 @@ func (h *host) openPipeline(path, optionsJSON string) (_ *pipe, err error) {
 }
 
 //export dynop_pipeline_next
-func dynop_pipeline_next(pid C.uintptr_t, outputs **C.DLManagedTensorVersioned, capacity C.size_t, count *C.uint32_t, filesJSON **C.char) C.dynop_result {
+func dynop_pipeline_next(pid C.uintptr_t, outputs **C.DLManagedTensorVersioned, capacity C.size_t, count *C.uint32_t, filesJSON **C.char) (rc C.dynop_result) {
+	defer recoverExport("dynop_pipeline_next", &rc)
 	begin()
 	if count != nil {
 		*count = 0
@@ -270,7 +281,8 @@ func (p *pipe) pull(outs []*C.DLManagedTensorVersioned) (n int, files []byte, er
 }
 
 //export dynop_pipeline_close
-func dynop_pipeline_close(pid C.uintptr_t) C.dynop_result {
+func dynop_pipeline_close(pid C.uintptr_t) (rc C.dynop_result) {
+	defer recoverExport("dynop_pipeline_close", &rc)
 	begin()
 	v, err := table.remove(uintptr(pid), kindPipeline)
 	if err != nil {

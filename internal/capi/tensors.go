@@ -44,8 +44,8 @@ func importTensor(m *C.DLManagedTensorVersioned) (*tensor.Tensor, error) {
 		return nil, fmt.Errorf("%w: shape is NULL for %d dimensions", errInvalid, ndim)
 	}
 	dt := tensor.DType{Code: tensor.Code(dl.dtype.code), Bits: uint8(dl.dtype.bits), Lanes: uint16(dl.dtype.lanes)}
-	if dt.Size() == 0 {
-		return nil, fmt.Errorf("%w: dtype {code %d, bits %d, lanes %d} has no size in bytes", errInvalid, dt.Code, dt.Bits, dt.Lanes)
+	if dt.Size() == 0 || dt.Bits%8 != 0 {
+		return nil, fmt.Errorf("%w: dtype {code %d, bits %d, lanes %d} is not a whole number of bytes; libdynop takes 8-, 16-, 32- and 64-bit elements", errInvalid, dt.Code, dt.Bits, dt.Lanes)
 	}
 	var shape, strides []int64
 	if ndim > 0 {

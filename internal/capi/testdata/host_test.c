@@ -361,6 +361,12 @@ int main(int argc, char **argv) {
     dynop_host_options nullpath = opts;
     nullpath.paths = NULL;
     EXPECT_ERR(dynop_host_open(&nullpath, &h2), DYNOP_ERROR_INVALID_ARGUMENT, "options.paths is NULL but path_count is 1");
+    nullpath = opts;
+    nullpath.path_count = (size_t)-1; /* a negative count: an error, not a panic */
+    EXPECT_ERR(dynop_host_open(&nullpath, &h2), DYNOP_ERROR_INVALID_ARGUMENT, "options.path_count is 18446744073709551615, more than");
+    /* A capacity larger than the list (SIZE_MAX): the count written, as many as there are. */
+    EXPECT_OK(dynop_host_plugins(host, list, (size_t)-1, &count2));
+    CHECK(count2 == count);
 
     EXPECT_ERR(dynop_host_plugins(NULL, list, count, &count2), DYNOP_ERROR_INVALID_ARGUMENT, "the host handle is NULL");
     EXPECT_ERR(dynop_host_plugins((dynop_host_t *)(uintptr_t)0x7fff0000, list, count, &count2), DYNOP_ERROR_INVALID_ARGUMENT, "is not a host handle of this library");
@@ -396,6 +402,9 @@ int main(int argc, char **argv) {
     int64_t neg[3] = {8, -1, 1};
     t.dl_tensor.strides = neg;
     EXPECT_ERR(dynop_operator_run(blur, tins, 1, 1, outs, 1), DYNOP_ERROR_INVALID_ARGUMENT, "stride -1 of dimension 1 is negative");
+    t = in;
+    t.dl_tensor.dtype.bits = 4; /* packed int4: not a whole byte per element */
+    EXPECT_ERR(dynop_operator_run(blur, tins, 1, 1, outs, 1), DYNOP_ERROR_INVALID_ARGUMENT, "bits 4, lanes 1} is not a whole number of bytes");
     t = in;
     t.dl_tensor.device.device_type = kDLCUDA;
     EXPECT_ERR(dynop_operator_run(blur, tins, 1, 1, outs, 1), DYNOP_ERROR_UNSUPPORTED, "on device cuda");
