@@ -144,7 +144,7 @@ func TestC(t *testing.T) {
 	lib := library(t)
 	exe := program(t, lib, "internal/capi/testdata/host_test.c", "-I", cbuild.Path("plugins/vecmath"))
 	out := t.TempDir()
-	got := run(t, exe, plugins(t), thumbsPipeline(t), out)
+	got := run(t, exe, plugins(t), thumbsPipeline(t), out, plugins(t))
 	t.Logf("host_test:\n%s", got)
 	if !strings.HasSuffix(got, "ok\n") {
 		t.Fatalf("host_test did not finish:\n%s", got)
