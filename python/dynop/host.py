@@ -9,7 +9,7 @@ import threading
 import weakref
 
 from . import _ffi
-from .errors import ClosedError, check
+from .errors import ClosedError, InvalidArgumentError, check
 from .tensor import Tensor, borrow
 
 
@@ -32,7 +32,25 @@ def _s(b):
 
 
 def _opt(v):
-    return None if v is None else os.fsencode(v) if isinstance(v, os.PathLike) else str(v).encode()
+    return None if v is None else os.fsencode(v) if isinstance(v, (str, bytes, os.PathLike)) else str(v).encode()
+
+
+def _args_json(name, args):
+    """The arguments as JSON: NumPy scalars and arrays as their values; a
+    NaN or infinity, or a value JSON cannot hold, is refused naming it."""
+    def plain(v):
+        if hasattr(v, "tolist") and callable(v.tolist):  # NumPy scalars and arrays
+            return v.tolist()
+        if isinstance(v, os.PathLike):
+            return os.fspath(v)
+        raise TypeError("%s is not a JSON value" % type(v).__name__)
+
+    for k, v in args.items():
+        try:
+            json.dumps(v, default=plain, allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise InvalidArgumentError("%s: argument %r = %r: %s" % (name, k, v, e)) from None
+    return json.dumps(args, default=plain, allow_nan=False)
 
 
 class Host:
@@ -78,12 +96,13 @@ class Host:
     def close(self):
         """Stops every plugin and frees the host; its operators are closed
         from then on. Closing twice is harmless."""
-        with self._lock:
+        with self._lock:  # not while plugins() reads the strings close frees
             if self._closed:
                 return
             self._closed = True
             self._finalizer.detach()
-        check(self._lib, self._lib.dynop_host_close(self._handle))
+            rc = self._lib.dynop_host_close(self._handle)
+        check(self._lib, rc)
 
     @property
     def closed(self):
@@ -99,18 +118,21 @@ class Host:
         """The host's plugins, usable or not, sorted by id then path."""
         lib = self._lib
         count = ctypes.c_size_t()
-        check(lib, lib.dynop_host_plugins(self._handle, None, 0, ctypes.byref(count)))
-        while True:
-            cap = count.value
-            arr = (_ffi.dynop_plugin_status * max(cap, 1))()
-            for e in arr:
-                e.struct_size = ctypes.sizeof(_ffi.dynop_plugin_status)
-            check(lib, lib.dynop_host_plugins(self._handle, arr, cap, ctypes.byref(count)))
-            if count.value <= cap:
-                break
-        return [PluginStatus(id=_s(e.id), version=str(e.version), state=_ffi.STATE_NAMES.get(e.state, str(e.state)),
-                             path=_s(e.path), error=_s(e.error), refs=e.refs, starts=e.starts, stops=e.stops)
-                for e in arr[:count.value]]
+        # The strings belong to the host: read them before close frees them.
+        with self._lock:
+            check(lib, lib.dynop_host_plugins(self._handle, None, 0, ctypes.byref(count)))
+            while True:
+                cap = count.value
+                arr = (_ffi.dynop_plugin_status * max(cap, 1))()
+                for e in arr:
+                    e.struct_size = ctypes.sizeof(_ffi.dynop_plugin_status)
+                check(lib, lib.dynop_host_plugins(self._handle, arr, cap, ctypes.byref(count)))
+                if count.value <= cap:
+                    break
+            return [PluginStatus(id=_s(e.id), version=str(e.version),
+                                 state=_ffi.STATE_NAMES.get(e.state, str(e.state)), path=_s(e.path),
+                                 error=_s(e.error), refs=e.refs, starts=e.starts, stops=e.stops)
+                    for e in arr[:count.value]]
 
     def operator(self, name, **args):
         """An instance of the operator name, its keyword arguments as the
@@ -301,7 +323,7 @@ class Operator:
         self.name = name
         self.args = dict(args)
         self._host = host
-        js = json.dumps(self.args).encode() if self.args else None
+        js = _args_json(name, self.args).encode() if self.args else None
         h = ctypes.c_void_p()
         check(lib, lib.dynop_operator_create(host._handle, name.encode(), js, ctypes.byref(h)))
         self._handle = h.value

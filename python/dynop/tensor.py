@@ -173,6 +173,9 @@ class Tensor:
         self._ptr = ptr
         self._managed = DLManagedTensorVersioned.from_address(ptr)
         self._finalizer = weakref.finalize(self, Tensor._delete, lib, ptr)
+        # Not at interpreter exit: NumPy arrays and torch tensors viewing
+        # the memory may still be read then (by atexit hooks, threads).
+        self._finalizer.atexit = False
 
     @staticmethod
     def _delete(lib, ptr):

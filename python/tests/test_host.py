@@ -619,3 +619,63 @@ def test_host_collected_without_close(built):
     gc.collect()
     assert not fin.alive  # closed by the finalizer
     assert (np.asarray(out) == 3).all()
+
+
+def test_argument_values(host):
+    # NumPy scalars are their values; NaN and what JSON cannot hold are
+    # refused naming the argument
+    saxpy = host.operator("imgproc.Saxpy", a=np.float32(2))
+    assert np.asarray(saxpy(np.ones(3, np.float32), np.ones(3, np.float32))).tolist() == [3, 3, 3]
+    with pytest.raises(dynop.InvalidArgumentError, match="argument 'a' = nan"):
+        host.operator("imgproc.Saxpy", a=float("nan"))
+    with pytest.raises(dynop.InvalidArgumentError, match="argument 'a' = .*object is not a JSON value"):
+        host.operator("imgproc.Saxpy", a=object())
+
+
+def test_bytes_options(built, tmp_path):
+    cache = tmp_path / "bytes-cache"
+    with dynop.Host([IMGPROC], no_default_paths=True, cache_dir=os.fsencode(str(cache)), library=built,
+                    log_level=4) as h:
+        h.plugins()
+    assert cache.is_dir()
+
+
+def test_outputs_readable_at_exit(built, tmp_path):
+    # an output viewed by NumPy is still there for an atexit hook: the
+    # deleter does not run at interpreter exit
+    import subprocess
+    import sys
+    script = r"""
+import atexit, sys, numpy as np
+a = []
+atexit.register(lambda: print(float(a[0].sum())))
+import dynop
+h = dynop.Host([sys.argv[1]], no_default_paths=True, no_cache=True, log_level=4)
+a.append(np.asarray(h.operator("imgproc.GaussianBlur", sigma=1.0)(np.full((256, 256, 3), 2, np.float32))))
+"""
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), DYNOP_LIBRARY=built)
+    r = subprocess.run([sys.executable, "-c", script, IMGPROC], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and abs(float(r.stdout) - 2 * 256 * 256 * 3) < 1, (r.returncode, r.stdout, r.stderr)
+
+
+def test_plugins_while_closing(built):
+    # plugins() on one thread, close() on another: the strings are read
+    # before close frees them, or the call says the host is closed
+    for _ in range(30):
+        h = dynop.Host([IMGPROC], no_default_paths=True, no_cache=True, library=built, log_level=4)
+        seen, errs = [], []
+
+        def lister():
+            try:
+                for _ in range(200):
+                    seen.extend(p.id for p in h.plugins())
+            except dynop.ClosedError:
+                pass
+            except Exception as e:  # noqa: BLE001
+                errs.append(e)
+
+        t = threading.Thread(target=lister)
+        t.start()
+        h.close()
+        t.join()
+        assert not errs and all(i.startswith("dynop.plugin.") for i in seen), (errs, set(seen))
