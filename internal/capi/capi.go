@@ -686,21 +686,9 @@ func (o *operator) run(ins []*C.DLManagedTensorVersioned, numInputs, batchSize i
 			C.dynop_capi_free_outputs(&outs[0], C.size_t(len(outs)))
 		}
 	}()
-	batches := make([]*tensor.Batch, numInputs)
-	for i := range batches {
-		samples := make([]*tensor.Tensor, batchSize)
-		for s := range samples {
-			t, err := importTensor(ins[i*batchSize+s])
-			if err != nil {
-				return fmt.Errorf("input %d sample %d: %w", i, s, err)
-			}
-			samples[s] = t
-		}
-		b, err := tensor.NewBatch(samples...)
-		if err != nil {
-			return fmt.Errorf("%w: input %d: %v", errInvalid, i, err)
-		}
-		batches[i] = b
+	batches, err := importBatches(ins, numInputs, batchSize, "input")
+	if err != nil {
+		return err
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -730,4 +718,126 @@ func (o *operator) run(ins []*C.DLManagedTensorVersioned, numInputs, batchSize i
 		}
 	}
 	return o.in.Run(context.Background(), results, batches)
+}
+
+//export dynop_operator_run_into
+func dynop_operator_run_into(oid C.uintptr_t, inputs **C.DLManagedTensorVersioned, numInputs, batchSize C.uint32_t, outputs **C.DLManagedTensorVersioned, numOutputs C.uint32_t) (rc C.dynop_result) {
+	defer recoverExport("dynop_operator_run_into", &rc)
+	begin()
+	o, err := getOperator(uintptr(oid))
+	if err != nil {
+		return fail("dynop_operator_run_into", err)
+	}
+	switch {
+	case batchSize == 0:
+		err = fmt.Errorf("%w: batch_size is 0", errInvalid)
+	case inputs == nil && numInputs > 0:
+		err = fmt.Errorf("%w: inputs is NULL but num_inputs is %d", errInvalid, numInputs)
+	case outputs == nil:
+		err = fmt.Errorf("%w: outputs is NULL", errInvalid)
+	case int(numInputs) != len(o.in.Schema().Inputs):
+		err = fmt.Errorf("%w: operator %q takes %d input(s), not %d", errInvalid, o.in.Name(), len(o.in.Schema().Inputs), numInputs)
+	case int(numOutputs) != len(o.in.Schema().Outputs):
+		err = fmt.Errorf("%w: operator %q has %d output(s), not %d", errInvalid, o.in.Name(), len(o.in.Schema().Outputs), numOutputs)
+	}
+	if err != nil {
+		return fail("dynop_operator_run_into", err)
+	}
+	var ins []*C.DLManagedTensorVersioned
+	if numInputs > 0 {
+		ins = unsafe.Slice(inputs, int(numInputs)*int(batchSize))
+	}
+	outs := unsafe.Slice(outputs, int(numOutputs)*int(batchSize))
+	return finish("dynop_operator_run_into", o.runInto(ins, int(numInputs), int(batchSize), outs))
+}
+
+// importBatches imports n batches of batchSize samples each, batch i's
+// sample s at ts[i*batchSize+s]; what names them in errors ("input").
+func importBatches(ts []*C.DLManagedTensorVersioned, n, batchSize int, what string) ([]*tensor.Batch, error) {
+	batches := make([]*tensor.Batch, n)
+	for i := range batches {
+		samples := make([]*tensor.Tensor, batchSize)
+		for s := range samples {
+			t, err := importTensor(ts[i*batchSize+s])
+			if err != nil {
+				return nil, fmt.Errorf("%s %d sample %d: %w", what, i, s, err)
+			}
+			samples[s] = t
+		}
+		b, err := tensor.NewBatch(samples...)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s %d: %v", errInvalid, what, i, err)
+		}
+		batches[i] = b
+	}
+	return batches, nil
+}
+
+// runInto sets the operator up for the inputs and runs it into the
+// caller's outputs, which must be writable, compact, of the dtype and
+// shape the operator gives, and not overlap an input.
+func (o *operator) runInto(ins []*C.DLManagedTensorVersioned, numInputs, batchSize int, outs []*C.DLManagedTensorVersioned) (err error) {
+	defer guard(&err)
+	batches, err := importBatches(ins, numInputs, batchSize, "input")
+	if err != nil {
+		return err
+	}
+	results, err := importBatches(outs, len(outs)/batchSize, batchSize, "output")
+	if err != nil {
+		return err
+	}
+	for i, r := range results {
+		for s := range batchSize {
+			t := r.Sample(s)
+			if outs[i*batchSize+s].flags&C.DLPACK_FLAG_BITMASK_READ_ONLY != 0 {
+				return fmt.Errorf("%w: output %d sample %d is read-only (DLPACK_FLAG_BITMASK_READ_ONLY)", errInvalid, i, s)
+			}
+			if !t.IsContiguous() {
+				return fmt.Errorf("%w: output %d sample %d has strides %v: outputs must be compact (row-major, no gaps)", errInvalid, i, s, t.Strides())
+			}
+			for j, b := range batches {
+				for k := range batchSize {
+					if overlaps(t, b.Sample(k)) {
+						return fmt.Errorf("%w: output %d sample %d overlaps input %d sample %d: operators do not run in place", errInvalid, i, s, j, k)
+					}
+				}
+			}
+		}
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done {
+		return fmt.Errorf("operator %q is %w", o.in.Name(), dynop.ErrClosed)
+	}
+	descs, err := o.in.Setup(batches)
+	if err != nil {
+		return err
+	}
+	for i, d := range descs {
+		for s, shape := range d.Shapes {
+			t := results[i].Sample(s)
+			if t.DType() != d.DType || !slices.Equal(t.Shape(), shape) {
+				return fmt.Errorf("%w: output %d sample %d is %v %v; operator %q gives %v %v for these inputs", errInvalid, i, s, t.DType(), t.Shape(), o.in.Name(), d.DType, shape)
+			}
+		}
+	}
+	return o.in.Run(context.Background(), results, batches)
+}
+
+// overlaps reports whether the bytes two CPU tensors reach intersect.
+func overlaps(a, b *tensor.Tensor) bool {
+	if a.NumElements() == 0 || b.NumElements() == 0 {
+		return false
+	}
+	span := func(t *tensor.Tensor) (lo, hi uintptr) {
+		lo = uintptr(t.Data())
+		end := int64(t.DType().Size())
+		for k, d := range t.Shape() {
+			end += (d - 1) * t.Strides()[k] * int64(t.DType().Size())
+		}
+		return lo, lo + uintptr(end)
+	}
+	alo, ahi := span(a)
+	blo, bhi := span(b)
+	return alo < bhi && blo < ahi
 }

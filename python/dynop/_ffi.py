@@ -175,6 +175,8 @@ _PROTOTYPES = {
     "dynop_operator_arity": (_result, [_handle, _P(ctypes.c_uint32), _P(ctypes.c_uint32)]),
     "dynop_operator_run": (_result, [_handle, _P(ctypes.c_void_p), ctypes.c_uint32, ctypes.c_uint32,
                                      _P(ctypes.c_void_p), ctypes.c_uint32]),
+    "dynop_operator_run_into": (_result, [_handle, _P(ctypes.c_void_p), ctypes.c_uint32, ctypes.c_uint32,
+                                          _P(ctypes.c_void_p), ctypes.c_uint32]),
     "dynop_operator_destroy": (_result, [_handle]),
     "dynop_tensor_delete": (_result, [ctypes.c_void_p]),
     "dynop_pipeline_run": (_result, [_handle, ctypes.c_char_p, ctypes.c_char_p, _P(ctypes.c_void_p)]),

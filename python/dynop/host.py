@@ -348,9 +348,12 @@ class Operator:
     def __repr__(self):
         return "<dynop.Operator %s %s>" % (self.name, json.dumps(self.args))
 
-    def run(self, inputs):
+    def run(self, inputs, out=None):
         """Runs on a list of inputs (one per operator input); returns a list
-        of output Tensors."""
+        of output Tensors. With out (a list of arrays, one per output:
+        writable, C-contiguous, of the dtype and shape the operator gives,
+        not sharing memory with an input) the operator writes into them,
+        and run returns out."""
         lib = self._lib
         inputs = list(inputs)
         nin, nout = self.num_inputs, self.num_outputs
@@ -360,6 +363,15 @@ class Operator:
         # in `borrowed` until the call returns.
         borrowed = [borrow(x, "%s: input %d" % (self.name, i)) for i, x in enumerate(inputs)]
         ins = (ctypes.c_void_p * max(nin, 1))(*[ctypes.addressof(b.managed) for b in borrowed])
+        if out is not None:
+            out = list(out)
+            if len(out) != nout:
+                raise TypeError("%s has %d output(s), got %d arrays in out" % (self.name, nout, len(out)))
+            dst = [borrow(x, "%s: output %d" % (self.name, o), writable=True) for o, x in enumerate(out)]
+            outs = (ctypes.c_void_p * max(nout, 1))(*[ctypes.addressof(b.managed) for b in dst])
+            check(lib, lib.dynop_operator_run_into(self._handle, ins, nin, 1, outs, nout))
+            del borrowed, dst
+            return out
         outs = (ctypes.c_void_p * max(nout, 1))()
         check(lib, lib.dynop_operator_run(self._handle, ins, nin, 1, outs, nout))
         del borrowed
@@ -389,6 +401,10 @@ class Operator:
         del borrowed
         return [[Tensor(lib, outs[o * batch + s]) for s in range(batch)] for o in range(self.num_outputs)]
 
-    def __call__(self, *inputs):
-        out = self.run(inputs)
-        return out[0] if len(out) == 1 else tuple(out)
+    def __call__(self, *inputs, out=None):
+        """op(x, y) runs on a batch of one; out= an array (or a tuple of
+        them, one per output) to write into, as NumPy's out=."""
+        if out is not None and self.num_outputs == 1 and not isinstance(out, (tuple, list)):
+            return self.run(inputs, [out])[0]
+        res = self.run(inputs, out)
+        return res[0] if len(res) == 1 else tuple(res)

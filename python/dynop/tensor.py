@@ -40,11 +40,12 @@ _CPU = _ffi.DLDevice(_ffi.kDLCPU, 0)
 _NO_DELETER = _ffi.DELETER()
 
 
-def borrow(obj, what="input"):
+def borrow(obj, what="input", writable=False):
     """Describes obj (a NumPy array, anything np.asarray takes without
     copying: __array_interface__, the buffer protocol, a dynop Tensor; or
     a DLPack producer, through np.from_dlpack) as a
-    borrowed DLManagedTensorVersioned, without copying its data."""
+    borrowed DLManagedTensorVersioned, without copying its data. writable
+    (for an output) refuses a read-only or non-C-contiguous array."""
     import numpy as np
 
     dev = getattr(obj, "__dlpack_device__", None)
@@ -61,6 +62,12 @@ def borrow(obj, what="input"):
         arr = np.from_dlpack(obj)
     else:
         arr = np.asarray(obj)
+    if writable:
+        if not arr.flags.writeable:
+            raise ValueError("%s: the array is read-only; an output must be writable" % what)
+        if not arr.flags.c_contiguous:
+            raise ValueError("%s: the array is not C-contiguous (strides %s); an output must be compact: "
+                             "pass np.empty(shape, dtype)" % (what, arr.strides))
     dt = arr.dtype
     code = _dtype_codes.get(dt)
     if code is None:

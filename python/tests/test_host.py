@@ -679,3 +679,32 @@ def test_plugins_while_closing(built):
         h.close()
         t.join()
         assert not errs and all(i.startswith("dynop.plugin.") for i in seen), (errs, set(seen))
+
+
+def test_out(host):
+    # out= writes into the caller's array, in place: its address is
+    # unchanged, and the result equals the operator's own output
+    blur = host.operator("imgproc.GaussianBlur", sigma=2.0)
+    img = np.random.default_rng(1).integers(0, 256, (32, 48, 3), dtype=np.uint8)
+    dst = np.zeros_like(img)
+    addr = dst.__array_interface__["data"][0]
+    assert blur(img, out=dst) is dst and dst.__array_interface__["data"][0] == addr
+    np.testing.assert_array_equal(dst, np.asarray(blur(img)))
+    # a Tensor the library made can be written into too
+    t = blur(img)
+    blur(np.zeros_like(img), out=np.asarray(t))
+    assert not np.asarray(t).any()
+    ro = np.zeros_like(img)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="output 0: the array is read-only"):
+        blur(img, out=ro)
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        blur(img, out=np.zeros((32, 96, 3), np.uint8)[:, ::2])
+    with pytest.raises(dynop.InvalidArgumentError, match=r"output 0 sample 0 is uint8 \[32 47 3\]; operator \"imgproc.GaussianBlur\" gives uint8 \[32 48 3\]"):
+        blur(img, out=np.zeros((32, 47, 3), np.uint8))
+    with pytest.raises(dynop.InvalidArgumentError, match="is float32 .* gives uint8"):
+        blur(img, out=np.zeros((32, 48, 3), np.float32))
+    with pytest.raises(dynop.InvalidArgumentError, match="overlaps input 0 sample 0: operators do not run in place"):
+        blur(img, out=img)
+    with pytest.raises(TypeError, match="has 1 output"):
+        blur.run([img], out=[dst, dst])

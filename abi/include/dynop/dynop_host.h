@@ -15,6 +15,7 @@
  * dynop_host_release     releases it; the last release stops the plugin
  * dynop_operator_create  makes an operator instance by name, with arguments
  * dynop_operator_run     runs it on DLPack tensors, giving new DLPack tensors
+ * dynop_operator_run_into runs it into the caller's DLPack tensors (0.2)
  * dynop_operator_destroy destroys it
  * dynop_pipeline_run     runs a pipeline file (`dynop run`)
  * dynop_pipeline_open    opens a pipeline file for iteration: its outputs'
@@ -319,6 +320,17 @@ dynop_result dynop_operator_arity(dynop_operator_t *op, uint32_t *num_inputs, ui
 dynop_result dynop_operator_run(dynop_operator_t *op, DLManagedTensorVersioned *const *inputs,
                                 uint32_t num_inputs, uint32_t batch_size,
                                 DLManagedTensorVersioned **outputs, uint32_t num_outputs);
+
+/* Since 0.2. Runs the operator as dynop_operator_run does, but into the
+ * caller's outputs: outputs[o * batch_size + s] (num_outputs *
+ * batch_size tensors) are borrowed, writable (not
+ * DLPACK_FLAG_BITMASK_READ_ONLY), compact (strides NULL or row-major with
+ * no gaps), of the dtype and shape the operator gives for these inputs
+ * (else DYNOP_ERROR_INVALID_ARGUMENT, naming both), and overlap no input
+ * (operators do not run in place). Their deleters are never called. */
+dynop_result dynop_operator_run_into(dynop_operator_t *op, DLManagedTensorVersioned *const *inputs,
+                                     uint32_t num_inputs, uint32_t batch_size,
+                                     DLManagedTensorVersioned *const *outputs, uint32_t num_outputs);
 
 /* Destroys an operator instance; the last one of a plugin's may stop it. */
 dynop_result dynop_operator_destroy(dynop_operator_t *op);

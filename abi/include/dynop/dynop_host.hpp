@@ -163,6 +163,20 @@ class Operator {
         }
         return result;
     }
+    // run_into runs the operator into the caller's outputs (borrowed,
+    // writable, compact, of the shapes the operator gives), laid out as
+    // run lays out its results.
+    void run_into(const std::vector<DLManagedTensorVersioned *> &inputs,
+                  const std::vector<DLManagedTensorVersioned *> &outputs, uint32_t batch_size = 1) {
+        if (batch_size == 0 || inputs.size() % batch_size != 0 || outputs.size() % batch_size != 0) {
+            throw Error(DYNOP_ERROR_INVALID_ARGUMENT, "dynop::Operator::run_into: " + std::to_string(inputs.size()) +
+                                                          " inputs and " + std::to_string(outputs.size()) +
+                                                          " outputs are not whole numbers of batches of " +
+                                                          std::to_string(batch_size));
+        }
+        check(dynop_operator_run_into(op_, inputs.data(), static_cast<uint32_t>(inputs.size() / batch_size),
+                                      batch_size, outputs.data(), static_cast<uint32_t>(outputs.size() / batch_size)));
+    }
     // destroy destroys the instance now, throwing on failure.
     void destroy() { check(dynop_operator_destroy(std::exchange(op_, nullptr))); }
 

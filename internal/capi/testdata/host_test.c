@@ -310,6 +310,43 @@ int main(int argc, char **argv) {
         CHECK(same);
     }
 
+    /* Into the caller's output: the same result, written in place. */
+    {
+        uint8_t dst[6 * 8], small[4 * 8];
+        memset(dst, 0, sizeof dst);
+        DLManagedTensorVersioned into = make_tensor(dst, 3, shape, NULL, kDLUInt, 8);
+        into.flags = 0;
+        into.deleter = NULL;
+        DLManagedTensorVersioned *into_outs[1] = {&into};
+        EXPECT_OK(dynop_operator_run_into(blur, ins, 1, 1, into_outs, 1));
+        CHECK(out != NULL && memcmp(dst, out->dl_tensor.data, sizeof dst) == 0);
+        into.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
+        EXPECT_ERR(dynop_operator_run_into(blur, ins, 1, 1, into_outs, 1), DYNOP_ERROR_INVALID_ARGUMENT, "output 0 sample 0 is read-only");
+        into.flags = 0;
+        int64_t small_shape[3] = {4, 8, 1};
+        DLManagedTensorVersioned wrong = make_tensor(small, 3, small_shape, NULL, kDLUInt, 8);
+        wrong.flags = 0;
+        DLManagedTensorVersioned *wrong_outs[1] = {&wrong};
+        EXPECT_ERR(dynop_operator_run_into(blur, ins, 1, 1, wrong_outs, 1), DYNOP_ERROR_INVALID_ARGUMENT, "output 0 sample 0 is uint8 [4 8 1]; operator \"imgproc.GaussianBlur\" gives uint8 [6 8 1]");
+        int64_t fshape[3] = {1, 2, 1};
+        wrong = make_tensor(dst, 3, fshape, NULL, kDLFloat, 32); /* another dtype */
+        wrong.flags = 0;
+        EXPECT_ERR(dynop_operator_run_into(blur, ins, 1, 1, wrong_outs, 1), DYNOP_ERROR_INVALID_ARGUMENT, "output 0 sample 0 is float32 [1 2 1]");
+        DLManagedTensorVersioned same_mem = in;
+        same_mem.flags = 0;
+        DLManagedTensorVersioned *same_outs[1] = {&same_mem};
+        EXPECT_ERR(dynop_operator_run_into(blur, ins, 1, 1, same_outs, 1), DYNOP_ERROR_INVALID_ARGUMENT, "output 0 sample 0 overlaps input 0 sample 0: operators do not run in place");
+        int64_t gaps[3] = {16, 2, 1}; /* every other pixel of a larger buffer */
+        uint8_t big[6 * 16];
+        DLManagedTensorVersioned strided = make_tensor(big, 3, shape, gaps, kDLUInt, 8);
+        strided.flags = 0;
+        DLManagedTensorVersioned *strided_outs[1] = {&strided};
+        EXPECT_ERR(dynop_operator_run_into(blur, ins, 1, 1, strided_outs, 1), DYNOP_ERROR_INVALID_ARGUMENT, "outputs must be compact");
+        EXPECT_ERR(dynop_operator_run_into(blur, ins, 1, 1, NULL, 1), DYNOP_ERROR_INVALID_ARGUMENT, "outputs is NULL");
+        EXPECT_ERR(dynop_operator_run_into(blur, ins, 1, 1, into_outs, 2), DYNOP_ERROR_INVALID_ARGUMENT, "has 1 output(s), not 2");
+        EXPECT_ERR(dynop_operator_run_into(NULL, ins, 1, 1, into_outs, 1), DYNOP_ERROR_INVALID_ARGUMENT, "the operator handle is NULL");
+    }
+
     /* Saxpy on a strided view and a batch of two: out = 2x + y. */
     dynop_operator_t *saxpy = NULL;
     EXPECT_OK(dynop_operator_create(host, "imgproc.Saxpy", "{\"a\": 2}", &saxpy));

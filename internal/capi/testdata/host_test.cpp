@@ -113,6 +113,15 @@ int main(int argc, char **argv) {
         CHECK(out[0].data<float>()[0] == 9 && out[0].data<float>()[2] == 7);
         survivor = std::move(out[0]);
 
+        // Into the caller's output; a read-only one is refused.
+        float dst[3] = {0, 0, 0};
+        DLManagedTensorVersioned tdst = make_tensor(dst, shape);
+        saxpy.run_into({&tx, &ty}, {&tdst});
+        CHECK(dst[0] == 9 && dst[2] == 7);
+        tdst.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
+        EXPECT_THROW(saxpy.run_into({&tx, &ty}, {&tdst}), DYNOP_ERROR_INVALID_ARGUMENT, "read-only");
+        EXPECT_THROW(saxpy.run_into({&tx, &ty}, {&tdst}, 0), DYNOP_ERROR_INVALID_ARGUMENT, "whole numbers of batches");
+
         EXPECT_THROW(host.op("imgproc.Saxpy", R"({"a": "x"})"), DYNOP_ERROR_INVALID_ARGUMENT, "\"a\"");
         EXPECT_THROW(host.op("imgproc.Nope"), DYNOP_ERROR_NOT_FOUND, "imgproc.Nope");
         EXPECT_THROW(saxpy.run({&tx}), DYNOP_ERROR_INVALID_ARGUMENT, "takes 2 input(s), not 1");
