@@ -59,7 +59,7 @@ class Host:
 
     def __init__(self, paths=(), cache_dir=None, no_default_paths=False, trust_dir=None, signature_policy=None,
                  cpu_features=None, sandbox=None, library=None, no_cache=False, scanner=None,
-                 scan_timeout_ms=0, log_level=0):
+                 scan_timeout_ms=0, log_level=4):
         if isinstance(paths, (str, bytes, os.PathLike)):
             paths = [paths]
         paths = list(paths)
