@@ -383,9 +383,9 @@ func (p *Plugin) Start(ctx context.Context, h plugin.Registrar) (err error) {
 	deep, risk := decideDeepBind(p.opts.DeepBind, p.flags)
 	switch {
 	case risk != "" && deep:
-		h.Logger().Warn("plugin asks for RTLD_DEEPBIND, which is unsafe here", "plugin", p.info.ID, "why", risk)
+		h.Logger().Warn("plugin asks for RTLD_DEEPBIND, which is unsafe here", "why", risk) // the registrar's logger names the plugin
 	case risk != "":
-		h.Logger().Info("plugin loaded without RTLD_DEEPBIND: the host's symbols may interpose on its calls into its libraries", "plugin", p.info.ID, "why", risk)
+		h.Logger().Info("plugin loaded without RTLD_DEEPBIND: the host's symbols may interpose on its calls into its libraries", "why", risk)
 	}
 	lib, err := openChecked(p.path, p.file, loadMode{global: p.GlobalSymbols(), deep: deep})
 	if err != nil {
