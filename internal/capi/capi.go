@@ -652,18 +652,7 @@ func dynop_operator_run(oid C.uintptr_t, inputs **C.DLManagedTensorVersioned, nu
 	if err != nil {
 		return fail("dynop_operator_run", err)
 	}
-	switch {
-	case batchSize == 0:
-		err = fmt.Errorf("%w: batch_size is 0", errInvalid)
-	case inputs == nil && numInputs > 0:
-		err = fmt.Errorf("%w: inputs is NULL but num_inputs is %d", errInvalid, numInputs)
-	case outputs == nil:
-		err = fmt.Errorf("%w: outputs is NULL", errInvalid)
-	case int(numInputs) != len(o.in.Schema().Inputs):
-		err = fmt.Errorf("%w: operator %q takes %d input(s), not %d", errInvalid, o.in.Name(), len(o.in.Schema().Inputs), numInputs)
-	case int(numOutputs) != len(o.in.Schema().Outputs):
-		err = fmt.Errorf("%w: operator %q has %d output(s), not %d", errInvalid, o.in.Name(), len(o.in.Schema().Outputs), numOutputs)
-	}
+	err = o.checkCall(inputs == nil, outputs == nil, numInputs, batchSize, numOutputs)
 	if err != nil {
 		// outputs is not written: its length may be wrong.
 		return fail("dynop_operator_run", err)
@@ -675,6 +664,24 @@ func dynop_operator_run(oid C.uintptr_t, inputs **C.DLManagedTensorVersioned, nu
 		ins = unsafe.Slice(inputs, int(numInputs)*int(batchSize))
 	}
 	return finish("dynop_operator_run", o.run(ins, int(numInputs), int(batchSize), outs))
+}
+
+// checkCall checks the counts and arrays of a run call against the
+// operator's schema, before anything is read or written.
+func (o *operator) checkCall(noInputs, noOutputs bool, numInputs, batchSize, numOutputs C.uint32_t) error {
+	switch {
+	case batchSize == 0:
+		return fmt.Errorf("%w: batch_size is 0", errInvalid)
+	case noInputs && numInputs > 0:
+		return fmt.Errorf("%w: inputs is NULL but num_inputs is %d", errInvalid, numInputs)
+	case noOutputs:
+		return fmt.Errorf("%w: outputs is NULL", errInvalid)
+	case int(numInputs) != len(o.in.Schema().Inputs):
+		return fmt.Errorf("%w: operator %q takes %d input(s), not %d", errInvalid, o.in.Name(), len(o.in.Schema().Inputs), numInputs)
+	case int(numOutputs) != len(o.in.Schema().Outputs):
+		return fmt.Errorf("%w: operator %q has %d output(s), not %d", errInvalid, o.in.Name(), len(o.in.Schema().Outputs), numOutputs)
+	}
+	return nil
 }
 
 // run imports the inputs, sets the operator up, allocates the outputs in
@@ -728,18 +735,7 @@ func dynop_operator_run_into(oid C.uintptr_t, inputs **C.DLManagedTensorVersione
 	if err != nil {
 		return fail("dynop_operator_run_into", err)
 	}
-	switch {
-	case batchSize == 0:
-		err = fmt.Errorf("%w: batch_size is 0", errInvalid)
-	case inputs == nil && numInputs > 0:
-		err = fmt.Errorf("%w: inputs is NULL but num_inputs is %d", errInvalid, numInputs)
-	case outputs == nil:
-		err = fmt.Errorf("%w: outputs is NULL", errInvalid)
-	case int(numInputs) != len(o.in.Schema().Inputs):
-		err = fmt.Errorf("%w: operator %q takes %d input(s), not %d", errInvalid, o.in.Name(), len(o.in.Schema().Inputs), numInputs)
-	case int(numOutputs) != len(o.in.Schema().Outputs):
-		err = fmt.Errorf("%w: operator %q has %d output(s), not %d", errInvalid, o.in.Name(), len(o.in.Schema().Outputs), numOutputs)
-	}
+	err = o.checkCall(inputs == nil, outputs == nil, numInputs, batchSize, numOutputs)
 	if err != nil {
 		return fail("dynop_operator_run_into", err)
 	}

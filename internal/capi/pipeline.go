@@ -30,14 +30,24 @@ type pipelineOptions struct {
 	Resume  bool                `json:"resume"`
 }
 
+// decodeOptions decodes an options_json object into v, refusing fields v
+// does not have; "" leaves v as it is.
+func decodeOptions(text string, v any) error {
+	if text == "" {
+		return nil
+	}
+	d := json.NewDecoder(bytes.NewReader([]byte(text)))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return fmt.Errorf("%w: options_json: %v", errInvalid, err)
+	}
+	return nil
+}
+
 func parsePipelineOptions(text string) (pipeline.Options, error) {
 	var o pipelineOptions
-	if text != "" {
-		d := json.NewDecoder(bytes.NewReader([]byte(text)))
-		d.DisallowUnknownFields()
-		if err := d.Decode(&o); err != nil {
-			return pipeline.Options{}, fmt.Errorf("%w: options_json: %v", errInvalid, err)
-		}
+	if err := decodeOptions(text, &o); err != nil {
+		return pipeline.Options{}, err
 	}
 	return pipeline.Options{OutDir: o.OutDir, Inputs: o.Inputs, Workers: o.Workers, Atomic: o.Atomic, Resume: o.Resume}, nil
 }
@@ -66,6 +76,16 @@ func dynop_pipeline_run(hid C.uintptr_t, path, optionsJSON *C.char, summary **C.
 	return C.DYNOP_OK
 }
 
+// compile loads the pipeline file at path and compiles it with the
+// host's plugins.
+func (h *host) compile(path string, opts pipeline.Options) (*pipeline.Pipeline, error) {
+	spec, err := pipeline.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return pipeline.Compile(context.Background(), h.h, spec, opts)
+}
+
 // runPipeline loads, compiles and runs the pipeline file at path and
 // returns its summary as JSON.
 func (h *host) runPipeline(path, optionsJSON string) (_ []byte, err error) {
@@ -78,11 +98,7 @@ func (h *host) runPipeline(path, optionsJSON string) (_ []byte, err error) {
 	if err != nil {
 		return nil, err
 	}
-	spec, err := pipeline.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	p, err := pipeline.Compile(context.Background(), h.h, spec, opts)
+	p, err := h.compile(path, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -105,12 +121,8 @@ type iterOptions struct {
 
 func parseIterOptions(text string) (pipeline.Options, error) {
 	var o iterOptions
-	if text != "" {
-		d := json.NewDecoder(bytes.NewReader([]byte(text)))
-		d.DisallowUnknownFields()
-		if err := d.Decode(&o); err != nil {
-			return pipeline.Options{}, fmt.Errorf("%w: options_json: %v (dynop_pipeline_open takes \"inputs\" and \"workers\")", errInvalid, err)
-		}
+	if err := decodeOptions(text, &o); err != nil {
+		return pipeline.Options{}, fmt.Errorf("%w (dynop_pipeline_open takes \"inputs\" and \"workers\")", err)
 	}
 	return pipeline.Options{Inputs: o.Inputs, Workers: o.Workers, Tensors: true}, nil
 }
@@ -179,14 +191,11 @@ func (h *host) openPipeline(path, optionsJSON string) (_ *pipe, err error) {
 	if err != nil {
 		return nil, err
 	}
-	spec, err := pipeline.Load(path)
+	p, err := h.compile(path, opts)
 	if err != nil {
 		return nil, err
 	}
-	p, err := pipeline.Compile(context.Background(), h.h, spec, opts)
-	if err != nil {
-		return nil, err
-	}
+	spec := p.Spec()
 	info, err := json.Marshal(pipelineInfo{Name: p.Graph().Name(), File: path, BatchSize: spec.BatchSize(),
 		Inputs: spec.Inputs(), Outputs: spec.Outputs(), Samples: p.Samples()})
 	if err != nil {

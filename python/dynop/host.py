@@ -53,6 +53,30 @@ def _args_json(name, args):
     return json.dumps(args, default=plain, allow_nan=False)
 
 
+class _Owned:
+    """Something the library made for the caller, released once by the
+    library function named _release (by close(), a with block, or garbage
+    collection); releasing twice, or after the host closed, is harmless."""
+
+    _release = None
+
+    def _own(self, lib, handle):
+        self._lib, self._handle = lib, handle
+        self._finalizer = weakref.finalize(self, getattr(lib, self._release), handle)
+
+    def close(self):
+        if self._finalizer.detach() is not None:
+            rc = getattr(self._lib, self._release)(self._handle)
+            if rc != 0 and rc != ClosedError.code:
+                check(self._lib, rc)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
 class Host:
     """An open dynop host (dynop_host_open). Close it with close() or use
     it as a context manager; output tensors outlive it."""
@@ -173,7 +197,7 @@ class Host:
         return InterfaceRef(self, plugin_id, uid, min_version, table)
 
 
-class InterfaceRef:
+class InterfaceRef(_Owned):
     """A reference to an acquired interface (dynop_host_acquire). .table
     is valid until release(), which the last reference's release stops the
     plugin after; use it as a context manager to release it."""
@@ -193,8 +217,7 @@ class InterfaceRef:
         ptr, h = ctypes.c_void_p(), ctypes.c_void_p()
         check(lib, lib.dynop_host_acquire(host._handle, plugin_id.encode(), ctypes.byref(uid),
                                           _ffi.dynop_version(*v), ctypes.byref(ptr), ctypes.byref(h)))
-        self._handle = h.value
-        self._finalizer = weakref.finalize(self, lib.dynop_host_release, self._handle)
+        self._own(lib, h.value)
         self.address = ptr.value
         self.header = _ffi.dynop_header.from_address(ptr.value)
         if table is not None and self.header.size < ctypes.sizeof(table):
@@ -210,20 +233,14 @@ class InterfaceRef:
         v = self.header.version
         return (v.major, v.minor, v.patch)
 
-    def release(self):
-        """Releases the reference: the table must not be used any more.
-        Releasing twice, or after the host closed, is harmless."""
-        if self._finalizer.detach() is not None:
-            self.table = self.header = None
-            rc = self._lib.dynop_host_release(self._handle)
-            if rc != 0 and rc != ClosedError.code:
-                check(self._lib, rc)
+    _release = "dynop_host_release"
 
-    def __enter__(self):
-        return self
+    def close(self):
+        """Releases the reference: the table must not be used any more."""
+        self.table = self.header = None
+        super().close()
 
-    def __exit__(self, *exc):
-        self.release()
+    release = close
 
     def __repr__(self):
         return "<dynop.InterfaceRef %s of %s>" % (self.uid, self.plugin_id)
@@ -240,7 +257,7 @@ class Batch(dict):
         return "<dynop.Batch of %d samples: %s>" % (len(self.files), ", ".join(self))
 
 
-class Pipeline:
+class Pipeline(_Owned):
     """A pipeline file open for iteration (Host.pipeline). Iterate over it
     for its Batches; it ends after the last one. name, file, batch_size,
     inputs and outputs (names) and samples (how many the iteration goes
@@ -258,8 +275,7 @@ class Pipeline:
         js = json.dumps(opts).encode() if opts else None
         h, info = ctypes.c_void_p(), ctypes.c_void_p()
         check(lib, lib.dynop_pipeline_open(host._handle, os.fsencode(path), js, ctypes.byref(h), ctypes.byref(info)))
-        self._handle = h.value
-        self._finalizer = weakref.finalize(self, lib.dynop_pipeline_close, self._handle)
+        self._own(lib, h.value)
         try:
             d = json.loads(ctypes.string_at(info.value).decode())
         finally:
@@ -294,26 +310,14 @@ class Pipeline:
         skip leaves a whole batch out)."""
         return -(-self.samples // self.batch_size)
 
-    def close(self):
-        """Stops the iteration and closes the pipeline (harmless twice or
-        after the host closed)."""
-        if self._finalizer.detach() is not None:
-            rc = self._lib.dynop_pipeline_close(self._handle)
-            if rc != 0 and rc != ClosedError.code:
-                check(self._lib, rc)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+    _release = "dynop_pipeline_close"  # close() stops the iteration and closes it
 
     def __repr__(self):
         return "<dynop.Pipeline %s: %d samples in batches of %d, outputs %s>" % (
             self.file, self.samples, self.batch_size, ", ".join(self.outputs))
 
 
-class Operator:
+class Operator(_Owned):
     """An operator instance (dynop_operator_create). Calling it with one
     array per input runs it on a batch of one and returns the output: a
     Tensor, or a tuple of them when the operator has several outputs."""
@@ -326,24 +330,12 @@ class Operator:
         js = _args_json(name, self.args).encode() if self.args else None
         h = ctypes.c_void_p()
         check(lib, lib.dynop_operator_create(host._handle, name.encode(), js, ctypes.byref(h)))
-        self._handle = h.value
-        self._finalizer = weakref.finalize(self, lib.dynop_operator_destroy, self._handle)
+        self._own(lib, h.value)
         nin, nout = ctypes.c_uint32(), ctypes.c_uint32()
         check(lib, lib.dynop_operator_arity(self._handle, ctypes.byref(nin), ctypes.byref(nout)))
         self.num_inputs, self.num_outputs = nin.value, nout.value
 
-    def close(self):
-        """Destroys the instance (harmless after its host was closed)."""
-        if self._finalizer.detach() is not None:
-            rc = self._lib.dynop_operator_destroy(self._handle)
-            if rc != 0 and rc != ClosedError.code:
-                check(self._lib, rc)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+    _release = "dynop_operator_destroy"  # close() destroys the instance
 
     def __repr__(self):
         return "<dynop.Operator %s %s>" % (self.name, json.dumps(self.args))
