@@ -138,8 +138,8 @@ func openCVPython(b *testing.B) string {
 	return ""
 }
 
-// pyPeer is a Python process of peers/opencv that answers one line of
-// numbers for each line it is given.
+// pyPeer is a Python process (of peers/opencv, or python/bench.py) that
+// answers one line of numbers for each line it is given.
 type pyPeer struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
@@ -147,7 +147,11 @@ type pyPeer struct {
 }
 
 func startPeer(b *testing.B, python, script string) *pyPeer {
-	cmd := exec.Command(python, script)
+	return startPeerCmd(b, exec.Command(python, script))
+}
+
+// startPeerCmd starts cmd as a pyPeer.
+func startPeerCmd(b *testing.B, cmd *exec.Cmd) *pyPeer {
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -170,10 +174,10 @@ func (p *pyPeer) ask(b *testing.B, request string, vals ...any) {
 	}
 	line, err := p.stdout.ReadString('\n')
 	if err != nil {
-		b.Fatalf("the OpenCV peer: %v", err)
+		b.Fatalf("the Python peer: %v", err)
 	}
 	if _, err := fmt.Sscan(line, vals...); err != nil {
-		b.Fatalf("the OpenCV peer answered %q: %v", line, err)
+		b.Fatalf("the Python peer answered %q: %v", line, err)
 	}
 }
 

@@ -77,6 +77,8 @@ var runs = []run{
 		bench: "^(BenchmarkCallVsRawWazero|BenchmarkWasmVsNative)$"},
 	{name: "blas", dir: "bench", pkgs: []string{"."}, benchtime: "300ms",
 		bench: "^BenchmarkSgemm$"},
+	{name: "python", dir: "bench", pkgs: []string{"."}, benchtime: "3s",
+		bench: "^BenchmarkPython$"},
 }
 
 func main() {

@@ -116,3 +116,49 @@ func TestWrappedLibrarySection(t *testing.T) {
 		}
 	}
 }
+
+// TestPythonSection: section 9 shows BenchmarkPython's medians, the
+// package's ratios, and whether the blur's ratio to the Go call meets
+// issue 26's goal, at most 1.05×.
+func TestPythonSection(t *testing.T) {
+	for _, tc := range []struct {
+		ratios  []string
+		verdict string
+	}{
+		{[]string{"0.99", "1.02", "0.97"}, "| 0.990× | met |"},
+		{[]string{"1.2", "1.1", "1.3"}, "| 1.20× | **not met** |"},
+	} {
+		raw := "goos: linux\ngoarch: amd64\npkg: github.com/dynop/dynop/bench\n"
+		for _, r := range tc.ratios {
+			raw += "BenchmarkPython/Saxpy/floats=16-2 \t 50000\t 18000 ns/op\t 4200 capi-ns/op\t 900 go-ns/op\t 200 gorun-ns/op\t 40 ratio\t 450 ref-ns/op\t 9.3 x-capi\t 20 x-go\t 136 B/op\t 5 allocs/op\n"
+			raw += "BenchmarkPython/GaussianBlur/1920x1080x3-2 \t 75\t 3900000 ns/op\t 3800000 capi-ns/op\t 3500000 gorun-ns/op\t " + r + " ratio\t 3950000 ref-ns/op\t 0.96 x-capi\t 1.11 x-gorun\t 190 B/op\t 6 allocs/op\n"
+		}
+		var rs report.Results
+		if err := rs.Read(strings.NewReader(raw), "raw"); err != nil {
+			t.Fatal(err)
+		}
+		doc, _, unknown := write(&rs, machine{Count: 3}, nil)
+		for _, k := range unknown {
+			if strings.HasPrefix(k, "Python/") {
+				t.Errorf("the report asks for %s, which BenchmarkPython does not produce", k)
+			}
+		}
+		i := strings.Index(doc, "## 9. From Python")
+		if i < 0 {
+			t.Fatalf("no section 9 in\n%s", doc)
+		}
+		section := doc[i:]
+		for _, want := range []string{
+			"| the C kernel through ctypes (reference) | 450 ns | 1× |",
+			"| the package: `op(x, y)`, a new output `Tensor` each call | 18.0 µs | 40.0× |",
+			"| from Go: `Instance.Exec`, a new output each call (reference) | 3.95 ms | 1× |  |",
+			"| the package: `blur(img)` | 3.90 ms " + tc.verdict,
+			"the package's call takes 1.11×",
+			"it is 13.8 µs",
+		} {
+			if !strings.Contains(section, want) {
+				t.Errorf("ratios %v: section 9 lacks %q:\n%s", tc.ratios, want, section[:min(len(section), 3000)])
+			}
+		}
+	}
+}
