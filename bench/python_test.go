@@ -36,12 +36,14 @@ import (
 // the host chose (dynop_imgproc_saxpy_f32_avx512, …) called through ctypes
 // on addresses taken once, into an output allocated once; capi-ns/op is
 // dynop_operator_run called through ctypes on input structs described
-// once, its output deleted; go-ns/op and gorun-ns/op are the Go host's
-// call of the operator, with a new output per call (Instance.Exec, the
-// output handed back with Recycle) and into outputs set up once
-// (Instance.Run). ratio is the row over the reference, x-capi the C API's
-// call over the reference, x-go the row over Instance.Exec. No goal: the
-// ratio is reported.
+// once, its output deleted; into-ns/op is the package's call into an
+// array allocated once, op(x, y, out=o) (dynop_operator_run_into); go-ns/op
+// and gorun-ns/op are the Go host's call of the operator, with a new
+// output per call (Instance.Exec, the output handed back with Recycle) and
+// into outputs set up once (Instance.Run). ratio is the row over the
+// reference, x-into and x-capi the out= call's and the C API's over the
+// reference, x-go the row over Instance.Exec. No goal: the ratio is
+// reported.
 //
 // GaussianBlur/1920x1080x3 (issue 26's goal: "a 1920×1080 blur from
 // Python within 1.05× of the same call from Go"): imgproc.GaussianBlur
@@ -49,7 +51,9 @@ import (
 // call blur(img); the reference is the same call from Go, which returns a
 // new output tensor as Python's does (Instance.Exec, the output handed
 // back with Recycle, so its memory is cleared for the next call as the C
-// API clears the new output it allocates); capi-ns/op and gorun-ns/op as
+// API clears the new output it allocates). The same pair into an output
+// set up once: gorun-ns/op, Instance.Run, and into-ns/op, the package's
+// blur(img, out=arr); x-into is the second over the first. capi-ns/op as
 // above. ratio is the row over the reference (the goal: at most 1.05),
 // x-capi the C API's call over the reference, x-gorun the row over
 // Instance.Run.
@@ -72,11 +76,14 @@ func BenchmarkPython(b *testing.B) {
 		py := pythonPeer(b, variant)
 		ns := alternatePython(b, 1000, []side{
 			{goCall: execOp}, {py: py, pyCase: "saxpy16", pySide: "package"},
-			{goCall: run}, {py: py, pyCase: "saxpy16", pySide: "capi"}, {py: py, pyCase: "saxpy16", pySide: "kernel"}})
-		goExec, pkg, goRun, capi, kernel := ns[0], ns[1], ns[2], ns[3], ns[4]
+			{goCall: run}, {py: py, pyCase: "saxpy16", pySide: "into"},
+			{py: py, pyCase: "saxpy16", pySide: "capi"}, {py: py, pyCase: "saxpy16", pySide: "kernel"}})
+		goExec, pkg, goRun, into, capi, kernel := ns[0], ns[1], ns[2], ns[3], ns[4], ns[5]
 		b.ReportMetric(pkg, "ns/op")
 		b.ReportMetric(kernel, "ref-ns/op")
 		b.ReportMetric(pkg/kernel, "ratio")
+		b.ReportMetric(into, "into-ns/op")
+		b.ReportMetric(into/kernel, "x-into")
 		b.ReportMetric(capi, "capi-ns/op")
 		b.ReportMetric(capi/kernel, "x-capi")
 		b.ReportMetric(goExec, "go-ns/op")
@@ -91,14 +98,16 @@ func BenchmarkPython(b *testing.B) {
 		py := pythonPeer(b, saxpyVariant(b))
 		ns := alternatePython(b, 8, []side{
 			{goCall: execOp}, {py: py, pyCase: "blur", pySide: "package"},
-			{goCall: run}, {py: py, pyCase: "blur", pySide: "capi"}})
-		goExec, pkg, goRun, capi := ns[0], ns[1], ns[2], ns[3]
+			{goCall: run}, {py: py, pyCase: "blur", pySide: "into"}, {py: py, pyCase: "blur", pySide: "capi"}})
+		goExec, pkg, goRun, into, capi := ns[0], ns[1], ns[2], ns[3], ns[4]
 		b.ReportMetric(pkg, "ns/op")
 		b.ReportMetric(goExec, "ref-ns/op")
 		b.ReportMetric(pkg/goExec, "ratio")
+		b.ReportMetric(goRun, "gorun-ns/op")
+		b.ReportMetric(into, "into-ns/op")
+		b.ReportMetric(into/goRun, "x-into")
 		b.ReportMetric(capi, "capi-ns/op")
 		b.ReportMetric(capi/goExec, "x-capi")
-		b.ReportMetric(goRun, "gorun-ns/op")
 		b.ReportMetric(pkg/goRun, "x-gorun")
 	})
 }
@@ -178,10 +187,10 @@ func (s side) calls(b *testing.B, n int) time.Duration {
 // alternatePython runs b.N calls of each of sides, in rounds of perRound
 // calls of each in turn, and returns each side's time per call in
 // nanoseconds. Rounds are short, so that a change of the shared machine
-// falls on every side alike, and the sides alternate between Go and
-// Python, so that each round of each side begins after the other process
-// ran. Each side is warmed up first: twice from Go, and once per Python
-// process with perRound calls.
+// falls on every side alike; sides are given as pairs, a Go side and
+// then its Python pair, so that each round of both begins after the other
+// process ran. Each side is warmed up first: twice from Go, and once per
+// Python process with perRound calls.
 func alternatePython(b *testing.B, perRound int, sides []side) []float64 {
 	for _, s := range sides {
 		if s.goCall != nil {

@@ -9,6 +9,7 @@ The cases, each with its sides (every side the same computation):
 
 saxpy16   imgproc.Saxpy (a=2) on two float32 arrays of 16:
             package  op(x, y), a new output Tensor each call (dropped)
+            into     op(x, y, out=o), into an array allocated once
             capi     dynop_operator_run through ctypes on input structs
                      described once, then dynop_tensor_delete of the output
             kernel   the plugin's exported C kernel (dynop_imgproc_saxpy_f32,
@@ -17,7 +18,7 @@ saxpy16   imgproc.Saxpy (a=2) on two float32 arrays of 16:
                      argtypes declared once, on addresses taken once, into
                      an output allocated once
 blur      imgproc.GaussianBlur (sigma=2) on a 1080x1920x3 uint8 image:
-            package, capi  as above
+            package, into, capi  as above
 
 --json times each side of each case --repeat times over --n calls (after
 warm-up calls) and prints the median time per call in nanoseconds; and
@@ -102,9 +103,11 @@ class Cases:
         self.capi_blur = self._capi(self.blur, self.img)
 
         sx, blur, x, y, img = self.sx, self.blur, self.x, self.y, self.img
+        self.saxpy_out, self.blur_out = so, bo = np.empty_like(x), np.empty_like(img)
         self.sides = {
-            "saxpy16": [("package", lambda: sx(x, y)), ("capi", self.capi_saxpy), ("kernel", self.kernel)],
-            "blur": [("package", lambda: blur(img)), ("capi", self.capi_blur)],
+            "saxpy16": [("package", lambda: sx(x, y)), ("into", lambda: sx(x, y, out=so)),
+                        ("capi", self.capi_saxpy), ("kernel", self.kernel)],
+            "blur": [("package", lambda: blur(img)), ("into", lambda: blur(img, out=bo)), ("capi", self.capi_blur)],
         }
         self.check()
 
@@ -131,10 +134,13 @@ class Cases:
         want = SAXPY_A * self.x + self.y
         got = np.asarray(self.sx(self.x, self.y))
         self.kernel()
-        if not (np.array_equal(got, want) and np.array_equal(self.kernel_out, want)):
-            raise SystemExit("bench.py: Saxpy's package and kernel outputs differ from a*x+y")
-        if np.asarray(self.blur(self.img)).shape != BLUR_SHAPE:
-            raise SystemExit("bench.py: GaussianBlur's output has the wrong shape")
+        self.sx(self.x, self.y, out=self.saxpy_out)
+        if not all(np.array_equal(a, want) for a in (got, self.kernel_out, self.saxpy_out)):
+            raise SystemExit("bench.py: Saxpy's outputs differ from a*x+y")
+        blurred = np.asarray(self.blur(self.img))
+        self.blur(self.img, out=self.blur_out)
+        if blurred.shape != BLUR_SHAPE or not np.array_equal(blurred, self.blur_out):
+            raise SystemExit("bench.py: GaussianBlur's outputs differ")
 
     def time(self, case, n, side=None):
         """Runs each side of case (or the one at index side) n times in
@@ -211,6 +217,7 @@ def main():
         return
     print("imgproc.Saxpy, 16 floats (and one call right after evicting the caches):")
     for side, what in (("package", "dynop package:                "),
+                       ("into", "dynop package, out=:          "),
                        ("capi", "dynop_operator_run via ctypes:"),
                        ("kernel", "the C kernel via ctypes:      ")):
         c = res.get("saxpy16/%s/cold" % side)
@@ -219,6 +226,7 @@ def main():
     print("  package / kernel: %.1fx" % (res["saxpy16/package"] / res["saxpy16/kernel"]))
     print("imgproc.GaussianBlur sigma=2, 1920x1080x3 uint8:")
     print("  dynop package:                       %8.3f ms/call" % (res["blur/package"] / 1e6))
+    print("  dynop package, out=:                 %8.3f ms/call" % (res["blur/into"] / 1e6))
     print("  dynop_operator_run via ctypes:       %8.3f ms/call" % (res["blur/capi"] / 1e6))
 
 
