@@ -213,6 +213,36 @@ func TestLifecycleExample(t *testing.T) {
 	}
 }
 
+// TestLifecycleCXXExample builds and runs examples/c/lifecycle.cpp, the
+// lifecycle with dynop_host.hpp's RAII owners, as docs/c-api.md shows it.
+func TestLifecycleCXXExample(t *testing.T) {
+	lib := library(t)
+	exe := program(t, lib, "examples/c/lifecycle.cpp", "-I", cbuild.Path("plugins/vecmath"))
+	got := run(t, exe, cbuild.VecMath(t), cbuild.Imgproc(t))
+	if got != "dot = 32\nsaxpy = 3 3 3\n" {
+		t.Errorf("lifecycle.cpp printed:\n%s", got)
+	}
+}
+
+// TestTrainingLoopExample builds and runs examples/c/training_loop.c over
+// docs/python/gray.yaml: six images in batches of 4 and 2, each 64x48
+// gray, then the end.
+func TestTrainingLoopExample(t *testing.T) {
+	lib := library(t)
+	exe := program(t, lib, "examples/c/training_loop.c")
+	got := run(t, exe, cbuild.Path("docs/python/gray.yaml"), cbuild.Imgproc(t))
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	if len(lines) != 7 || !strings.Contains(lines[0], `"batch_size":4`) || !strings.Contains(lines[0], `"samples":6`) {
+		t.Fatalf("training_loop printed:\n%s", got)
+	}
+	for k, line := range lines[1:] {
+		b, s := 1+k/4, k%4
+		if want := fmt.Sprintf("batch %d sample %d: 48x64x1", b, s); line != want {
+			t.Errorf("line %d: %q, want %q", k+2, line, want)
+		}
+	}
+}
+
 // TestStaticArchive links examples/c/lifecycle.c with libdynop.a: the
 // program is the library, so its scanner is the dynop-scanner beside the
 // program.
