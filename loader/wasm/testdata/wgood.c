@@ -27,6 +27,11 @@
  *                                  dimensions, more than DYNOP_MAX_NDIM
  *                      setupdtype  setup says y has dtype code 99, not a
  *                                  DLPack type
+ *                      recurse     recursion 64 calls deep with two calls
+ *                                  per level (2^64 calls) and no loop: only
+ *                                  a check at function entries stops it
+ *                      stack       recursion without end: the call stack
+ *                                  overflows
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -173,9 +178,9 @@ static void destroy(void *instance) { free(instance); }
 
 /* ---- wgood.Misbehave ----------------------------------------------------- */
 
-enum { OK, TRAP, LOOP, GROW, GROWTRAP, OVERFLOW, BADLOG, BADERROR, SETUPSHAPE, SETUPDTYPE };
-static const char *const modes[] = {"ok",       "trap",   "loop",     "grow",       "growtrap",
-                                    "overflow", "badlog", "baderror", "setupshape", "setupdtype"};
+enum { OK, TRAP, LOOP, GROW, GROWTRAP, OVERFLOW, BADLOG, BADERROR, SETUPSHAPE, SETUPDTYPE, RECURSE, STACK };
+static const char *const modes[] = {"ok",       "trap",   "loop",       "grow",       "growtrap", "overflow",
+                                    "badlog",   "baderror", "setupshape", "setupdtype", "recurse",  "stack"};
 
 static dynop_result misbehave_create(void *user, const dynop_arg *args, uint32_t n, void **instance) {
     int *mode;
@@ -230,6 +235,20 @@ static dynop_result grow(int trap) {
     return fail(DYNOP_ERROR_NO_MEMORY, msg);
 }
 
+/* deep calls itself twice per level, n levels deep: 2^n calls, none of
+ * them in a loop (optnone keeps clang from turning a call into one). */
+__attribute__((noinline, optnone)) static uint32_t deep(uint32_t n) {
+    if (n == 0) return 1;
+    return deep(n - 1) + deep(n - 1);
+}
+
+/* bottomless recurses until the call stack overflows (long before n
+ * wraps). */
+__attribute__((noinline, optnone)) static uint32_t bottomless(volatile uint32_t n) {
+    if (n == 0xFFFFFFFFu) return 0;
+    return bottomless(n + 1) + n;
+}
+
 static dynop_result misbehave_run(void *instance, const dynop_tensor *out, uint32_t nout, const dynop_tensor *in,
                                   uint32_t nin) {
     int64_t i, n = numel(&in[0]);
@@ -257,6 +276,8 @@ static dynop_result misbehave_run(void *instance, const dynop_tensor *out, uint3
     }
     case BADLOG: wgood_raw_log(DYNOP_LOG_INFO, 0xFFFFFF00u, 1000); break;
     case BADERROR: wgood_raw_set_error(0xFFFFFFF0u, 100); return DYNOP_ERROR;
+    case RECURSE: return deep(64) == 0 ? DYNOP_OK : DYNOP_ERROR;
+    case STACK: return bottomless(0) == 0 ? DYNOP_OK : DYNOP_ERROR;
     default: break;
     }
     for (i = 0; i < n; i++) *at(&out[0], i) = *at(&in[0], i);
@@ -285,7 +306,7 @@ static const dynop_operator scale_op =
 
 static const dynop_op_arg misbehave_args[] = {
     {DYNOP_OP_ARG_HEADER, "mode", "What run does wrong.", DYNOP_ARG_STRING, DYNOP_ARG_REQUIRED, 0, 0, NULL,
-     "[\"ok\", \"trap\", \"loop\", \"grow\", \"growtrap\", \"overflow\", \"badlog\", \"baderror\", \"setupshape\", \"setupdtype\"]",
+     "[\"ok\", \"trap\", \"loop\", \"grow\", \"growtrap\", \"overflow\", \"badlog\", \"baderror\", \"setupshape\", \"setupdtype\", \"recurse\", \"stack\"]",
      NULL},
 };
 static const dynop_op_schema misbehave_schema = {
