@@ -3,10 +3,12 @@ module github.com/dynop/dynop/bench
 go 1.26.0
 
 require (
+	github.com/bytecodealliance/wasmtime-go/v37 v37.0.0
 	github.com/disintegration/imaging v1.6.2
 	github.com/dynop/dynop v0.0.0
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0
+	github.com/samyfodil/wazy v0.7.0
 	github.com/tetratelabs/wazero v1.12.0
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
 )
