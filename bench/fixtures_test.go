@@ -42,6 +42,7 @@ func TestMain(m *testing.M) {
 	fixtureDir = dir
 	code := m.Run()
 	closeHosts()
+	closeEngines()
 	stopPeers()
 	stopPython()
 	os.RemoveAll(dir)
@@ -58,7 +59,7 @@ var (
 // directory, then moved to fixtureDir, which outlives the caller). If
 // build skips the benchmark (no compiler for WebAssembly, say), every
 // benchmark that asks for name is skipped with the same reason.
-func fixture(b *testing.B, name string, build func(testing.TB) string) string {
+func fixture(b testing.TB, name string, build func(testing.TB) string) string {
 	b.Helper()
 	fixtureMu.Lock()
 	defer fixtureMu.Unlock()
