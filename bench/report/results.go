@@ -154,6 +154,16 @@ func (rs *Results) Median(k Key) (median float64, n int, ok bool) {
 	return m, len(s), true
 }
 
+// Range returns the smallest and the largest value of k; ok is false if
+// there are none.
+func (rs *Results) Range(k Key) (lo, hi float64, ok bool) {
+	vs := rs.values[k]
+	if len(vs) == 0 {
+		return 0, 0, false
+	}
+	return slices.Min(vs), slices.Max(vs), true
+}
+
 // Procs returns the GOMAXPROCS values bench ran with, in the order seen.
 func (rs *Results) Procs(bench string) []int { return slices.Clone(rs.procs[bench]) }
 

@@ -64,6 +64,12 @@ func TestMedians(t *testing.T) {
 	if _, _, ok := rs.Median(Key{"Call/direct", 4, "ns/op"}); ok {
 		t.Error("a median at GOMAXPROCS 4, which did not run")
 	}
+	if lo, hi, ok := rs.Range(Key{"Call/direct", 2, "ns/op"}); !ok || lo != 4 || hi != 9 {
+		t.Errorf("Range(Call/direct-2 ns/op) = %v, %v, %v; want 4, 9", lo, hi, ok)
+	}
+	if _, _, ok := rs.Range(Key{"Call/direct", 4, "ns/op"}); ok {
+		t.Error("a range at GOMAXPROCS 4, which did not run")
+	}
 	if got := rs.Procs("Call/direct"); len(got) != 2 || got[0] != 1 || got[1] != 2 {
 		t.Errorf("Procs = %v, want [1 2]", got)
 	}
