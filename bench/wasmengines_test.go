@@ -44,9 +44,9 @@ const (
 )
 
 // enginesFlags are the flags of every build of engines.c: imgproc's own
-// (IMGPROC_CFLAGS), -O3, and where imgproc.c is.
-func enginesFlags() []string {
-	return append([]string{"-O3", "-I", cbuild.Path("plugins/imgproc/c")}, cbuild.ImgprocFlags...)
+// (IMGPROC_CFLAGS), the optimization level opt, and where imgproc.c is.
+func enginesFlags(opt string) []string {
+	return append([]string{opt, "-I", cbuild.Path("plugins/imgproc/c")}, cbuild.ImgprocFlags...)
 }
 
 // enginesWasm returns engines.c built as a wasm32-wasi reactor: imgproc's
@@ -54,7 +54,7 @@ func enginesFlags() []string {
 // wasm), with -msimd128 if simd (clang may then vectorise loops itself).
 func enginesWasm(tb testing.TB, simd bool) []byte {
 	tb.Helper()
-	name, flags := "engines.wasm", append(enginesFlags(), "-DIMGPROC_NO_SIMD")
+	name, flags := "engines.wasm", append(enginesFlags("-O3"), "-DIMGPROC_NO_SIMD")
 	if simd {
 		name, flags = "engines-simd.wasm", append(flags, "-msimd128")
 	}
@@ -69,12 +69,14 @@ func enginesWasm(tb testing.TB, simd bool) []byte {
 }
 
 // enginesNative returns engines.c built natively with the C compiler
-// (cc, gcc on the development machine) at -O3, with imgproc's AVX2 and
-// AVX-512 variants.
-func enginesNative(tb testing.TB) *engines.Native {
+// (cc, gcc on the development machine) at optimization level opt (-O3;
+// -O2 is what the Makefile builds the imgproc plugin with), with imgproc's
+// AVX2 and AVX-512 variants.
+func enginesNative(tb testing.TB, opt string) *engines.Native {
 	tb.Helper()
-	path := fixture(tb, "libengines.so", func(t testing.TB) string {
-		return cbuild.Plugin(t, "libengines.so", "bench/testdata/engines.c", enginesFlags()...)
+	name := "libengines" + opt + ".so"
+	path := fixture(tb, name, func(t testing.TB) string {
+		return cbuild.Plugin(t, name, "bench/testdata/engines.c", enginesFlags(opt)...)
 	})
 	n, err := engines.OpenNative(path)
 	if err != nil {
@@ -646,12 +648,12 @@ func (g *wasmtimeGuest) close()                    { g.store.Close() }
 // BenchmarkWasmEngines runs each of imgproc's kernels on a 1920×1080×3
 // uint8 image (Grayscale writes 1 channel; Resize halves each side): the
 // native build (gcc -O3) in its scalar reference and the best variant this
-// CPU runs, then each engine on the module built without and with
+// CPU runs, the scalar reference built as the plugin is (-O2), then each engine on the module built without and with
 // -msimd128 (…/simd). A wasm row times the call only: the image is in the
 // module's memory before the loop. Every row's output is first checked
 // against the native scalar one, byte for byte.
 func BenchmarkWasmEngines(b *testing.B) {
-	n := enginesNative(b)
+	n, o2 := enginesNative(b, "-O3"), enginesNative(b, "-O2")
 	best, bestName := bestVariant()
 	for _, k := range engKernels {
 		b.Run(k.name, func(b *testing.B) {
@@ -660,21 +662,22 @@ func BenchmarkWasmEngines(b *testing.B) {
 			pin, pout := unsafe.Pointer(&in[0]), unsafe.Pointer(&out[0])
 			for _, v := range []struct {
 				name    string
+				lib     *engines.Native
 				variant int
-			}{{"native-scalar", engines.Scalar}, {"native-best", best}} {
+			}{{"native-scalar", n, engines.Scalar}, {"native-best", n, best}, {"native-scalar-O2", o2, engines.Scalar}} {
 				b.Run(v.name, func(b *testing.B) {
 					if v.name == "native-best" {
 						b.Logf("native-best is the %s variant", bestName)
 					}
 					clear(out)
-					if rc := k.native(n, pin, pout, v.variant); rc != 0 {
+					if rc := k.native(v.lib, pin, pout, v.variant); rc != 0 {
 						b.Fatalf("dynop_result %d", rc)
 					}
 					if !bytes.Equal(out[:k.out], want) {
 						b.Fatal("output differs from the native scalar reference's")
 					}
 					for b.Loop() {
-						k.native(n, pin, pout, v.variant)
+						k.native(v.lib, pin, pout, v.variant)
 					}
 				})
 			}
@@ -722,7 +725,7 @@ func BenchmarkWasmEngines(b *testing.B) {
 // Wasmtime's set their store's epoch deadline first.
 func BenchmarkWasmCall16(b *testing.B) {
 	const count = 16
-	n := enginesNative(b)
+	n := enginesNative(b, "-O3")
 	b.Run("native-cgo", func(b *testing.B) {
 		mem := engines.Alloc(2 * 4 * count)
 		defer engines.Free(mem)

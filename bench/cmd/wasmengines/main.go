@@ -117,9 +117,11 @@ func tables(rs *report.Results) string {
 	for _, k := range kernels {
 		scalar := get(rs, "WasmEngines/"+k+"/native-scalar", "ns/op")
 		best := get(rs, "WasmEngines/"+k+"/native-best", "ns/op")
-		t := report.Table{Header: []string{"engine", "SIMD build", "deadline", "median", "range", "n", "× native scalar", "× native best"}}
-		t.Add("native scalar (gcc -O3)", "", "", scalar.time(), scalar.spread(), fmt.Sprint(scalar.n), ratio(scalar, scalar), ratio(scalar, best))
-		t.Add("native best variant", "", "", best.time(), best.spread(), fmt.Sprint(best.n), ratio(best, scalar), ratio(best, best))
+		o2 := get(rs, "WasmEngines/"+k+"/native-scalar-O2", "ns/op")
+		t := report.Table{Header: []string{"engine", "SIMD build", "deadline", "median", "range", "n", "× native scalar", "× native best", "× scalar -O2"}}
+		t.Add("native scalar (gcc -O3)", "", "", scalar.time(), scalar.spread(), fmt.Sprint(scalar.n), ratio(scalar, scalar), ratio(scalar, best), ratio(scalar, o2))
+		t.Add("native best variant", "", "", best.time(), best.spread(), fmt.Sprint(best.n), ratio(best, scalar), ratio(best, best), ratio(best, o2))
+		t.Add("native scalar (gcc -O2, as the plugin)", "", "", o2.time(), o2.spread(), fmt.Sprint(o2.n), ratio(o2, scalar), ratio(o2, best), ratio(o2, o2))
 		for _, e := range engines {
 			for _, simd := range []bool{false, true} {
 				name, build := e.name, "no"
@@ -131,7 +133,7 @@ func tables(rs *report.Results) string {
 				if dl == "" {
 					dl = "none"
 				}
-				t.Add(e.name, build, dl, s.time(), s.spread(), fmt.Sprint(s.n), ratio(s, scalar), ratio(s, best))
+				t.Add(e.name, build, dl, s.time(), s.spread(), fmt.Sprint(s.n), ratio(s, scalar), ratio(s, best), ratio(s, o2))
 			}
 		}
 		out += "#### " + k + "\n\n" + t.Markdown() + "\n"
