@@ -17,8 +17,9 @@ import (
 )
 
 // The checks Wasmtime must pass before dynop could run plugins on it
-// (issue 27): an epoch deadline stops a runaway call in time and the
-// engine goes on working; stores used from many goroutines at once; and
+// (issue 27): an epoch deadline stops a runaway call (a loop, a
+// recursion) in time, a bottomless recursion and a grow past the memory
+// limit fail cleanly, and the engine goes on working; stores used from many goroutines at once; and
 // Wasmtime's signal handlers (it catches a wasm out-of-bounds access as
 // a SIGSEGV) living with Go's, under the race detector and with the
 // collector running all the time.
@@ -157,6 +158,74 @@ func TestWasmtimeDeadline(t *testing.T) {
 	}
 	defer w2.store.Close()
 	checkSaxpy(t, w2, 1000)
+}
+
+// TestWasmtimeRunaways: the other ways a call runs away, each stopped,
+// and a new instance on the same engine computes afterwards: a recursion
+// with no loop (2^64 calls, 64 deep), which only a check at function
+// entries stops (wazero v1.12 checks at loop headers only: see
+// docs/WASM.md), by the epoch deadline within twice it; a recursion
+// without end, by a trap; and a memory grow beyond the
+// store's limit, refused (the module's malloc returns NULL).
+func TestWasmtimeRunaways(t *testing.T) {
+	e, module := wtTestEngine(t)
+	fresh := func() *wtInstance {
+		t.Helper()
+		w, err := newWtInstance(e, module)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(w.store.Close)
+		return w
+	}
+	t.Run("recurse", func(t *testing.T) {
+		w := fresh()
+		recurse := w.inst.GetFunc(w.store, "recurse")
+		w.store.SetEpochDeadline(e.ticks(wtTestDeadline))
+		start := time.Now()
+		_, err := recurse.Call(w.store, int32(64))
+		took := time.Since(start)
+		t.Logf("recurse(64) stopped after %v (deadline %v)", took.Round(10*time.Microsecond), wtTestDeadline)
+		if !isInterrupt(err) {
+			t.Errorf("recurse(64): want the interrupt trap, got %v", err)
+		}
+		if took > 2*wtTestDeadline {
+			t.Errorf("recurse(64) stopped after %v: want at most twice the deadline (%v)", took, wtTestDeadline)
+		}
+		checkSaxpy(t, fresh(), 100)
+	})
+	t.Run("bottomless", func(t *testing.T) {
+		w := fresh()
+		w.arm()
+		_, err := w.inst.GetFunc(w.store, "bottomless").Call(w.store, int32(0))
+		// The C stack lives in the module's memory (clang's shadow stack,
+		// below the data), so it usually runs out first: it wraps below
+		// address 0 and traps out of bounds. Either way the call traps.
+		var trap *wasmtime.Trap
+		if !errors.As(err, &trap) || trap.Code() == nil ||
+			(*trap.Code() != wasmtime.StackOverflow && *trap.Code() != wasmtime.MemoryOutOfBounds) {
+			t.Errorf("bottomless: want the stack overflow or the out-of-bounds trap, got %v", err)
+		} else {
+			t.Logf("bottomless: trap code %d", *trap.Code())
+		}
+		checkSaxpy(t, fresh(), 100)
+	})
+	t.Run("memory", func(t *testing.T) {
+		const limit = 64 << 20
+		w := fresh()
+		w.store.Limiter(limit, -1, -1, -1, -1)
+		malloc, err := prepare1(w.prepare, "malloc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, err := malloc(2 * limit); err != nil || p != 0 {
+			t.Errorf("malloc(%d) under a limit of %d: %#x, %v; want NULL", 2*limit, limit, p, err)
+		}
+		if size := len(w.memory()); size > limit {
+			t.Errorf("the memory grew to %d bytes, over the limit %d", size, limit)
+		}
+		checkSaxpy(t, w, 100) // the instance itself goes on
+	})
 }
 
 // TestWasmtimeDeadlineConcurrent: 16 goroutines, each with its own store

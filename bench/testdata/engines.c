@@ -22,6 +22,11 @@
  *   spin()                  never returns: the deadline tests stop it
  *   peek(p)                 the 32-bit word at p: the tests read outside
  *                           a module's memory with it, to trap
+ *   recurse(n)              calls itself twice per level, n levels deep
+ *                           (2^n calls) and in no loop: only a check at
+ *                           function entries stops recurse(64)
+ *   bottomless(n)           recurses until the call stack overflows
+ *                           (recurse and bottomless: WebAssembly only)
  *   malloc(n), free(p)      the module's allocator, for the host to place
  *                           data in linear memory
  *
@@ -159,6 +164,20 @@ ENG_EXPORT(spin) void eng_spin(void) {
 }
 
 ENG_EXPORT(peek) uint32_t eng_peek(const volatile uint32_t *p) { return *p; }
+
+#if defined(__wasm__)
+/* optnone keeps clang from turning one of the calls into a loop. (Only
+ * the WebAssembly build has them: gcc has no optnone.) */
+ENG_EXPORT(recurse) __attribute__((noinline, optnone)) uint32_t eng_recurse(uint32_t n) {
+    if (n == 0) return 1;
+    return eng_recurse(n - 1) + eng_recurse(n - 1);
+}
+
+ENG_EXPORT(bottomless) __attribute__((noinline, optnone)) uint32_t eng_bottomless(volatile uint32_t n) {
+    if (n == 0xFFFFFFFFu) return 0;
+    return eng_bottomless(n + 1) + n;
+}
+#endif
 
 ENG_EXPORT(malloc) void *eng_malloc(size_t n) { return malloc(n); }
 
