@@ -25,6 +25,7 @@ import "C"
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,6 +33,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -148,9 +150,7 @@ type host struct {
 
 	mu     sync.Mutex
 	closed bool
-	ops    map[uintptr]*operator
-	refs   map[uintptr]*ref
-	pipes  map[uintptr]*pipe
+	open   map[uintptr]owned  // what C holds open on the host, by handle
 	strs   map[string]*C.char // strings handed to C, freed at close
 }
 
@@ -165,18 +165,67 @@ func (h *host) cstr(s string) *C.char {
 	return p
 }
 
-type operator struct {
+// owned is what C holds open on a host under a handle: an operator, an
+// interface reference or a pipeline.
+type owned interface {
+	tracking() *tracked
+	close() error // once; later calls do nothing
+}
+
+// tracked is an owned value's host and handle number.
+type tracked struct {
 	host *host
 	id   uintptr
+}
+
+func (t *tracked) tracking() *tracked { return t }
+
+// track gives v, made on h, a handle of kind k; if h was closed
+// meanwhile, it closes v instead and says so.
+func (h *host) track(k kind, v owned) (uintptr, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return 0, errors.Join(fmt.Errorf("the host is %w", dynop.ErrClosed), v.close())
+	}
+	id := table.add(k, v)
+	*v.tracking() = tracked{host: h, id: id}
+	h.open[id] = v
+	return id, nil
+}
+
+// closeHandle removes handle id of kind k and closes what it stands for:
+// dynop_operator_destroy, dynop_host_release and dynop_pipeline_close.
+func closeHandle(call string, id uintptr, k kind) C.dynop_result {
+	v, err := table.remove(id, k)
+	if err != nil {
+		return fail(call, err)
+	}
+	o := v.(owned)
+	h := o.tracking().host
+	h.mu.Lock()
+	delete(h.open, id)
+	h.mu.Unlock()
+	return finish(call, o.close())
+}
+
+type operator struct {
+	tracked
 	mu   sync.Mutex // one call at a time, as op.Instance requires
 	in   *op.Instance
 	done bool
 }
 
 type ref struct {
-	host *host
-	id   uintptr
+	tracked
 	r    dynop.Ref
+	once sync.Once
+}
+
+// close releases the reference once.
+func (r *ref) close() (err error) {
+	r.once.Do(func() { err = release(r.r) })
+	return err
 }
 
 func getHost(id uintptr) (*host, error) {
@@ -227,7 +276,7 @@ func openHost(opts dynop.Options) (h *host, err error) {
 	if err != nil {
 		return nil, err
 	}
-	return &host{h: dh, ops: map[uintptr]*operator{}, refs: map[uintptr]*ref{}, pipes: map[uintptr]*pipe{}, strs: map[string]*C.char{}}, nil
+	return &host{h: dh, open: map[uintptr]owned{}, strs: map[string]*C.char{}}, nil
 }
 
 // readOptions decodes the C options, honouring struct_size: the fields a
@@ -348,21 +397,18 @@ func (h *host) close() (err error) {
 	h.calls.Lock() // the calls in flight are done; new ones see closed
 	h.calls.Unlock()
 	h.mu.Lock()
-	ops, refs, pipes := h.ops, h.refs, h.pipes
-	h.ops, h.refs, h.pipes = nil, nil, nil
+	open := h.open
+	h.open = nil
 	h.mu.Unlock()
+	// Pipelines first, then operators, then references: what uses
+	// plugins before what holds them.
+	ids := slices.SortedFunc(maps.Keys(open), func(a, b uintptr) int {
+		return cmp.Or(cmp.Compare(kindOf(b), kindOf(a)), cmp.Compare(a, b))
+	})
 	var errs []error
-	for id, p := range pipes {
-		table.remove(id, kindPipeline)
-		errs = append(errs, p.close())
-	}
-	for id, o := range ops {
-		table.remove(id, kindOperator)
-		errs = append(errs, o.close())
-	}
-	for id, r := range refs {
-		table.remove(id, kindRef)
-		errs = append(errs, r.r.Release())
+	for _, id := range ids {
+		table.remove(id, kindOf(id))
+		errs = append(errs, open[id].close())
 	}
 	errs = append(errs, h.h.Close(context.Background()))
 	h.mu.Lock()
@@ -490,30 +536,18 @@ func (h *host) acquire(pluginID string, uid iface.UID, v iface.Version) (_ unsaf
 	if !ok {
 		return nil, 0, errors.Join(fmt.Errorf("interface {%s} of plugin %q is %w: a Go interface (%T) with no C function table", uid, pluginID, dynop.ErrType, impl), r.Release())
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
-		return nil, 0, errors.Join(fmt.Errorf("the host is %w", dynop.ErrClosed), r.Release())
+	id, err := h.track(kindRef, &ref{r: r})
+	if err != nil {
+		return nil, 0, err
 	}
-	rf := &ref{host: h, r: r}
-	rf.id = table.add(kindRef, rf)
-	h.refs[rf.id] = rf
-	return ex.NativeTable().Pointer(), rf.id, nil
+	return ex.NativeTable().Pointer(), id, nil
 }
 
 //export dynop_host_release
 func dynop_host_release(rid C.uintptr_t) (rc C.dynop_result) {
 	defer recoverExport("dynop_host_release", &rc)
 	begin()
-	v, err := table.remove(uintptr(rid), kindRef)
-	if err != nil {
-		return fail("dynop_host_release", err)
-	}
-	r := v.(*ref)
-	r.host.mu.Lock()
-	delete(r.host.refs, r.id)
-	r.host.mu.Unlock()
-	return finish("dynop_host_release", release(r.r))
+	return closeHandle("dynop_host_release", uintptr(rid), kindRef)
 }
 
 func release(r dynop.Ref) (err error) {
@@ -582,15 +616,7 @@ func (h *host) newOperator(name, argsJSON string) (_ uintptr, err error) {
 	if err != nil {
 		return 0, err
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
-		return 0, errors.Join(fmt.Errorf("the host is %w", dynop.ErrClosed), in.Close())
-	}
-	o := &operator{host: h, in: in}
-	o.id = table.add(kindOperator, o)
-	h.ops[o.id] = o
-	return o.id, nil
+	return h.track(kindOperator, &operator{in: in})
 }
 
 func getOperator(id uintptr) (*operator, error) {
@@ -621,15 +647,7 @@ func dynop_operator_arity(oid C.uintptr_t, nIn, nOut *C.uint32_t) (rc C.dynop_re
 func dynop_operator_destroy(oid C.uintptr_t) (rc C.dynop_result) {
 	defer recoverExport("dynop_operator_destroy", &rc)
 	begin()
-	v, err := table.remove(uintptr(oid), kindOperator)
-	if err != nil {
-		return fail("dynop_operator_destroy", err)
-	}
-	o := v.(*operator)
-	o.host.mu.Lock()
-	delete(o.host.ops, o.id)
-	o.host.mu.Unlock()
-	return finish("dynop_operator_destroy", o.close())
+	return closeHandle("dynop_operator_destroy", uintptr(oid), kindOperator)
 }
 
 // close closes the instance once, after the call in flight.

@@ -43,6 +43,9 @@ func (k kind) a() string {
 	return "an " + k.String()
 }
 
+// kindOf returns the kind handle id says it is.
+func kindOf(id uintptr) kind { return kind(id & (1<<kindBits - 1)) }
+
 // handles maps the handle values C holds to the Go values they stand for.
 // C never holds a Go pointer: a handle is a number, n<<kindBits | kind,
 // with n counting up from 1 and never reused, so a handle that was closed
@@ -78,10 +81,10 @@ func (t *handles) lookup(id uintptr, k kind) (any, error) {
 	if id == 0 {
 		return nil, fmt.Errorf("%w: the %s handle is NULL", errInvalid, k)
 	}
-	if v, ok := t.live[id]; ok && kind(id&(1<<kindBits-1)) == k {
+	if v, ok := t.live[id]; ok && kindOf(id) == k {
 		return v, nil
 	}
-	got := kind(id & (1<<kindBits - 1))
+	got := kindOf(id)
 	if id>>kindBits == 0 || id>>kindBits >= t.next || got < kindHost || got > kindPipeline {
 		return nil, fmt.Errorf("%w: %#x is not %s handle of this library", errInvalid, id, k.a())
 	}

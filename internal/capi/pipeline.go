@@ -130,8 +130,7 @@ func parseIterOptions(text string) (pipeline.Options, error) {
 // pipe is a pipeline open for iteration: its batches are pulled one by
 // one by dynop_pipeline_next.
 type pipe struct {
-	host *host
-	id   uintptr
+	tracked
 	p    *pipeline.Pipeline
 	info []byte // dynop_pipeline_open's info_json
 
@@ -202,14 +201,10 @@ func (h *host) openPipeline(path, optionsJSON string) (_ *pipe, err error) {
 		return nil, errors.Join(err, p.Close())
 	}
 	next, stop := iter.Pull2(p.Batches(context.Background()))
-	pp := &pipe{host: h, p: p, info: info, next: next, stop: stop}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
-		return nil, errors.Join(fmt.Errorf("the host is %w", dynop.ErrClosed), pp.close())
+	pp := &pipe{p: p, info: info, next: next, stop: stop}
+	if _, err := h.track(kindPipeline, pp); err != nil {
+		return nil, err
 	}
-	pp.id = table.add(kindPipeline, pp)
-	h.pipes[pp.id] = pp
 	return pp, nil
 }
 
@@ -293,15 +288,7 @@ func (p *pipe) pull(outs []*C.DLManagedTensorVersioned) (n int, files []byte, er
 func dynop_pipeline_close(pid C.uintptr_t) (rc C.dynop_result) {
 	defer recoverExport("dynop_pipeline_close", &rc)
 	begin()
-	v, err := table.remove(uintptr(pid), kindPipeline)
-	if err != nil {
-		return fail("dynop_pipeline_close", err)
-	}
-	p := v.(*pipe)
-	p.host.mu.Lock()
-	delete(p.host.pipes, p.id)
-	p.host.mu.Unlock()
-	return finish("dynop_pipeline_close", p.close())
+	return closeHandle("dynop_pipeline_close", uintptr(pid), kindPipeline)
 }
 
 // close stops the iteration, after the call in flight, and closes the
