@@ -1,6 +1,7 @@
 package capi
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -135,9 +136,51 @@ func TestParsePipelineOptions(t *testing.T) {
 	if err != nil || o.OutDir != "/tmp/x" || o.Workers != 3 || !o.Atomic || o.Inputs["photos"][0] != "a.png" {
 		t.Fatalf("parsePipelineOptions = %+v, %v", o, err)
 	}
-	if _, err := parsePipelineOptions(`{"outdir": "x"}`); !errors.Is(err, errInvalid) || !strings.Contains(err.Error(), `unknown field "outdir"`) {
-		t.Errorf("an unknown field: %v", err)
+	for in, want := range map[string]string{
+		`{"outdir": "x"}`:       `unknown field "outdir"`,
+		`{"workers": 2} {}`:     "more after the JSON object",
+		`{"workers": 2} junk`:   "more after the JSON object",
+		`{"workers": "two"}`:    "cannot unmarshal string",
+		`{"inputs": ["a.png"]}`: "cannot unmarshal array",
+		`null`:                  "options_json is not a JSON object",
+		` [1]`:                  "options_json is not a JSON object",
+	} {
+		if _, err := parsePipelineOptions(in); !errors.Is(err, errInvalid) || !strings.Contains(err.Error(), want) {
+			t.Errorf("parsePipelineOptions(%q) = %v, want %q", in, err, want)
+		}
 	}
+	if _, err := parseIterOptions(`{"out_dir": "x"}`); !errors.Is(err, errInvalid) || !strings.Contains(err.Error(), `unknown field "out_dir" (dynop_pipeline_open takes "inputs" and "workers")`) {
+		t.Errorf("parseIterOptions with out_dir: %v", err)
+	}
+}
+
+// FuzzOptionsJSON feeds the JSON texts C passes (args_json, and the
+// options_json of dynop_pipeline_run and dynop_pipeline_open) to their
+// parsers: none panics, every refusal is DYNOP_ERROR_INVALID_ARGUMENT,
+// and what is accepted is one JSON object (or nothing).
+func FuzzOptionsJSON(f *testing.F) {
+	for _, s := range []string{"", `{}`, `{"sigma": 1.5}`, `{"out_dir": "/x", "workers": 2, "atomic": true, "resume": false, "inputs": {"a": ["b"]}}`,
+		`{"workers": 2} {}`, `null`, `[]`, `{"a": {"b": [1, 2.5e3, "x", null, true]}}`, "{\"a\": \"\xff\"}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		valid := text == "" || json.Valid([]byte(text)) && strings.HasPrefix(strings.TrimLeft(text, " \t\r\n"), "{")
+		if _, err := parseArgs(text); err != nil && !errors.Is(err, errInvalid) {
+			t.Fatalf("parseArgs(%q): %v is not errInvalid", text, err)
+		} else if err == nil && !valid {
+			t.Fatalf("parseArgs accepted %q", text)
+		}
+		if _, err := parsePipelineOptions(text); err != nil && !errors.Is(err, errInvalid) {
+			t.Fatalf("parsePipelineOptions(%q): %v is not errInvalid", text, err)
+		} else if err == nil && !valid {
+			t.Fatalf("parsePipelineOptions accepted %q", text)
+		}
+		if _, err := parseIterOptions(text); err != nil && !errors.Is(err, errInvalid) {
+			t.Fatalf("parseIterOptions(%q): %v is not errInvalid", text, err)
+		} else if err == nil && !valid {
+			t.Fatalf("parseIterOptions accepted %q", text)
+		}
+	})
 }
 
 // TestHandlesConcurrent adds, looks up and removes handles from many

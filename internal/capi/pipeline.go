@@ -8,12 +8,13 @@ package capi
 import "C"
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -31,15 +32,21 @@ type pipelineOptions struct {
 }
 
 // decodeOptions decodes an options_json object into v, refusing fields v
-// does not have; "" leaves v as it is.
+// does not have and anything after the object; "" leaves v as it is.
 func decodeOptions(text string, v any) error {
 	if text == "" {
 		return nil
 	}
-	d := json.NewDecoder(bytes.NewReader([]byte(text)))
+	if !strings.HasPrefix(strings.TrimLeft(text, " \t\r\n"), "{") {
+		return fmt.Errorf("%w: options_json is not a JSON object", errInvalid)
+	}
+	d := json.NewDecoder(strings.NewReader(text))
 	d.DisallowUnknownFields()
 	if err := d.Decode(v); err != nil {
 		return fmt.Errorf("%w: options_json: %v", errInvalid, err)
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return fmt.Errorf("%w: options_json: more after the JSON object", errInvalid)
 	}
 	return nil
 }
