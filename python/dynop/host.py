@@ -45,12 +45,15 @@ def _args_json(name, args):
             return os.fspath(v)
         raise TypeError("%s is not a JSON value" % type(v).__name__)
 
-    for k, v in args.items():
-        try:
-            json.dumps(v, default=plain, allow_nan=False)
-        except (TypeError, ValueError) as e:
-            raise InvalidArgumentError("%s: argument %r = %r: %s" % (name, k, v, e)) from None
-    return json.dumps(args, default=plain, allow_nan=False)
+    try:
+        return json.dumps(args, default=plain, allow_nan=False)
+    except (TypeError, ValueError):
+        for k, v in args.items():  # name the argument at fault
+            try:
+                json.dumps(v, default=plain, allow_nan=False)
+            except (TypeError, ValueError) as e:
+                raise InvalidArgumentError("%s: argument %r = %r: %s" % (name, k, v, e)) from None
+        raise
 
 
 class _Owned:
