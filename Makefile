@@ -70,6 +70,7 @@ test:
 	GODEBUG=cgocheck=1 $(GO) test -race ./...
 	cd bench && GODEBUG=cgocheck=1 $(GO) test -race ./...
 	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./loader/... ./plugins/... ./examples/native/ ./examples/operators/ ./examples/embedding/ ./docs/authoring/... ./cli/
+	CGO_ENABLED=0 $(GO) test ./loader/wasm/
 
 ## fuzz: run each fuzz target for FUZZTIME (go test -fuzz takes one
 ## target of one package per run, hence the list). A failing input is
@@ -92,7 +93,7 @@ FUZZ_TARGETS = \
 	discover:FuzzParseManifest discover:FuzzDecodeCache \
 	pipeline:FuzzParse pipeline:FuzzReadJournal pipeline:FuzzParseShard pipeline:FuzzReadList \
 	internal/abihost:FuzzDecodeInfo internal/ldso:FuzzParseCache internal/ldso:FuzzReadObject loader/wasm:FuzzModuleInfo loader/native:FuzzNativeInfo \
-	.:FuzzParseSandboxPolicy loader/wasm:FuzzDecodeEntry internal/capi:FuzzOptionsJSON \
+	.:FuzzParseSandboxPolicy loader/wasm:FuzzDecodeEntry loader/wasm:FuzzExportTable internal/capi:FuzzOptionsJSON \
 	plugins/codec:FuzzCodecDecode plugins/codec:FuzzCodecEXIF plugins/image:FuzzImageEXIF
 fuzz:
 	@set -e; log=$$(mktemp); trap 'rm -f "$$log"' EXIT; for t in $(FUZZ_TARGETS); do \
@@ -135,6 +136,8 @@ build: plugins
 libdynop:
 	$(GO) build -buildmode=c-shared -ldflags=-extldflags=-Wl,--version-script=$(CURDIR)/capi/libdynop.map -o bin/libdynop.so ./capi
 	$(GO) build -buildmode=c-archive -o bin/libdynop.a ./capi
+	cp "$$($(GO) list -m -f '{{.Dir}}' github.com/bytecodealliance/wasmtime-go/v37)/build/linux-$$(uname -m)/libwasmtime.a" bin/
+	chmod u+w bin/libwasmtime.a
 	$(GO) build -o bin/dynop-scanner ./cmd/dynop-scanner
 	rm -f bin/libdynop.h
 	mkdir -p bin/include/dynop

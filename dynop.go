@@ -607,6 +607,9 @@ func (h *Host) Plugin(id string) (PluginStatus, error) {
 
 func (rec *record) status() PluginStatus {
 	st := PluginStatus{Info: rec.info, Path: rec.path, State: rec.state, Refs: rec.refs, Starts: rec.starts, Stops: rec.stops, Err: rec.unusable, Signer: rec.signer, Bundled: slices.Clone(rec.bundled)}
+	if e, ok := rec.p.(interface{ Engine() string }); ok {
+		st.Engine = e.Engine()
+	}
 	if st.Err == nil {
 		st.Err = rec.lastErr
 	}

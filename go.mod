@@ -9,3 +9,5 @@ require (
 )
 
 require github.com/tetratelabs/wazero v1.12.0
+
+require github.com/bytecodealliance/wasmtime-go/v37 v37.0.0

@@ -81,4 +81,8 @@ type PluginStatus struct {
 	// libraries beside it), as absolute paths, in load order; their
 	// digests are in its manifest.
 	Bundled []string
+	// Engine names what runs a sandboxed plugin: the WebAssembly engine,
+	// "wasmtime" or "wazero"; empty for others. A plugin says by having
+	// a method Engine() string.
+	Engine string
 }

@@ -266,10 +266,11 @@ type listEntry struct {
 	DuplicateOf string      `json:"duplicate_of,omitempty"`
 	Signer      string      `json:"signer,omitempty"`
 	Bundled     []string    `json:"bundled,omitempty"`
+	Engine      string      `json:"engine,omitempty"`
 }
 
 func newListEntry(st dynop.PluginStatus) listEntry {
-	e := listEntry{Plugin: st.Info, Path: st.Path, State: st.State, DuplicateOf: st.DuplicateOf, Signer: st.Signer, Bundled: st.Bundled}
+	e := listEntry{Plugin: st.Info, Path: st.Path, State: st.State, DuplicateOf: st.DuplicateOf, Signer: st.Signer, Bundled: st.Bundled, Engine: st.Engine}
 	if !st.State.Usable() && st.Err != nil {
 		e.Error = st.Err.Error()
 	}
@@ -279,6 +280,27 @@ func newListEntry(st dynop.PluginStatus) listEntry {
 // errBroken is returned, after the listing is printed, when plugin files
 // could not be used.
 var errBroken = errors.New("plugin files could not be used")
+
+// wasmConfig returns the WebAssembly loader's configuration that
+// $DYNOP_SANDBOX_GRANT and $DYNOP_WASM_ENGINE make, and whether either is
+// set; the error names the variable at fault.
+func wasmConfig() (wasm.Config, bool, error) {
+	var cfg wasm.Config
+	g, e := os.Getenv("DYNOP_SANDBOX_GRANT"), os.Getenv("DYNOP_WASM_ENGINE")
+	if g != "" {
+		cfg.Grant = strings.Split(g, ",")
+		if err := cfg.Validate(); err != nil {
+			return cfg, true, fmt.Errorf("DYNOP_SANDBOX_GRANT: %w", err)
+		}
+	}
+	if e != "" {
+		cfg.Engine = e
+		if err := cfg.Validate(); err != nil {
+			return cfg, true, fmt.Errorf("DYNOP_WASM_ENGINE: %w", err)
+		}
+	}
+	return cfg, g != "" || e != "", nil
+}
 
 // hostOptions returns the options the commands open a host with: the
 // plugin files and directories paths searched first, the trust store and
@@ -291,11 +313,9 @@ func hostOptions(paths []string) (dynop.Options, error) {
 		return opts, err
 	}
 	opts.Sandbox = policy
-	if g := os.Getenv("DYNOP_SANDBOX_GRANT"); g != "" {
-		cfg := wasm.Config{Grant: strings.Split(g, ",")}
-		if err := cfg.Validate(); err != nil {
-			return opts, fmt.Errorf("DYNOP_SANDBOX_GRANT: %w", err)
-		}
+	if cfg, set, err := wasmConfig(); err != nil {
+		return opts, err
+	} else if set {
 		opts.Loaders = append(opts.Loaders, cfg)
 	}
 	if p := os.Getenv("DYNOP_SIGNATURE_POLICY"); p != "" {
@@ -491,6 +511,9 @@ func writeInspect(w io.Writer, e listEntry, pal palette) error {
 	row("description", e.Description)
 	row("author", e.Author)
 	row("build", e.Build)
+	if e.Engine != "" {
+		row("sandbox", "WebAssembly, run by "+e.Engine)
+	}
 	t.styledRow("state", e.State.String(), stateStyle(e.State))
 	row("why", strings.ReplaceAll(e.Error, "\n", "; "))
 	row("using", e.DuplicateOf)

@@ -681,6 +681,17 @@ func checkSandbox(_ context.Context, _ *doctor) []checkResult {
 		dynop.SandboxAlways:       "plugin files run only as WebAssembly, in the sandbox",
 	}[p]
 	r.Summary = fmt.Sprintf("%s (%s): %s", p, from, what)
+	engines := wasm.Engines()
+	if e := os.Getenv("DYNOP_WASM_ENGINE"); e != "" {
+		if err := (wasm.Config{Engine: e}).Validate(); err != nil {
+			r.Status, r.Summary = statusFail, fmt.Sprintf("invalid, so no host opens: DYNOP_WASM_ENGINE=%s: %v", e, err)
+			r.Fix = "set DYNOP_WASM_ENGINE to one of " + strings.Join(engines, ", ") + ", or unset it (" + engines[0] + ")"
+			return []checkResult{r}
+		}
+		r.Details = append(r.Details, fmt.Sprintf("WebAssembly plugins run on %s (DYNOP_WASM_ENGINE); this build has %s", e, strings.Join(engines, ", ")))
+	} else {
+		r.Details = append(r.Details, fmt.Sprintf("WebAssembly plugins run on %s, the fastest engine of this build (it has %s; DYNOP_WASM_ENGINE chooses)", engines[0], strings.Join(engines, ", ")))
+	}
 	if g := os.Getenv("DYNOP_SANDBOX_GRANT"); g != "" {
 		if err := (wasm.Config{Grant: strings.Split(g, ",")}).Validate(); err != nil {
 			r.Status, r.Summary = statusFail, fmt.Sprintf("invalid, so no host opens: DYNOP_SANDBOX_GRANT=%s: %v", g, err)

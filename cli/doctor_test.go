@@ -11,6 +11,7 @@ import (
 
 	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/internal/scaffold"
+	"github.com/dynop/dynop/loader/wasm"
 	"github.com/dynop/dynop/sign"
 )
 
@@ -18,7 +19,7 @@ import (
 // directories at a temporary home).
 func healthyEnv(t *testing.T) {
 	t.Helper()
-	for _, v := range []string{"DYNOP_PLUGIN_PATH", "DYNOP_TRUST_DIR", "DYNOP_SIGNATURE_POLICY", "DYNOP_SANDBOX", "DYNOP_SANDBOX_GRANT",
+	for _, v := range []string{"DYNOP_PLUGIN_PATH", "DYNOP_TRUST_DIR", "DYNOP_SIGNATURE_POLICY", "DYNOP_SANDBOX", "DYNOP_SANDBOX_GRANT", "DYNOP_WASM_ENGINE",
 		dispatch.EnvFeatures, dispatch.EnvVerify} {
 		t.Setenv(v, "")
 	}
@@ -216,6 +217,7 @@ func TestDoctorInvalidSettings(t *testing.T) {
 		{"DYNOP_SIGNATURE_POLICY", "strict", "signature policy", []string{"off", "warn", "require"}},
 		{"DYNOP_SANDBOX", "maybe", "sandbox", []string{"prefer-native", "unsigned", "always"}},
 		{"DYNOP_SANDBOX_GRANT", "clock,network", "sandbox", []string{"clock", "random", "env", "stdio"}},
+		{"DYNOP_WASM_ENGINE", "v8", "sandbox", wasm.Engines()},
 		{dispatch.EnvVerify, "perhaps", "verify variants", []string{"1", "0"}},
 	} {
 		t.Run(tc.env, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dynop/dynop/internal/cbuild"
+	"github.com/dynop/dynop/loader/wasm"
 )
 
 // TestSandboxFlag lists a directory with imgproc's native and WebAssembly
@@ -89,5 +90,34 @@ func TestSandboxGrant(t *testing.T) {
 	t.Setenv("DYNOP_SANDBOX_GRANT", "clock,network")
 	if code, _, errOut := runCLI(t, "list"); code != 1 || !strings.Contains(errOut, "DYNOP_SANDBOX_GRANT") || !strings.Contains(errOut, "network") {
 		t.Errorf("an unknown capability: exit %d: %s", code, errOut)
+	}
+}
+
+// TestWasmEngine: inspect and list say which engine runs a WebAssembly
+// plugin, the fastest of the build unless $DYNOP_WASM_ENGINE chooses; an
+// engine the build does not have is an error that names the variable.
+func TestWasmEngine(t *testing.T) {
+	path := cbuild.ImgprocWasm(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	for _, engine := range append([]string{""}, wasm.Engines()...) {
+		t.Run("engine="+engine, func(t *testing.T) {
+			t.Setenv("DYNOP_WASM_ENGINE", engine)
+			want := engine
+			if want == "" {
+				want = wasm.Engines()[0]
+			}
+			code, out, errOut := runCLI(t, "inspect", path)
+			if code != 0 || !strings.Contains(out, "sandbox      WebAssembly, run by "+want+"\n") {
+				t.Errorf("inspect: exit %d, want a line naming %s:\n%s%s", code, want, out, errOut)
+			}
+			code, out, errOut = runCLI(t, "list", "--json", path)
+			if code != 0 || !strings.Contains(out, `"engine": "`+want+`"`) {
+				t.Errorf("list --json: exit %d, want engine %s:\n%s%s", code, want, out, errOut)
+			}
+		})
+	}
+	t.Setenv("DYNOP_WASM_ENGINE", "v8")
+	if code, _, errOut := runCLI(t, "list"); code != 1 || !strings.Contains(errOut, "DYNOP_WASM_ENGINE") || !strings.Contains(errOut, `unknown engine "v8"`) {
+		t.Errorf("an unknown engine: exit %d: %s", code, errOut)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -58,6 +59,24 @@ func library(t *testing.T) string {
 				libErr = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 				return
 			}
+		}
+		// libdynop.a leaves Wasmtime's static library to the program's
+		// link, as make libdynop does: copy it beside.
+		cmd := exec.Command(gocmd, "list", "-m", "-f", "{{.Dir}}", "github.com/bytecodealliance/wasmtime-go/v37")
+		cmd.Dir = cbuild.Root()
+		out, err := cmd.Output()
+		if err != nil {
+			libErr = fmt.Errorf("%s: %v", cmd, err)
+			return
+		}
+		arch := map[string]string{"amd64": "x86_64", "arm64": "aarch64"}[runtime.GOARCH]
+		wt, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "build", "linux-"+arch, "libwasmtime.a"))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(libDir, "libwasmtime.a"), wt, 0o644)
+		}
+		if err != nil {
+			libErr = err
+			return
 		}
 		fmt.Fprintf(os.Stderr, "capi tests: built libdynop.so and dynop-scanner in %v\n", time.Since(start).Round(time.Second))
 	})
@@ -252,7 +271,7 @@ func TestStaticArchive(t *testing.T) {
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "lifecycle-static")
 	cmd := exec.Command(cc, "-std=c11", "-I", cbuild.Path("abi/include"), "-I", cbuild.Path("plugins/vecmath"),
-		"-o", exe, cbuild.Path("examples/c/lifecycle.c"), filepath.Join(lib, "libdynop.a"), "-lpthread", "-ldl", "-lm")
+		"-o", exe, cbuild.Path("examples/c/lifecycle.c"), filepath.Join(lib, "libdynop.a"), filepath.Join(lib, "libwasmtime.a"), "-lpthread", "-ldl", "-lm")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", cmd, err, out)
 	}

@@ -126,7 +126,7 @@ func digest(t *testing.T, path string) [sha256.Size]byte {
 func entryOf(t *testing.T, cacheDir, path string) string {
 	t.Helper()
 	sum := digest(t, path)
-	m, _ := filepath.Glob(filepath.Join(cacheDir, "wasm", wasm.CacheStoreDir, hex.EncodeToString(sum[:])+"-wazero-*"))
+	m, _ := filepath.Glob(filepath.Join(cacheDir, "wasm", wasm.CacheStoreDir, hex.EncodeToString(sum[:])+"-*"))
 	if len(m) != 1 {
 		all, _ := os.ReadDir(filepath.Join(cacheDir, "wasm", wasm.CacheStoreDir))
 		t.Fatalf("want one store entry for %s, found %v (the store holds %v)", path, m, all)
@@ -324,7 +324,8 @@ func TestCacheLegacyWazeroDir(t *testing.T) {
 	isolate(t)
 	a, b := poison(t, 1), poison(t, 2)
 	lb := &logBuf{}
-	opts := dynop.Options{CacheDir: t.TempDir(), Logger: lb.Logger()}
+	// The old layout was wazero's, so is the code planted in it.
+	opts := dynop.Options{CacheDir: t.TempDir(), Logger: lb.Logger(), Loaders: []dynop.LoaderConfig{wasm.Config{Engine: "wazero"}}}
 	load(t, a, opts)
 	load(t, b, opts)
 	ea := parseEntry(t, readFile(t, entryOf(t, opts.CacheDir, a)))
@@ -477,7 +478,7 @@ func TestCacheConcurrent(t *testing.T) {
 }
 
 // TestCacheWazeroRefusesEntry: an entry whose MAC verifies but whose
-// payload wazero cannot use (only the key's holder can make one) is
+// payload the engine cannot use (only the key's holder can make one) is
 // replaced by a compile from scratch.
 func TestCacheWazeroRefusesEntry(t *testing.T) {
 	cfgDir := isolate(t)
@@ -488,12 +489,12 @@ func TestCacheWazeroRefusesEntry(t *testing.T) {
 	entry := entryOf(t, opts.CacheDir, a)
 	e := parseEntry(t, readFile(t, entry))
 	secret := readFile(t, filepath.Join(cfgDir, "dynop", "wasm-cache.key"))
-	writeFile(t, entry, wasm.EncodeCacheEntry(secret, digest(t, a), e.tag, e.wkey, []byte("not wazero's")))
+	writeFile(t, entry, wasm.EncodeCacheEntry(secret, digest(t, a), e.tag, e.wkey, []byte("not the engine's")))
 	wasm.ForgetCacheKeys()
 	if got := value(t, load(t, a, opts), opts); got != 1 {
 		t.Errorf("A computes %v, want 1", got)
 	}
-	lb.wantLog(t, "level=WARN", "wazero could not use an entry; compiling the module again", "file="+entry)
+	lb.wantLog(t, "level=WARN", "could not use an entry; compiling the module again", "file="+entry)
 	if got := parseEntry(t, readFile(t, entry)); !bytes.Equal(got.payload, e.payload) {
 		t.Errorf("the entry was not replaced by A's compiled code")
 	}

@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"math"
 
-	"github.com/tetratelabs/wazero/api"
-
 	"github.com/dynop/dynop/abi"
 	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/iface"
@@ -20,11 +18,11 @@ import (
 // hostFunction is one import of module "dynop" (see dynop_wasm.h).
 type hostFunction struct {
 	name            string
-	params, results []api.ValueType
+	params, results []valType
 	fn              func(in *instance, stack []uint64)
 }
 
-var i64 = []api.ValueType{api.ValueTypeI64}
+var i64 = []valType{valI64}
 
 // hostFunctions are the imports the host provides. Each runs in the
 // instance that calls it; a pointer outside the module's memory panics
@@ -39,24 +37,6 @@ var hostFunctions = []hostFunction{
 	{"remove_interface", i32s(1), i32s(1), hostRemoveInterface},
 	{"acquire", i32s(5), i32s(1), hostAcquire},
 	{"release", i64, i32s(1), hostRelease},
-}
-
-// instantiateHost defines module "dynop" in the engine's runtime.
-func (e *engine) instantiateHost(ctx context.Context) error {
-	b := e.rt.NewHostModuleBuilder(hostModule)
-	for _, f := range hostFunctions {
-		b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
-			v, ok := e.byModule.Load(mod)
-			if !ok {
-				panic(&abiError{fmt.Sprintf("%v: %s called while the host was not calling the module", ErrABI, f.name)})
-			}
-			f.fn(v.(*instance), stack)
-		}), f.params, f.results).Export(f.name)
-	}
-	if _, err := b.Instantiate(ctx); err != nil {
-		return fmt.Errorf("wasm: %s: host module: %w", e.name, err)
-	}
-	return nil
 }
 
 // str reads a string the module passes as offset and length.

@@ -3,7 +3,6 @@ package wasm
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -15,14 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/experimental"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
-	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/sign"
@@ -49,23 +41,23 @@ const exInitialize = "_initialize"
 // exports lists the exported functions the host calls, all required, with
 // their wasm signatures.
 var exports = [...]struct {
-	name            string
-	params, results []api.ValueType
+	name string
+	funcType
 }{
-	exABIVersion: {"dynop_wasm_abi_version", nil, i32s(1)},
-	exAlloc:      {"dynop_wasm_alloc", i32s(2), i32s(1)},
-	exFree:       {"dynop_wasm_free", i32s(1), nil},
-	exInfo:       {"dynop_wasm_info", nil, []api.ValueType{api.ValueTypeI64}},
-	exRegister:   {"dynop_wasm_register", nil, i32s(1)},
-	exDeregister: {"dynop_wasm_deregister", nil, i32s(1)},
-	exCreate:     {"dynop_wasm_op_create", i32s(4), i32s(1)},
-	exSetup:      {"dynop_wasm_op_setup", i32s(8), i32s(1)},
-	exRun:        {"dynop_wasm_op_run", i32s(8), i32s(1)},
-	exDestroy:    {"dynop_wasm_op_destroy", i32s(2), nil},
+	exABIVersion: {"dynop_wasm_abi_version", funcType{nil, i32s(1)}},
+	exAlloc:      {"dynop_wasm_alloc", funcType{i32s(2), i32s(1)}},
+	exFree:       {"dynop_wasm_free", funcType{i32s(1), nil}},
+	exInfo:       {"dynop_wasm_info", funcType{nil, []valType{valI64}}},
+	exRegister:   {"dynop_wasm_register", funcType{nil, i32s(1)}},
+	exDeregister: {"dynop_wasm_deregister", funcType{nil, i32s(1)}},
+	exCreate:     {"dynop_wasm_op_create", funcType{i32s(4), i32s(1)}},
+	exSetup:      {"dynop_wasm_op_setup", funcType{i32s(8), i32s(1)}},
+	exRun:        {"dynop_wasm_op_run", funcType{i32s(8), i32s(1)}},
+	exDestroy:    {"dynop_wasm_op_destroy", funcType{i32s(2), nil}},
 }
 
-func i32s(n int) []api.ValueType {
-	return slices.Repeat([]api.ValueType{api.ValueTypeI32}, n)
+func i32s(n int) []valType {
+	return slices.Repeat([]valType{valI32}, n)
 }
 
 // abiMajor is the major version of dynop_wasm.h this host implements.
@@ -80,7 +72,6 @@ const (
 	pageSize           = 64 << 10
 	defaultMemoryLimit = 512 << 20
 	defaultCallTimeout = 30 * time.Second
-	wasiModule         = wasi_snapshot_preview1.ModuleName
 	hostModule         = "dynop"
 	loaderName         = "wasm"
 )
@@ -94,14 +85,19 @@ type Config struct {
 	// CallTimeout bounds each call into a module (a deadline added to the
 	// caller's context); 0 means 30 s. A negative CallTimeout makes calls
 	// uninterruptible — neither a deadline nor the caller's context stops
-	// one — and several times faster: wazero (v1.12) checks for
-	// interruption at every loop back-edge by calling into Go (wazero
+	// one. Under Wasmtime that saves 0–30% of a call's time; under wazero
+	// it makes calls several times faster, since wazero (v1.12) checks
+	// for interruption at every loop back-edge by calling into Go (wazero
 	// issue #2466). Use it only for modules you trust to terminate.
 	CallTimeout time.Duration
 	// Grant lists the capabilities a module may have if it asks for them
 	// (see [Capabilities] and dynop_wasm.h). A module that asks for one
 	// not granted is unsupported.
 	Grant []string
+	// Engine names the engine that runs modules: "wasmtime" or "wazero"
+	// (see [Engines]); "" means the first of [Engines], the fastest this
+	// build has.
+	Engine string
 }
 
 // LoaderName implements [dynop.LoaderConfig]: "wasm".
@@ -119,6 +115,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("wasm: Config.Grant: unknown capability %q (known: %s)", g, strings.Join(capabilities, ", "))
 		}
 	}
+	if _, err := backendOf(c.Engine); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -132,6 +131,7 @@ func Capabilities() []string { return slices.Clone(capabilities) }
 // config is how a host runs WebAssembly modules: its Config with the
 // defaults applied, and the host options the loader uses.
 type config struct {
+	backend  backend
 	memPages uint32
 	timeout  time.Duration // 0: calls cannot be interrupted
 	grant    map[string]bool
@@ -161,6 +161,7 @@ func configOf(opts *dynop.Options) (config, error) {
 	if err := wc.Validate(); err != nil {
 		return c, err
 	}
+	c.backend, _ = backendOf(wc.Engine)
 	if wc.MemoryLimit == 0 {
 		wc.MemoryLimit = defaultMemoryLimit
 	}
@@ -191,141 +192,83 @@ func configOf(opts *dynop.Options) (config, error) {
 	return c, nil
 }
 
-// engine is a wazero runtime with the host modules instantiated and one
-// compiled plugin module: what a started plugin runs its instances on.
+// engine is one plugin's module compiled by a backend: what a started
+// plugin runs its instances on.
 type engine struct {
 	name     string // the plugin ID or path, for messages
 	cfg      config
-	rt       wazero.Runtime
-	compiled wazero.CompiledModule
+	compiled compiledModule
 	caps     map[string]bool // the capabilities granted to the module
 	sess     *session        // the started plugin; nil while only reading info
-	seq      atomic.Uint64   // names instances
-	byModule sync.Map        // api.Module → *instance, for the host functions
 	// CompileTime is how long compiling (or loading it from the cache)
 	// took.
 	compileTime time.Duration
-	cache       wazero.CompilationCache // the compile's, closed with rt; nil without one
 }
 
-// newEngine compiles code, whose SHA-256 is sum, checking its imports
-// and exports, for a plugin that may use caps.
+// newEngine compiles code, whose SHA-256 is sum, with the configured
+// backend, checking its imports and exports, for a plugin that may use
+// caps.
 func newEngine(ctx context.Context, name string, code []byte, sum sign.Digest, cfg config, caps []string) (_ *engine, err error) {
-	// The memory limit is the allocator's (limitedMemory), which sees
-	// the grows it refuses.
-	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(cfg.timeout > 0)
 	e := &engine{name: name, cfg: cfg, caps: make(map[string]bool)}
 	for _, c := range caps {
 		e.caps[c] = true
 	}
-	var mc *moduleCache
-	var prepared time.Duration // preparing the cache
-	if cfg.cacheDir != "" {
-		// The cache is keyed by sum, the digest of the very bytes
-		// compiled (cache.go): an entry made for other bytes does not
-		// verify.
-		start := time.Now()
-		var cerr error
-		if mc, cerr = openModuleCache(cfg.log, cfg.cacheDir, sum); cerr != nil {
-			cfg.log.Warn("wasm: compiling without the compilation cache", "plugin", name, "err", cerr.Error())
-		} else {
-			rc = rc.WithCompilationCache(mc.wz)
-			e.cache = mc.wz
-			defer func() { mc.finish(e.compiled != nil) }()
-		}
-		prepared = time.Since(start)
+	start := time.Now()
+	if e.compiled, err = cfg.backend.compile(ctx, e, code, sum); err != nil {
+		return nil, err
 	}
-	e.rt = wazero.NewRuntimeWithConfig(ctx, rc)
+	e.compileTime = time.Since(start)
 	defer func() {
 		if err != nil {
 			e.close(ctx)
 		}
 	}()
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, e.rt); err != nil {
-		return nil, fmt.Errorf("wasm: %s: WASI: %w", name, err)
-	}
-	if err := e.instantiateHost(ctx); err != nil {
-		return nil, err
-	}
-	start := time.Now()
-	e.compiled, err = e.rt.CompileModule(ctx, code)
-	if err != nil && mc != nil && mc.placed != "" {
-		// wazero could not use an entry that verified (only dynop
-		// writes those): compile from scratch; the new entry replaces it.
-		cfg.log.Warn("wasm: compilation cache: wazero could not use an entry; compiling the module again", "file", mc.entry, "err", err.Error())
-		mc.remove()
-		os.Remove(mc.placed)
-		mc.placed = ""
-		e.compiled, err = e.rt.CompileModule(ctx, code)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("wasm: %s: %w: %v", name, dynop.ErrFormat, err)
-	}
-	e.compileTime = prepared + time.Since(start)
-	if err := checkImports(name, e.compiled, e.rt.Module(wasiModule)); err != nil {
+	if err := checkImports(name, e.compiled.imports()); err != nil {
 		return nil, err
 	}
 	if err := checkExports(name, e.compiled); err != nil {
 		return nil, err
 	}
-	if mem := e.compiled.ExportedMemories()["memory"]; mem.Min() > cfg.memPages {
-		return nil, fmt.Errorf("wasm: %s: %w: the module's memory starts at %d MiB, more than the limit of %d MiB", name, ErrMemoryLimit, uint64(mem.Min())*pageSize>>20, uint64(cfg.memPages)*pageSize>>20)
+	if min := e.compiled.exportedMemories()["memory"]; min > cfg.memPages {
+		return nil, fmt.Errorf("wasm: %s: %w: the module's memory starts at %d MiB, more than the limit of %d MiB", name, ErrMemoryLimit, uint64(min)*pageSize>>20, uint64(cfg.memPages)*pageSize>>20)
 	}
 	return e, nil
 }
 
-// close closes the runtime and every instance on it.
-func (e *engine) close(ctx context.Context) error {
-	err := e.rt.Close(context.WithoutCancel(ctx))
-	if e.cache != nil {
-		err = errors.Join(err, e.cache.Close(context.WithoutCancel(ctx)))
-	}
-	return err
-}
+// close frees the compiled module and every instance of it.
+func (e *engine) close(ctx context.Context) error { return e.compiled.close(ctx) }
 
 // checkImports reports imports the host does not provide, naming each.
-func checkImports(name string, m wazero.CompiledModule, wasi api.Module) error {
-	provided := map[string]bool{}
-	for _, f := range hostFunctions {
-		provided[hostModule+"."+f.name] = true
-	}
-	for n := range wasi.ExportedFunctionDefinitions() {
-		provided[wasiModule+"."+n] = true
-	}
+func checkImports(name string, imports []importDesc) error {
 	var missing []string
-	for _, f := range m.ImportedFunctions() {
-		mod, n, _ := f.Import()
-		if !provided[mod+"."+n] {
-			missing = append(missing, fmt.Sprintf("function %s.%s", mod, n))
+	for _, im := range imports {
+		if _, ok := hostImportIndex[[2]string{im.module, im.name}]; !ok || im.kind != "function" {
+			missing = append(missing, fmt.Sprintf("%s %s.%s", im.kind, im.module, im.name))
 		}
-	}
-	for _, mem := range m.ImportedMemories() {
-		mod, n, _ := mem.Import()
-		missing = append(missing, fmt.Sprintf("memory %s.%s", mod, n))
 	}
 	switch len(missing) {
 	case 0:
 		return nil
 	case 1:
-		return fmt.Errorf("wasm: %s: %w: it imports %s, which this host does not provide (it provides the functions of module %q in dynop_wasm.h and of %s)", name, ErrABI, missing[0], hostModule, wasiModule)
+		return fmt.Errorf("wasm: %s: %w: it imports %s, which this host does not provide (it provides the functions of module %q in dynop_wasm.h and of %s)", name, ErrABI, missing[0], hostModule, wasiModuleName)
 	}
-	return fmt.Errorf("wasm: %s: %w: it imports %s, which this host does not provide (it provides the functions of module %q in dynop_wasm.h and of %s)", name, ErrABI, strings.Join(missing, ", "), hostModule, wasiModule)
+	return fmt.Errorf("wasm: %s: %w: it imports %s, which this host does not provide (it provides the functions of module %q in dynop_wasm.h and of %s)", name, ErrABI, strings.Join(missing, ", "), hostModule, wasiModuleName)
 }
 
 // checkExports reports missing or mistyped entry points, naming each.
-func checkExports(name string, m wazero.CompiledModule) error {
-	fns := m.ExportedFunctions()
+func checkExports(name string, m compiledModule) error {
+	fns := m.exportedFunctions()
 	var problems []string
 	for _, want := range exports {
 		f, ok := fns[want.name]
 		switch {
 		case !ok:
 			problems = append(problems, want.name+" is missing")
-		case !slices.Equal(f.ParamTypes(), want.params) || !slices.Equal(f.ResultTypes(), want.results):
-			problems = append(problems, fmt.Sprintf("%s has type %s, want %s", want.name, signature(f.ParamTypes(), f.ResultTypes()), signature(want.params, want.results)))
+		case !slices.Equal(f.params, want.params) || !slices.Equal(f.results, want.results):
+			problems = append(problems, fmt.Sprintf("%s has type %s, want %s", want.name, signature(f), signature(want.funcType)))
 		}
 	}
-	if _, ok := m.ExportedMemories()["memory"]; !ok {
+	if _, ok := m.exportedMemories()["memory"]; !ok {
 		problems = append(problems, `the memory export "memory" is missing`)
 	}
 	if problems == nil {
@@ -334,105 +277,75 @@ func checkExports(name string, m wazero.CompiledModule) error {
 	return fmt.Errorf("wasm: %s: %w: not a dynop plugin module: %s (see dynop_wasm.h; C plugins link abi/wasm/dynop_wasm.c, Go plugins import loader/wasm/guest)", name, ErrABI, strings.Join(problems, "; "))
 }
 
-func signature(params, results []api.ValueType) string {
-	names := func(ts []api.ValueType) string {
+// signature writes a function type as Go would: func(i32, i32) (i32).
+func signature(ft funcType) string {
+	names := func(ts []valType) string {
 		s := make([]string, len(ts))
 		for i, t := range ts {
-			s[i] = api.ValueTypeName(t)
+			s[i] = valTypeName(t)
 		}
 		return strings.Join(s, ", ")
 	}
-	return fmt.Sprintf("func(%s) (%s)", names(params), names(results))
+	return fmt.Sprintf("func(%s) (%s)", names(ft.params), names(ft.results))
+}
+
+// valTypeName names a value type as the WebAssembly text format does.
+func valTypeName(t valType) string {
+	switch t {
+	case valI32:
+		return "i32"
+	case valI64:
+		return "i64"
+	case valF32:
+		return "f32"
+	case valF64:
+		return "f64"
+	}
+	return fmt.Sprintf("type%#x", byte(t))
 }
 
 // instance is one instance of the plugin's module: its own memory, run by
 // one goroutine at a time.
 type instance struct {
 	e   *engine
-	mod api.Module
-	mem api.Memory
-	fns [len(exports)]api.Function
+	mod moduleInstance
+	mem memory
+	fns [len(exports)]function
 	// The stack of a call: params in, results out.
 	stack [8]uint64
 
-	lmem     *limitedMemory // its memory's buffer
-	abiMinor uint16         // of the module's dynop_wasm.h
-	dead     error          // why the instance was discarded, if it was
-	reg      *register      // while register runs in it
-	message  string         // the set_error of the running call
-	lastErr  error          // why the last failed host call failed
-	stderr   *logWriter     // the module's stdout and stderr, when granted
+	wasi     *wasiEnv   // its WASI state
+	abiMinor uint16     // of the module's dynop_wasm.h
+	dead     error      // why the instance was discarded, if it was
+	reg      *register  // while register runs in it
+	message  string     // the set_error of the running call
+	lastErr  error      // why the last failed host call failed
+	stderr   *logWriter // the module's stdout and stderr, when granted
 }
-
-// limitedMemory is a module instance's linear memory, bounded by the
-// host's limit: it records a grow it refuses, so that a failure after it
-// is reported as reaching the limit.
-type limitedMemory struct {
-	buf     []byte
-	limit   uint64
-	refused atomic.Bool
-}
-
-// Reallocate implements experimental.LinearMemory.
-func (m *limitedMemory) Reallocate(size uint64) []byte {
-	if size > m.limit {
-		m.refused.Store(true)
-		return nil
-	}
-	if size <= uint64(cap(m.buf)) {
-		m.buf = m.buf[:size] // never written past len: still zero
-		return m.buf
-	}
-	b := make([]byte, size, min(max(size, 2*uint64(cap(m.buf))), m.limit))
-	copy(b, m.buf)
-	m.buf = b
-	return b
-}
-
-// Free implements experimental.LinearMemory.
-func (m *limitedMemory) Free() { m.buf = nil }
 
 // newInstance instantiates the module and runs its initializer.
 func (e *engine) newInstance(ctx context.Context) (*instance, error) {
 	in := &instance{e: e}
-	mc := wazero.NewModuleConfig().WithName(fmt.Sprintf("%s#%d", e.name, e.seq.Add(1))).WithStartFunctions()
-	if e.caps["clock"] {
-		mc = mc.WithSysWalltime().WithSysNanotime().WithSysNanosleep()
-	}
-	if e.caps["random"] {
-		mc = mc.WithRandSource(rand.Reader)
-	}
-	if e.caps["env"] {
-		for _, kv := range os.Environ() {
-			if k, v, ok := strings.Cut(kv, "="); ok {
-				mc = mc.WithEnv(k, v)
-			}
-		}
-	}
+	var out io.Writer
 	if e.caps["stdio"] {
 		in.stderr = &logWriter{log: e.cfg.log.With("plugin", e.name)}
-		mc = mc.WithStdout(in.stderr).WithStderr(in.stderr)
+		out = in.stderr
 	}
-	if t := e.cfg.timeout; t > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, t)
-		defer cancel()
-	}
-	in.lmem = &limitedMemory{limit: uint64(e.cfg.memPages) * pageSize}
-	ctx = experimental.WithMemoryAllocator(ctx, experimental.MemoryAllocatorFunc(func(_, _ uint64) experimental.LinearMemory { return in.lmem }))
-	mod, err := e.rt.InstantiateModule(ctx, e.compiled, mc)
+	in.wasi = newWASIEnv(nil, e.caps, out)
+	mod, err := e.compiled.instantiate(ctx, in, e.cfg.timeout)
 	if err != nil {
-		return nil, fmt.Errorf("wasm: %s: instantiate: %w", e.name, classify(ctx, err))
+		return nil, fmt.Errorf("wasm: %s: instantiate: %w", e.name, callError(err))
 	}
-	in.mod, in.mem = mod, mod.ExportedMemory("memory")
+	in.mod, in.mem = mod, mod.memory()
+	in.wasi.setMemory(in.mem)
 	for i, x := range exports {
-		in.fns[i] = mod.ExportedFunction(x.name)
+		in.fns[i] = mod.function(x.name)
 	}
-	e.byModule.Store(mod, in)
-	if init := mod.ExportedFunction(exInitialize); init != nil {
-		if _, err := init.Call(ctx); err != nil {
+	if init := mod.function(exInitialize); init != nil {
+		if err := init.call(ctx, e.cfg.timeout, nil); err != nil {
+			err = callError(err)
 			in.discard(err)
-			return nil, fmt.Errorf("wasm: %s: %s: %w", e.name, exInitialize, classify(ctx, err))
+			return nil, fmt.Errorf("wasm: %s: %s: %w", e.name, exInitialize, err)
 		}
 	}
 	if err := in.call(ctx, exABIVersion); err != nil {
@@ -454,18 +367,22 @@ func (in *instance) call(ctx context.Context, x int, params ...uint64) error {
 	if in.dead != nil {
 		return fmt.Errorf("%w: the module instance was discarded: %w", dynop.ErrState, in.dead)
 	}
-	if t := in.e.cfg.timeout; t > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, t)
-		defer cancel()
-	}
 	in.message = ""
-	in.lmem.refused.Store(false)
+	in.mod.resetRefused()
+	if in.e.caps["clock"] {
+		// A module granted the clock may sleep (WASI poll_oneoff): the
+		// sleep ends with the call's deadline or its context.
+		if t := in.e.cfg.timeout; t > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, t)
+			defer cancel()
+		}
+		in.wasi.setDone(ctx.Done())
+	}
 	n := copy(in.stack[:], params)
 	clear(in.stack[n:])
-	if err := in.fns[x].CallWithStack(ctx, in.stack[:]); err != nil {
-		err = classify(ctx, err)
-		err = in.atLimit(err)
+	if err := in.fns[x].call(ctx, in.e.cfg.timeout, in.stack[:]); err != nil {
+		err = in.atLimit(callError(err))
 		in.discard(err)
 		return fmt.Errorf("%s: %w (the module instance was discarded)", exports[x].name, err)
 	}
@@ -475,34 +392,20 @@ func (in *instance) call(ctx context.Context, x int, params ...uint64) error {
 // atLimit wraps err with ErrMemoryLimit if the module asked for more
 // memory than the limit during the call: why it failed.
 func (in *instance) atLimit(err error) error {
-	if !in.lmem.refused.Load() {
+	if !in.mod.growRefused() {
 		return err
 	}
-	return fmt.Errorf("%w (%d MiB; the module asked for more): %w", ErrMemoryLimit, in.lmem.limit>>20, err)
+	return fmt.Errorf("%w (%d MiB; the module asked for more): %w", ErrMemoryLimit, uint64(in.e.cfg.memPages)*pageSize>>20, err)
 }
 
-// classify turns a failed call's error into one that says what happened:
-// a deadline, a cancellation, an exit, or a trap.
-func classify(ctx context.Context, err error) error {
-	var abiErr *abiError
-	if errors.As(err, &abiErr) {
-		return abiErr
-	}
-	var exit *sys.ExitError
+// callError words a failed call's classified error (see
+// [function.call]): an exit is a trap.
+func callError(err error) error {
+	var exit *exitError
 	if errors.As(err, &exit) {
-		switch exit.ExitCode() {
-		case sys.ExitCodeDeadlineExceeded:
-			if ctx.Err() != nil && context.Cause(ctx) == context.DeadlineExceeded {
-				return fmt.Errorf("%w: the call ran past its deadline", context.DeadlineExceeded)
-			}
-			return context.DeadlineExceeded
-		case sys.ExitCodeContextCanceled:
-			return context.Canceled
-		}
-		return fmt.Errorf("%w: the module exited with code %d", ErrTrap, exit.ExitCode())
+		return fmt.Errorf("%w: %w", ErrTrap, exit)
 	}
-	msg, _, _ := strings.Cut(err.Error(), "\nwasm stack trace:")
-	return fmt.Errorf("%w: %s", ErrTrap, msg)
+	return err
 }
 
 // discard closes the instance for good, after err.
@@ -513,8 +416,7 @@ func (in *instance) discard(err error) {
 		}
 		in.dead = err
 	}
-	in.e.byModule.Delete(in.mod)
-	in.mod.Close(context.Background())
+	in.mod.close()
 }
 
 // abiError is a module's breach of the ABI found by a host function: it
@@ -536,7 +438,7 @@ func (in *instance) read(what string, off, n uint32) []byte {
 
 // linear is an instance's memory as package abihost reads it: wasm32
 // pointers, every read bounds-checked.
-type linear struct{ mem api.Memory }
+type linear struct{ mem memory }
 
 // PointerSize implements abihost.Memory.
 func (linear) PointerSize() uint32 { return 4 }

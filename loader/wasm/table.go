@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/experimental/table"
-
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/abi"
 )
@@ -31,10 +28,10 @@ type Table struct {
 // slotFn is the function a slot held when it was last called: looking it
 // up in the module's function table makes a new wrapper each time.
 type slotFn struct {
-	in              *instance
-	idx             uint32
-	params, results []api.ValueType
-	fn              api.Function
+	in  *instance
+	idx uint32
+	ft  funcType
+	fn  function
 }
 
 // Header returns the table's dynop_header.
@@ -48,7 +45,7 @@ func (t *Table) Slots() int { return int(t.hdr.Size-abi.HeaderSize) / 4 }
 // host's call deadline, and returns its results. A trap discards the
 // plugin's first instance, and with it the interface: later calls fail
 // until the plugin restarts.
-func (t *Table) Call(ctx context.Context, slot int, params, results []api.ValueType, args ...uint64) (out []uint64, err error) {
+func (t *Table) Call(ctx context.Context, slot int, params, results []ValueType, args ...uint64) (out []uint64, err error) {
 	s := t.s
 	if err := s.enter(); err != nil {
 		return nil, err
@@ -77,18 +74,13 @@ func (t *Table) Call(ctx context.Context, slot int, params, results []api.ValueT
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what(), err)
 	}
-	if t := s.e.cfg.timeout; t > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, t)
-		defer cancel()
-	}
 	if n := max(len(params), len(results)); cap(t.stack) < n {
 		t.stack = make([]uint64, n)
 	}
 	stack := t.stack[:max(len(params), len(results))]
 	copy(stack, args)
-	if err := fn.CallWithStack(ctx, stack); err != nil {
-		err = classify(ctx, err)
+	if err := fn.call(ctx, s.e.cfg.timeout, stack); err != nil {
+		err = callError(err)
 		in.discard(err)
 		return nil, fmt.Errorf("%s: %w (the module instance was discarded)", what(), err)
 	}
@@ -101,29 +93,19 @@ func (t *Table) Call(ctx context.Context, slot int, params, results []api.ValueT
 // function returns the function at index idx of in's function table for
 // slot, looked up once for as long as the slot holds it and is called
 // with the same type.
-func (t *Table) function(in *instance, slot int, idx uint32, params, results []api.ValueType) (api.Function, error) {
+func (t *Table) function(in *instance, slot int, idx uint32, params, results []ValueType) (function, error) {
 	if len(t.fns) <= slot {
 		t.fns = append(t.fns, make([]slotFn, slot+1-len(t.fns))...)
 	}
 	c := &t.fns[slot]
-	if c.fn != nil && c.in == in && c.idx == idx && slices.Equal(c.params, params) && slices.Equal(c.results, results) {
+	if c.fn != nil && c.in == in && c.idx == idx && slices.Equal(c.ft.params, params) && slices.Equal(c.ft.results, results) {
 		return c.fn, nil
 	}
-	fn, err := lookup(in.mod, idx, params, results)
+	ft := funcType{slices.Clone(params), slices.Clone(results)}
+	fn, err := in.mod.tableFunction(idx, ft)
 	if err != nil {
 		return nil, err
 	}
-	*c = slotFn{in, idx, slices.Clone(params), slices.Clone(results), fn}
+	*c = slotFn{in, idx, ft, fn}
 	return fn, nil
-}
-
-// lookup returns the function at index idx of the module's function
-// table, if it has type params → results.
-func lookup(mod api.Module, idx uint32, params, results []api.ValueType) (fn api.Function, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: function table index %d: %v (want type %s)", ErrABI, idx, r, signature(params, results))
-		}
-	}()
-	return table.LookupFunction(mod, 0, idx, params, results), nil
 }

@@ -313,6 +313,10 @@ func (p *Plugin) Info() schema.Plugin { return p.info }
 // Path returns the module's file.
 func (p *Plugin) Path() string { return p.path }
 
+// Engine names the WebAssembly engine that runs the plugin: "wasmtime"
+// or "wazero" (see [Engines] and [Config.Engine]).
+func (p *Plugin) Engine() string { return p.cfg.backend.name() }
+
 // Capabilities returns what the module asks the host to grant.
 func (p *Plugin) Capabilities() []string { return slices.Clone(p.caps) }
 

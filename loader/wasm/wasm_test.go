@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tetratelabs/wazero/api"
-
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/cbuild"
@@ -137,8 +135,8 @@ func TestInterface(t *testing.T) {
 	if tbl.Header().Type != uid || tbl.Slots() != 1 {
 		t.Fatalf("header %+v, %d slots", tbl.Header(), tbl.Slots())
 	}
-	i32 := []api.ValueType{api.ValueTypeI32}
-	out, err := tbl.Call(context.Background(), 0, []api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, i32, 40, 2)
+	i32 := []wasm.ValueType{wasm.I32}
+	out, err := tbl.Call(context.Background(), 0, []wasm.ValueType{wasm.I32, wasm.I32}, i32, 40, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,11 +291,12 @@ func TestDeadlineStopsRunaways(t *testing.T) {
 	defer scale.Close()
 	for _, mode := range []string{"loop", "recurse"} {
 		t.Run(mode, func(t *testing.T) {
-			if mode == "recurse" {
+			if mode == "recurse" && wasm.Engines()[0] == "wazero" {
 				// Measured: wazero v1.12 checks for the deadline at loop
 				// headers only, so this call never returns, and while it
 				// runs the goroutine cannot be preempted (a garbage
-				// collection waits for it for ever). Issue 27.
+				// collection waits for it for ever). Wasmtime checks its
+				// epoch at function entries too.
 				t.Skip("wazero v1.12 does not stop a recursion with no loop in it (it checks the deadline at loop headers only): issue 27")
 			}
 			runaway, err := h.NewOperator(context.Background(), "wgood.Misbehave", schema.Args{"mode": mode})
