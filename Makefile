@@ -147,7 +147,7 @@ libdynop:
 wasm-plugins: $(WASM_PLUGINS)
 
 plugins/imgproc/dynop_imgproc.wasm: $(wildcard plugins/imgproc/c/*.c) abi/wasm/dynop_wasm.c abi/include/dynop/dynop.h abi/include/dynop/dynop_wasm.h
-	$(WASM_CC) $(WASM_CFLAGS) $(IMGPROC_CFLAGS) -DIMGPROC_NO_SIMD -o $@ plugins/imgproc/c/imgproc.c abi/wasm/dynop_wasm.c
+	$(WASM_CC) $(WASM_CFLAGS) $(IMGPROC_CFLAGS) -o $@ plugins/imgproc/c/imgproc.c abi/wasm/dynop_wasm.c
 
 plugins/tone/dynop_tone.wasm: plugins/tone/*.go $(wildcard loader/wasm/guest/*.go)
 	GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $(GO) build -buildmode=c-shared -o $@ ./plugins/tone

@@ -20,6 +20,7 @@ import (
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
+	"golang.org/x/sys/unix"
 )
 
 // Sentinel errors of runs.
@@ -374,10 +375,22 @@ func (p *Pipeline) checkOverwrites() error {
 	return nil
 }
 
+// writable makes dir if need be and checks that a file can be created in
+// it. The file has no name where the system allows (O_TMPFILE), so a
+// process killed during the check leaves nothing behind in an output
+// directory.
 func writable(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+	if err == nil {
+		return unix.Close(fd)
+	}
+	if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("directory %s cannot be written: %w", dir, &os.PathError{Op: "open", Path: dir, Err: err})
+	}
+	// No O_TMPFILE on this file system: a named file, removed at once.
 	f, err := os.CreateTemp(dir, ".dynop-check-*")
 	if err != nil {
 		return fmt.Errorf("directory %s cannot be written: %w", dir, err)

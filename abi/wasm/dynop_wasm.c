@@ -169,9 +169,10 @@ static const char *host_last_error(const dynop_host *host) {
 
 /* register_operator hands op to the host, which reads and checks it (the
  * same code reads a native plugin's) and keeps its address as the
- * operator's handle. A wasm module runs on the CPU only, and runs its
- * reference implementation: run, or with variants the last (the portable
- * one; CPU features mean nothing in wasm). */
+ * operator's handle. A wasm module runs on the CPU only: run, or with
+ * variants the first that needs no CPU features (CPU features mean
+ * nothing in wasm; the reference, last, needs none, and a variant written
+ * for wasm SIMD before it needs none either). */
 static dynop_result host_register_operator(const dynop_host *host, const dynop_operator *op) {
     (void)host;
     remote();
@@ -324,13 +325,17 @@ dynop_result dynop_wasm_op_run(uint32_t op, uint32_t instance, uint32_t samples,
         return DYNOP_ERROR_INVALID_ARGUMENT;
     }
     /* The implementation the host accepted at register_operator: run, or
-     * the reference, the last variant (in an array whose stride is the
-     * size in its headers). */
+     * the first variant that needs no CPU features (in an array whose
+     * stride is the size in its headers; the host checked that the last
+     * needs none). */
     run = o->run;
     if (run == NULL) {
         const char *v = (const char *)o->variants;
-        run = (dynop_op_run_function)((const dynop_variant *)(const void *)(
-                                          v + (size_t)(o->variant_count - 1) * o->variants[0].header.size))
+        uint32_t i = 0;
+        while (i + 1 < o->variant_count &&
+               ((const dynop_variant *)(const void *)(v + (size_t)i * o->variants[0].header.size))->features != 0)
+            i++;
+        run = (dynop_op_run_function)((const dynop_variant *)(const void *)(v + (size_t)i * o->variants[0].header.size))
                   ->fn;
     }
     stride = output_count + scratch_of(o);

@@ -107,5 +107,5 @@ func buildWasm(t testing.TB, name string, srcs, extra []string) string {
 // the extra flags of [Imgproc]. It declares no graph passes, which
 // WebAssembly plugins cannot provide.
 func ImgprocWasm(t testing.TB) string {
-	return Wasm(t, "imgproc.wasm", []string{"plugins/imgproc/c/imgproc.c"}, "-ffp-contract=off", "-fno-math-errno", "-DIMGPROC_NO_SIMD", "-msimd128", "-O3")
+	return Wasm(t, "imgproc.wasm", []string{"plugins/imgproc/c/imgproc.c"}, "-ffp-contract=off", "-fno-math-errno", "-msimd128", "-O3")
 }

@@ -110,13 +110,19 @@ func hostRegisterOperator(in *instance, stack []uint64) {
 	case o.Device != schema.CPU:
 		err = fmt.Errorf("%w: register_operator %q: device %q: WebAssembly plugins run on the cpu only", errdefs.ErrUnsupported, o.Name, o.Device)
 	case o.Variants != nil:
-		// The module runs the reference, the last variant: CPU features
-		// mean nothing in wasm.
+		// The module runs the first variant that needs no CPU features
+		// (dynop_wasm.c): CPU features mean nothing in wasm, and the
+		// reference, the last, must need none.
 		ref := o.Variants[len(o.Variants)-1]
 		if ref.Needs != 0 {
 			err = fmt.Errorf("%w: register_operator %q: no variant can run: the last, %q, needs CPU features %s, and WebAssembly plugins have none", errdefs.ErrUnsupported, o.Name, ref.Name, dispatch.Features(ref.Needs))
 		}
-		r.variant = ref.Name
+		for _, v := range o.Variants {
+			if v.Needs == 0 {
+				r.variant = v.Name
+				break
+			}
+		}
 	}
 	if err == nil {
 		err = in.registerOperator(r)

@@ -82,12 +82,14 @@
  *                                      it does a native plugin's; its
  *                                      address is the operator's handle.
  *                                      The host runs run, or with
- *                                      variants the last (the reference),
- *                                      which must need no CPU features
+ *                                      variants the first that needs no
+ *                                      CPU features (the reference, last,
+ *                                      needs none; a wasm SIMD variant
+ *                                      before it needs none either)
  *   select_variant(name ptr, name_len i32, variants ptr,
  *                  count i32) -> i32   dynop_host.select_variant: the host
  *                                      checks the list and returns the
- *                                      index of the last variant if it
+ *                                      index of the first variant that
  *                                      needs no CPU features, or -1
  *                                      (last_error says why)
  *   add_interface(table ptr) -> result    a struct starting with a

@@ -115,6 +115,17 @@
 #define IMGPROC_X86 0
 #endif
 
+/* A WebAssembly build with -msimd128 adds variants "simd128" written with
+ * wasm's v128 where clang does not vectorise the scalar code across
+ * pixels (GaussianBlur). WebAssembly hosts report no CPU features, and
+ * every engine dynop runs has SIMD, so they need none. */
+#if defined(__wasm_simd128__) && !defined(IMGPROC_NO_SIMD)
+#define IMGPROC_WASM_SIMD 1
+#include <wasm_simd128.h>
+#else
+#define IMGPROC_WASM_SIMD 0
+#endif
+
 #define IMGPROC_PLUGIN "dynop.plugin.imgproc"
 
 static const dynop_host *host_table;
@@ -1563,6 +1574,157 @@ static dynop_result blur_run_avx512(void *instance, const dynop_tensor *out, uin
 }
 #endif
 
+#if IMGPROC_WASM_SIMD
+static void blur_widen8_simd128(const uint8_t *s, int16_t *d, int64_t n) {
+    int64_t e = 0;
+    for (; e + 16 <= n; e += 16) {
+        v128_t v = wasm_v128_load(s + e);
+        wasm_v128_store(d + e, wasm_u16x8_extend_low_u8x16(v));
+        wasm_v128_store(d + e + 8, wasm_u16x8_extend_high_u8x16(v));
+    }
+    for (; e < n; e++) d[e] = s[e];
+}
+
+/* BLUR_MADD_SIMD128 adds taps a and b, weighted by the halves of kk, to
+ * the 32-bit sums lo (elements 0-3) and hi (4-7): AVX2's madd, 8 lanes. */
+#define BLUR_MADD_SIMD128(lo, hi, a, b, kk)                                                                           \
+    do {                                                                                                              \
+        lo = wasm_i32x4_add(lo, wasm_i32x4_dot_i16x8(wasm_i16x8_shuffle(a, b, 0, 8, 1, 9, 2, 10, 3, 11), kk));       \
+        hi = wasm_i32x4_add(hi, wasm_i32x4_dot_i16x8(wasm_i16x8_shuffle(a, b, 4, 12, 5, 13, 6, 14, 7, 15), kk));     \
+    } while (0)
+
+static void blur_h8_simd128(const int16_t *hp, int16_t *t, int64_t n, int64_t c, const blur_k *k) {
+    const int r = k->r;
+    const v128_t z = wasm_i32x4_splat(0), rnd = wasm_i32x4_splat(1 << 7);
+    int64_t e;
+    for (e = 0; e < n; e += 16) {
+        const int16_t *p = hp + e;
+        v128_t l0 = z, h0 = z, l1 = z, h1 = z, kk, a0, a1, b0 = z, b1 = z;
+        int i;
+        a0 = wasm_v128_load(p);
+        a1 = wasm_v128_load(p + 8);
+        if (r >= 1) {
+            b0 = wasm_i16x8_add(wasm_v128_load(p - c), wasm_v128_load(p + c));
+            b1 = wasm_i16x8_add(wasm_v128_load(p + 8 - c), wasm_v128_load(p + 8 + c));
+        }
+        kk = wasm_i32x4_splat(k->kp[0]);
+        BLUR_MADD_SIMD128(l0, h0, a0, b0, kk);
+        BLUR_MADD_SIMD128(l1, h1, a1, b1, kk);
+        for (i = 2; i <= r; i += 2) {
+            const int16_t *m = p - i * c, *q = p + i * c;
+            a0 = wasm_i16x8_add(wasm_v128_load(m), wasm_v128_load(q));
+            a1 = wasm_i16x8_add(wasm_v128_load(m + 8), wasm_v128_load(q + 8));
+            if (i < r) {
+                b0 = wasm_i16x8_add(wasm_v128_load(m - c), wasm_v128_load(q + c));
+                b1 = wasm_i16x8_add(wasm_v128_load(m + 8 - c), wasm_v128_load(q + 8 + c));
+            } else {
+                b0 = b1 = z;
+            }
+            kk = wasm_i32x4_splat(k->kp[i / 2]);
+            BLUR_MADD_SIMD128(l0, h0, a0, b0, kk);
+            BLUR_MADD_SIMD128(l1, h1, a1, b1, kk);
+        }
+        l0 = wasm_i32x4_shr(wasm_i32x4_add(l0, rnd), 8);
+        h0 = wasm_i32x4_shr(wasm_i32x4_add(h0, rnd), 8);
+        l1 = wasm_i32x4_shr(wasm_i32x4_add(l1, rnd), 8);
+        h1 = wasm_i32x4_shr(wasm_i32x4_add(h1, rnd), 8);
+        wasm_v128_store(t + e, wasm_i16x8_narrow_i32x4(l0, h0));
+        wasm_v128_store(t + e + 8, wasm_i16x8_narrow_i32x4(l1, h1));
+    }
+}
+
+static void blur_v8_simd128(const int16_t *const *rows, uint8_t *d, int64_t n, const blur_k *k) {
+    const int r = k->r;
+    const int16_t *const *mid = rows + r;
+    const v128_t z = wasm_i32x4_splat(0), rnd = wasm_i32x4_splat(1 << 19);
+    int64_t e;
+    for (e = 0; e < n; e += 16) {
+        v128_t l0 = z, h0 = z, l1 = z, h1 = z, kk, a0, a1, b0 = z, b1 = z, v;
+        int i;
+        a0 = wasm_v128_load(mid[0] + e);
+        a1 = wasm_v128_load(mid[0] + e + 8);
+        if (r >= 1) {
+            b0 = wasm_i16x8_add(wasm_v128_load(mid[-1] + e), wasm_v128_load(mid[1] + e));
+            b1 = wasm_i16x8_add(wasm_v128_load(mid[-1] + e + 8), wasm_v128_load(mid[1] + e + 8));
+        }
+        kk = wasm_i32x4_splat(k->kp[0]);
+        BLUR_MADD_SIMD128(l0, h0, a0, b0, kk);
+        BLUR_MADD_SIMD128(l1, h1, a1, b1, kk);
+        for (i = 2; i <= r; i += 2) {
+            a0 = wasm_i16x8_add(wasm_v128_load(mid[-i] + e), wasm_v128_load(mid[i] + e));
+            a1 = wasm_i16x8_add(wasm_v128_load(mid[-i] + e + 8), wasm_v128_load(mid[i] + e + 8));
+            if (i < r) {
+                b0 = wasm_i16x8_add(wasm_v128_load(mid[-i - 1] + e), wasm_v128_load(mid[i + 1] + e));
+                b1 = wasm_i16x8_add(wasm_v128_load(mid[-i - 1] + e + 8), wasm_v128_load(mid[i + 1] + e + 8));
+            } else {
+                b0 = b1 = z;
+            }
+            kk = wasm_i32x4_splat(k->kp[i / 2]);
+            BLUR_MADD_SIMD128(l0, h0, a0, b0, kk);
+            BLUR_MADD_SIMD128(l1, h1, a1, b1, kk);
+        }
+        l0 = wasm_i32x4_shr(wasm_i32x4_add(l0, rnd), 20);
+        h0 = wasm_i32x4_shr(wasm_i32x4_add(h0, rnd), 20);
+        l1 = wasm_i32x4_shr(wasm_i32x4_add(l1, rnd), 20);
+        h1 = wasm_i32x4_shr(wasm_i32x4_add(h1, rnd), 20);
+        v = wasm_u8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(l0, h0), wasm_i16x8_narrow_i32x4(l1, h1));
+        if (e + 16 <= n) {
+            wasm_v128_store(d + e, v);
+        } else {
+            uint8_t tail[16];
+            wasm_v128_store(tail, v);
+            memcpy(d + e, tail, (size_t)(n - e));
+        }
+    }
+}
+
+static void blur_hf_simd128(const float *hp, float *t, int64_t n, int64_t c, const blur_k *k) {
+    int64_t e;
+    int i;
+    for (e = 0; e < n; e += 4) { /* t has room up to round_up64(n) */
+        v128_t acc = wasm_f32x4_mul(wasm_f32x4_splat(k->kf[0]), wasm_v128_load(hp + e));
+        for (i = 1; i <= k->r; i++) {
+            v128_t s = wasm_f32x4_add(wasm_v128_load(hp + e - i * c), wasm_v128_load(hp + e + i * c));
+            acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_splat(k->kf[i]), s));
+        }
+        wasm_v128_store(t + e, acc);
+    }
+}
+
+static void blur_vf_simd128(const float *const *rows, float *d, int64_t n, const blur_k *k) {
+    const int r = k->r;
+    int64_t e;
+    int i;
+    for (e = 0; e + 4 <= n; e += 4) {
+        v128_t acc = wasm_f32x4_mul(wasm_f32x4_splat(k->kf[0]), wasm_v128_load(rows[r] + e));
+        for (i = 1; i <= r; i++) {
+            v128_t s = wasm_f32x4_add(wasm_v128_load(rows[r - i] + e), wasm_v128_load(rows[r + i] + e));
+            acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_splat(k->kf[i]), s));
+        }
+        wasm_v128_store(d + e, acc);
+    }
+    for (; e < n; e++) { /* the tail, as blur_vf_scalar computes it */
+        float acc = k->kf[0] * rows[r][e];
+        for (i = 1; i <= r; i++) {
+            float s = rows[r - i][e] + rows[r + i][e];
+            float p = k->kf[i] * s;
+            acc = acc + p;
+        }
+        d[e] = acc;
+    }
+}
+
+static const blur_kernels blur_simd128 = {blur_widen8_simd128, blur_h8_simd128, blur_v8_simd128, blur_hf_simd128,
+                                          blur_vf_simd128};
+
+static dynop_result blur_run_simd128(void *instance, const dynop_tensor *out, uint32_t nout, const dynop_tensor *in,
+                                     uint32_t nin) {
+    (void)nout;
+    (void)nin;
+    return blur_run_with((const blur_inst *)instance, "imgproc.GaussianBlur", out, in, &blur_simd128, NULL);
+}
+#endif
+
 /* ==== imgproc.Sobel ====================================================== */
 
 /* load_row returns row y of v as w*c contiguous elements: the row itself
@@ -2000,6 +2162,84 @@ static void resize_vf_scalar(const float *h0, const float *h1, float w0, float w
 }
 
 static const resize_kernels resize_scalar = {resize_h8_scalar, resize_v8_scalar, resize_hf_scalar, resize_vf_scalar};
+
+#if IMGPROC_WASM_SIMD
+/* resize_*_simd128 are the AVX2 kernels below with wasm's v128: one pixel
+ * per vector in h, 16 elements per iteration in v. */
+static void resize_h8_simd128(const uint8_t *s, int32_t *h, const resize_tab *t) {
+    int64_t x = 0;
+    if (t->c == 4) {
+        /* Its 8 bytes at i0 (p0 then p1) to the 16-bit pairs (p0, p1) of
+         * each channel; an index of 16 or more swizzles in a zero. */
+        const v128_t ctl = wasm_i8x16_const(0, -1, 4, -1, 1, -1, 5, -1, 2, -1, 6, -1, 3, -1, 7, -1);
+        for (; x < t->safe2; x++) {
+            v128_t q = wasm_v128_load64_zero(s + 4 * (int64_t)t->x0[x]);
+            wasm_v128_store(h + 4 * x, wasm_i32x4_dot_i16x8(wasm_i8x16_swizzle(q, ctl), wasm_v128_load(t->wp + 4 * x)));
+        }
+    } else if (t->c == 3) {
+        const v128_t ctl = wasm_i8x16_const(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1);
+        for (; x < t->safe3; x++) {
+            v128_t q = wasm_v128_load64_zero(s + 3 * (int64_t)t->x0[x]);
+            wasm_v128_store(h + 3 * x, wasm_i32x4_dot_i16x8(wasm_i8x16_swizzle(q, ctl), wasm_v128_load(t->wp + 3 * x)));
+        }
+    }
+    resize_h8_from(s, h, t, x);
+}
+
+static void resize_v8_simd128(const int32_t *h0, const int32_t *h1, int32_t wy, uint8_t *d, int64_t n) {
+    const v128_t w = wasm_i32x4_splat(wy), rnd = wasm_i32x4_splat(1 << 21);
+    int64_t e;
+    for (e = 0; e < n; e += 16) {
+        v128_t r[4], v;
+        int j;
+        for (j = 0; j < 4; j++) {
+            v128_t a = wasm_v128_load(h0 + e + 4 * j), b = wasm_v128_load(h1 + e + 4 * j);
+            v128_t sum = wasm_i32x4_add(wasm_i32x4_shl(a, 11), wasm_i32x4_mul(wasm_i32x4_sub(b, a), w));
+            r[j] = wasm_i32x4_shr(wasm_i32x4_add(sum, rnd), 22);
+        }
+        v = wasm_u8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(r[0], r[1]), wasm_i16x8_narrow_i32x4(r[2], r[3]));
+        if (e + 16 <= n) {
+            wasm_v128_store(d + e, v);
+        } else {
+            uint8_t tail[16];
+            wasm_v128_store(tail, v);
+            memcpy(d + e, tail, (size_t)(n - e));
+        }
+    }
+}
+
+static void resize_hf_simd128(const float *s, float *h, const resize_tab *t) {
+    int64_t x = 0;
+    if (t->c == 4) {
+        for (; x < t->safe2; x++) {
+            const float *p = s + 4 * (int64_t)t->x0[x];
+            v128_t a = wasm_f32x4_mul(wasm_v128_load(p), wasm_f32x4_splat(t->f0[x]));
+            v128_t b = wasm_f32x4_mul(wasm_v128_load(p + 4), wasm_f32x4_splat(t->f1[x]));
+            wasm_v128_store(h + 4 * x, wasm_f32x4_add(a, b));
+        }
+    } else if (t->c == 3) {
+        for (; x < t->safe3; x++) {
+            const float *p = s + 3 * (int64_t)t->x0[x];
+            v128_t a = wasm_f32x4_mul(wasm_v128_load(p), wasm_f32x4_splat(t->f0[x]));
+            v128_t b = wasm_f32x4_mul(wasm_v128_load(p + 3), wasm_f32x4_splat(t->f1[x]));
+            wasm_v128_store(h + 3 * x, wasm_f32x4_add(a, b));
+        }
+    }
+    resize_hf_from(s, h, t, x);
+}
+
+static void resize_vf_simd128(const float *h0, const float *h1, float w0, float w1, float *d, int64_t n) {
+    const v128_t a = wasm_f32x4_splat(w0), b = wasm_f32x4_splat(w1);
+    int64_t e = 0;
+    for (; e + 4 <= n; e += 4)
+        wasm_v128_store(d + e, wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(h0 + e), a),
+                                              wasm_f32x4_mul(wasm_v128_load(h1 + e), b)));
+    resize_vf_scalar(h0 + e, h1 + e, w0, w1, d + e, n - e);
+}
+
+static const resize_kernels resize_simd128 = {resize_h8_simd128, resize_v8_simd128, resize_hf_simd128,
+                                              resize_vf_simd128};
+#endif
 
 #if IMGPROC_X86
 /* The SIMD versions of v compute h0 (2048-wy) + h1 wy as the equal
@@ -3006,6 +3246,15 @@ static dynop_result resize_run_scalar(void *instance, const dynop_tensor *out, u
     return resize_run_with(instance, out, in, &resize_scalar, &gen_scalar);
 }
 
+#if IMGPROC_WASM_SIMD
+static dynop_result resize_run_simd128(void *instance, const dynop_tensor *out, uint32_t nout, const dynop_tensor *in,
+                                       uint32_t nin) {
+    (void)nout;
+    (void)nin;
+    return resize_run_with(instance, out, in, &resize_simd128, &gen_scalar);
+}
+#endif
+
 #if IMGPROC_X86
 static dynop_result resize_run_avx2(void *instance, const dynop_tensor *out, uint32_t nout, const dynop_tensor *in,
                                     uint32_t nin) {
@@ -3039,9 +3288,19 @@ static dynop_result resize_run_avx512(void *instance, const dynop_tensor *out, u
 
 /* Best first, the reference last. */
 static const dynop_variant gray_variants[] = {IMGPROC_VARIANTS(gray)};
+#if IMGPROC_WASM_SIMD
+static const dynop_variant blur_variants[] = {DYNOP_VARIANT("simd128", 0, blur_run_simd128),
+                                              DYNOP_VARIANT("scalar", 0, blur_run_scalar)};
+#else
 static const dynop_variant blur_variants[] = {IMGPROC_VARIANTS(blur)};
+#endif
 static const dynop_variant sobel_variants[] = {IMGPROC_VARIANTS(sobel)};
+#if IMGPROC_WASM_SIMD
+static const dynop_variant resize_variants[] = {DYNOP_VARIANT("simd128", 0, resize_run_simd128),
+                                                DYNOP_VARIANT("scalar", 0, resize_run_scalar)};
+#else
 static const dynop_variant resize_variants[] = {IMGPROC_VARIANTS(resize)};
+#endif
 static const dynop_variant saxpy_variants[] = {IMGPROC_VARIANTS(saxpy)};
 
 static const dynop_op_input gray_inputs[] = {
