@@ -51,7 +51,7 @@ import (
 	// init) for its format. Without them the host knows only the Go
 	// plugins compiled in, and lists plugin files as broken.
 	_ "github.com/dynop/dynop/loader/native" // shared libraries with the C ABI (dlopen)
-	_ "github.com/dynop/dynop/loader/wasm"   // WebAssembly modules, sandboxed (wazero)
+	_ "github.com/dynop/dynop/loader/wasm"   // WebAssembly modules, sandboxed (Wasmtime; wazero without cgo)
 
 	// Go plugins compiled in: importing one registers it with every host
 	// the program opens (plugin.Register from init). Nothing of theirs

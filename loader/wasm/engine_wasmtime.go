@@ -146,28 +146,40 @@ static void dyn_message(dyn_byte_vec *v, char *buf, size_t n) {
     wasm_byte_vec_delete(v);
 }
 
-// dyn_call calls func with the raw values vals, after setting the
-// store's epoch deadline one tick ahead if epochs is set: 0 on success,
-// the trap code + 1 for a trap with a code, 255 for a trap without one,
-// -1 for an error (the epoch callback's); msg receives the trap's or
-// error's message.
-static int dyn_call(void *ctx, const dyn_wt_func *func, dyn_wt_val *vals, size_t n, int epochs, char *msg, size_t msgn) {
-    void *trap = NULL, *err;
+// dyn_call_buf is what a call passes, in C memory (so that cgo checks no
+// Go pointer per call): the function, its values, and the message of a
+// trap.
+typedef struct dyn_call_buf {
+    dyn_wt_func fn;
+    dyn_wt_val vals[8];
+    char msg[1024];
+} dyn_call_buf;
+
+// dyn_call calls b->fn with the raw values b->vals (n of them), after
+// setting the store's epoch deadline one tick ahead if epochs is set: 0
+// on success, the trap code + 1 for a trap with a code, 255 for a trap
+// without one, -1 for an error (the epoch callback's); b->msg receives
+// the trap's or error's message.
+// The pointers come as integers: cgo checks every pointer argument, and
+// both are C memory.
+static int dyn_call(uintptr_t context, uintptr_t buf, size_t n, int epochs) {
+    void *ctx = (void *)context, *trap = NULL, *err;
+    dyn_call_buf *b = (dyn_call_buf *)buf;
     dyn_byte_vec v = {0, NULL};
     uint8_t code;
     int rc;
     if (epochs) wasmtime_context_set_epoch_deadline(ctx, 1);
-    err = wasmtime_func_call_unchecked(ctx, func, vals, n, &trap);
+    err = wasmtime_func_call_unchecked(ctx, &b->fn, b->vals, n, &trap);
     if (err != NULL) {
         wasmtime_error_message(err, &v);
-        dyn_message(&v, msg, msgn);
+        dyn_message(&v, b->msg, sizeof b->msg);
         wasmtime_error_delete(err);
         return -1;
     }
     if (trap == NULL) return 0;
     rc = wasmtime_trap_code(trap, &code) ? (int)code + 1 : 255;
     wasm_trap_message(trap, &v);
-    dyn_message(&v, msg, msgn);
+    dyn_message(&v, b->msg, sizeof b->msg);
     wasm_trap_delete(trap);
     return rc;
 }
@@ -218,11 +230,12 @@ func (wasmtimeEngine) name() string { return "wasmtime" }
 // interruption (calls with a deadline) or without (uninterruptible
 // calls). Compiled code is only valid in an engine configured alike.
 type wtEngine struct {
-	engine *wasmtime.Engine
-	epochs bool
-	tag    string // names the configuration in cache entries
-	active atomic.Int64
-	wake   chan struct{}
+	engine   *wasmtime.Engine
+	epochs   bool
+	tag      string       // names the configuration in cache entries
+	active   atomic.Int64 // calls running
+	sleeping atomic.Bool  // the ticker waits for wake
+	wake     chan struct{}
 }
 
 var (
@@ -261,16 +274,28 @@ func wasmtimeEngineOf(epochs bool) *wtEngine {
 	return e
 }
 
+// idleTicks is how many ticks without a call the ticker makes before it
+// sleeps: calls that follow each other closely do not wake it each time.
+const idleTicks = 100
+
 // tick advances the engine's epoch every tickPeriod while calls run, and
-// sleeps while none does.
+// sleeps once none has run for idleTicks periods.
 func (e *wtEngine) tick() {
 	t := time.NewTicker(tickPeriod)
 	defer t.Stop()
+	idle := 0
 	for {
-		if e.active.Load() == 0 {
-			t.Stop()
-			<-e.wake
-			t.Reset(tickPeriod)
+		if e.active.Load() != 0 {
+			idle = 0
+		} else if idle++; idle > idleTicks {
+			e.sleeping.Store(true)
+			if e.active.Load() == 0 { // else a call began: enter may not have seen sleeping
+				t.Stop()
+				<-e.wake
+				t.Reset(tickPeriod)
+			}
+			e.sleeping.Store(false)
+			idle = 0
 			continue
 		}
 		<-t.C
@@ -278,9 +303,10 @@ func (e *wtEngine) tick() {
 	}
 }
 
-// enter counts a call in; leave counts it out.
+// enter counts a call in, waking the ticker if it sleeps; leave counts it
+// out.
 func (e *wtEngine) enter() {
-	if e.active.Add(1) == 1 {
+	if e.active.Add(1) == 1 && e.sleeping.Load() {
 		select {
 		case e.wake <- struct{}{}:
 		default:
@@ -504,15 +530,17 @@ type wasmtimeInstance struct {
 	inst   *wasmtime.Instance
 	mem    *C.dyn_mem // its memory, owned by the store
 	lin    wtMemory
-	handle cgo.Handle // for the epoch callback
+	handle cgo.Handle      // for the epoch callback
+	buf    *C.dyn_call_buf // what calls pass, in C memory
 
-	// The running call: its context and deadline (monotonic
-	// nanoseconds since wtStart; 0: none), and why a host function or
-	// the epoch callback stopped it.
+	// The running call: its context, its timeout (0: none) and deadline
+	// (monotonic nanoseconds since wtStart; 0 until the first tick
+	// during the call), and why a host function or the epoch callback
+	// stopped it.
 	callCtx  context.Context
+	timeout  time.Duration
 	deadline int64
 	stopped  error
-	msg      [1024]C.char
 	closed   bool
 }
 
@@ -522,6 +550,7 @@ var wtStart = time.Now()
 func (m *wasmtimeModule) instantiate(ctx context.Context, in *instance, timeout time.Duration) (_ moduleInstance, err error) {
 	wi := &wasmtimeInstance{m: m, in: in, store: wasmtime.NewStore(m.eng.engine)}
 	wi.ctx = unsafe.Pointer(wi.store.Context())
+	wi.buf = (*C.dyn_call_buf)(C.calloc(1, C.sizeof_dyn_call_buf))
 	defer func() {
 		if err != nil {
 			wi.close()
@@ -547,10 +576,7 @@ func (m *wasmtimeModule) instantiate(ctx context.Context, in *instance, timeout 
 	wi.mem.limit = C.size_t(m.memMax)
 	if m.eng.epochs {
 		// A start function runs within the deadline too.
-		wi.callCtx = ctx
-		if timeout > 0 {
-			wi.deadline = int64(time.Since(wtStart) + timeout)
-		}
+		wi.callCtx, wi.timeout, wi.deadline = ctx, timeout, 0
 		wi.store.SetEpochDeadline(1)
 		m.eng.enter()
 	}
@@ -561,7 +587,7 @@ func (m *wasmtimeModule) instantiate(ctx context.Context, in *instance, timeout 
 	runtime.UnlockOSThread()
 	if m.eng.epochs {
 		m.eng.leave()
-		wi.callCtx, wi.deadline = nil, 0
+		wi.callCtx = nil
 	}
 	if wi.mem.used == 0 {
 		C.free(unsafe.Pointer(wi.mem)) // no memory was made: the store does not own it
@@ -628,7 +654,14 @@ func dynopWasmtimeTick(data C.uintptr_t) C.int {
 	if !ok {
 		return 1
 	}
-	if wi.deadline != 0 && int64(time.Since(wtStart)) >= wi.deadline {
+	now := int64(time.Since(wtStart))
+	if wi.timeout > 0 && wi.deadline == 0 {
+		// The first tick of the call, at most one period after it began:
+		// the deadline counts from here, so a call is stopped at most a
+		// period late, never early.
+		wi.deadline = now + int64(wi.timeout)
+	}
+	if wi.deadline != 0 && now >= wi.deadline {
 		wi.stopped = fmt.Errorf("%w: the call ran past its deadline", context.DeadlineExceeded)
 		return 1
 	}
@@ -704,16 +737,17 @@ func (wi *wasmtimeInstance) close() {
 	if wi.handle != 0 {
 		wi.handle.Delete()
 	}
+	C.free(unsafe.Pointer(wi.buf))
+	wi.buf = nil
 }
 
 // wasmtimeFunction is a function of a wasmtimeInstance, called through
 // wasmtime_func_call_unchecked: no allocation per call.
 type wasmtimeFunction struct {
-	wi   *wasmtimeInstance
-	f    *wasmtime.Func
-	ft   funcType
-	raw  C.dyn_wt_func
-	vals [8]C.dyn_wt_val
+	wi  *wasmtimeInstance
+	f   *wasmtime.Func
+	ft  funcType
+	raw C.dyn_wt_func
 }
 
 func (f *wasmtimeFunction) call(ctx context.Context, timeout time.Duration, stack []uint64) error {
@@ -721,31 +755,27 @@ func (f *wasmtimeFunction) call(ctx context.Context, timeout time.Duration, stac
 	if wi.closed {
 		return fmt.Errorf("%w: the module instance is closed", dynop.ErrState)
 	}
+	b := wi.buf
 	n := max(len(f.ft.params), len(f.ft.results))
-	if n > len(f.vals) || len(stack) < n {
+	if n > len(b.vals) || len(stack) < n {
 		return fmt.Errorf("%w: a function of %d parameters and %d results", dynop.ErrUnsupported, len(f.ft.params), len(f.ft.results))
 	}
+	b.fn = f.raw
 	for i := range f.ft.params {
-		*(*uint64)(unsafe.Pointer(&f.vals[i])) = stack[i]
+		*(*uint64)(unsafe.Pointer(&b.vals[i])) = stack[i]
 	}
 	eng := wi.m.eng
 	wi.stopped = nil
+	epochs := C.int(0)
 	if eng.epochs {
 		if err := ctx.Err(); err != nil {
 			return context.Cause(ctx)
 		}
-		wi.callCtx = ctx
-		wi.deadline = 0
-		if timeout > 0 {
-			wi.deadline = int64(time.Since(wtStart) + timeout)
-		}
+		wi.callCtx, wi.timeout, wi.deadline = ctx, timeout, 0
 		eng.enter()
-	}
-	epochs := C.int(0)
-	if eng.epochs {
 		epochs = 1
 	}
-	rc := C.dyn_call(wi.ctx, &f.raw, &f.vals[0], C.size_t(n), epochs, &wi.msg[0], C.size_t(len(wi.msg)))
+	rc := C.dyn_call(C.uintptr_t(uintptr(wi.ctx)), C.uintptr_t(uintptr(unsafe.Pointer(b))), C.size_t(n), epochs)
 	if eng.epochs {
 		eng.leave()
 		wi.callCtx = nil
@@ -758,10 +788,10 @@ func (f *wasmtimeFunction) call(ctx context.Context, timeout time.Duration, stac
 		if rc > 0 && rc < 255 && wasmtime.TrapCode(rc-1) == wasmtime.Interrupt {
 			return fmt.Errorf("%w: the call was interrupted", context.DeadlineExceeded)
 		}
-		return fmt.Errorf("%w: %s", ErrTrap, trapMessage(rc, C.GoString(&wi.msg[0])))
+		return fmt.Errorf("%w: %s", ErrTrap, trapMessage(rc, C.GoString(&b.msg[0])))
 	}
 	for i, t := range f.ft.results {
-		v := *(*uint64)(unsafe.Pointer(&f.vals[i]))
+		v := *(*uint64)(unsafe.Pointer(&b.vals[i]))
 		if t == valI32 || t == valF32 {
 			v = uint64(uint32(v))
 		}

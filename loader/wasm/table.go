@@ -45,7 +45,7 @@ func (t *Table) Slots() int { return int(t.hdr.Size-abi.HeaderSize) / 4 }
 // host's call deadline, and returns its results. A trap discards the
 // plugin's first instance, and with it the interface: later calls fail
 // until the plugin restarts.
-func (t *Table) Call(ctx context.Context, slot int, params, results []ValueType, args ...uint64) (out []uint64, err error) {
+func (t *Table) Call(ctx context.Context, slot int, params, results []ValueType, args ...uint64) ([]uint64, error) {
 	s := t.s
 	if err := s.enter(); err != nil {
 		return nil, err
@@ -53,6 +53,12 @@ func (t *Table) Call(ctx context.Context, slot int, params, results []ValueType,
 	defer s.leave()
 	s.mainMu.Lock()
 	defer s.mainMu.Unlock()
+	return t.call(ctx, slot, params, results, args)
+}
+
+// call is Call in the plugin's first instance, which it holds.
+func (t *Table) call(ctx context.Context, slot int, params, results []ValueType, args []uint64) ([]uint64, error) {
+	s := t.s
 	in := s.main
 	what := func() string {
 		return fmt.Sprintf("wasm: plugin %q: interface {%s} slot %d", s.p.info.ID, t.hdr.Type, slot)

@@ -50,11 +50,11 @@ func TestSuiteWithoutClangOrPeers(t *testing.T) {
 		return ""
 	}
 	for label, want := range map[string]string{
-		"dynop, wasm plugin (default: a deadline per call)":               "skipped: no C compiler for WebAssembly",
-		"dynop, wasm plugin, uninterruptible":                             "skipped: no C compiler for WebAssembly",
-		"raw wazero call":                                                 "skipped: no C compiler for WebAssembly",
-		"Go `plugin` package symbol":                                      "/nonexistent/go",
-		"hashicorp/go-plugin, net/rpc":                                    "/nonexistent/go",
+		"dynop, wasm plugin (Wasmtime; default: a deadline per call)": "skipped: no C compiler for WebAssembly",
+		"dynop, wasm plugin (Wasmtime), uninterruptible":              "skipped: no C compiler for WebAssembly",
+		"raw wazero call":              "skipped: no C compiler for WebAssembly",
+		"Go `plugin` package symbol":   "/nonexistent/go",
+		"hashicorp/go-plugin, net/rpc": "/nonexistent/go",
 		"in-process call (native plugin) vs hashicorp/go-plugin over RPC": "skipped: peer did not build",
 	} {
 		if got := row(label); !strings.Contains(got, want) {
