@@ -277,19 +277,29 @@ func TestGoMisbehaves(t *testing.T) {
 	}
 }
 
-// TestDeadlineStopsRunaways: an infinite loop, and a recursion of 2^64
-// calls with no loop in it, are each stopped within twice the call
-// deadline, while another operator instance of the same plugin keeps
-// computing on another goroutine, and the host works after.
+// TestDeadlineStopsRunaways: an infinite loop, a recursion of 2^64 calls
+// with no loop in it, and a module that mallocs until the memory limit
+// refuses, are each stopped within twice the call deadline, while another
+// operator instance of the same plugin keeps computing on another
+// goroutine, and that instance works after.
 func TestDeadlineStopsRunaways(t *testing.T) {
 	const deadline = 300 * time.Millisecond
-	h := openHost(t, dynop.Options{Loaders: []dynop.LoaderConfig{wasm.Config{CallTimeout: deadline}}}, wgood(t))
+	h := openHost(t, dynop.Options{Loaders: []dynop.LoaderConfig{wasm.Config{CallTimeout: deadline, MemoryLimit: 64 << 20}}}, wgood(t))
 	scale, err := h.NewOperator(context.Background(), "wgood.Scale", schema.Args{"factor": 3.0})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer scale.Close()
-	for _, mode := range []string{"loop", "recurse"} {
+	for _, c := range []struct {
+		mode string
+		want error
+		says string
+	}{
+		{"loop", context.DeadlineExceeded, "deadline"},
+		{"recurse", context.DeadlineExceeded, "deadline"},
+		{"grow", wasm.ErrMemoryLimit, "the module asked for more"}, // mallocs until the limit refuses
+	} {
+		mode := c.mode
 		t.Run(mode, func(t *testing.T) {
 			if mode == "recurse" && wasm.Engines()[0] == "wazero" {
 				// Measured: wazero v1.12 checks for the deadline at loop
@@ -306,7 +316,7 @@ func TestDeadlineStopsRunaways(t *testing.T) {
 			defer runaway.Close()
 			x := floats(t, []float32{1, 2}, 2)
 			if _, err := runaway.Exec(context.Background(), x); err != nil { // set up, attached: the timed call is the runaway run alone
-				testutil.WantErr(t, err, context.DeadlineExceeded, "deadline")
+				testutil.WantErr(t, err, c.want, c.says)
 			}
 			stop := make(chan struct{})
 			others := make(chan int)
@@ -336,12 +346,15 @@ func TestDeadlineStopsRunaways(t *testing.T) {
 			took := time.Since(start)
 			close(stop)
 			n := <-others
-			testutil.WantErr(t, err, context.DeadlineExceeded, "wgood.Misbehave", "deadline")
+			testutil.WantErr(t, err, c.want, "wgood.Misbehave", c.says)
 			if took > 2*deadline {
 				t.Errorf("%s was stopped after %v, more than twice the deadline of %v", mode, took, deadline)
 			}
-			if n == 0 {
+			if n == 0 && c.want == context.DeadlineExceeded { // a refused grow may end before the other call
 				t.Errorf("the other instance made no call while %s ran for %v", mode, took)
+			}
+			if _, err := scale.Exec(context.Background(), floats(t, []float32{1, 2}, 2)); err != nil {
+				t.Errorf("the other instance fails after %s: %v", mode, err)
 			}
 			t.Logf("%s: stopped after %v (deadline %v); the other instance made %d calls meanwhile", mode, took, deadline, n)
 		})
