@@ -1,6 +1,7 @@
 package capi_test
 
 import (
+	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
@@ -281,5 +282,27 @@ func TestStaticArchive(t *testing.T) {
 	got := run(t, exe, cbuild.VecMath(t), cbuild.Imgproc(t))
 	if !strings.Contains(got, "dot = 70\n") || !strings.Contains(got, "closed\n") {
 		t.Errorf("lifecycle (static) printed:\n%s", got)
+	}
+}
+
+// staticTLSBudget bounds libdynop.so's thread-local storage. A c-shared
+// Go library has static TLS only, which dlopen takes from glibc's small
+// reserve shared by every library a process loads; at 2.3 KB (a 1 KiB
+// thread-local error buffer beside Wasmtime's thread-locals) Python's
+// ctypes could not load it: "cannot allocate memory in static TLS block".
+const staticTLSBudget = 1536
+
+// TestStaticTLSBudget: libdynop.so's TLS segment fits the budget, so that
+// programs can dlopen it (Python's ctypes does).
+func TestStaticTLSBudget(t *testing.T) {
+	f, err := elf.Open(filepath.Join(library(t), "libdynop.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_TLS && p.Memsz > staticTLSBudget {
+			t.Errorf("libdynop.so has %d bytes of thread-local storage, more than %d: dlopen may fail with \"cannot allocate memory in static TLS block\" (keep large per-thread buffers on the heap)", p.Memsz, staticTLSBudget)
+		}
 	}
 }

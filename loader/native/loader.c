@@ -3,6 +3,7 @@
 #define _GNU_SOURCE /* on_exit */
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,7 +308,32 @@ dynop_result dynop_loader_call_step(dynop_function f, const dynop_host *h, const
  * checks what C can check, and forwards to Go with the thread's error
  * buffer, which last_error returns. */
 
-static _Thread_local char last_error[1024];
+/* The thread's error buffer is on the heap, found through an 8-byte
+ * thread-local pointer: a library built with -buildmode=c-shared has
+ * static TLS only (Go's), which dlopen takes from a small reserve shared
+ * by every library (glibc's), and Wasmtime's own thread-locals already
+ * use most of it. A 1 KiB thread-local buffer made libdynop.so fail to
+ * dlopen ("cannot allocate memory in static TLS block"). */
+#define LAST_ERROR_SIZE 1024
+static _Thread_local char *last_error_buf;
+static pthread_key_t last_error_key;
+static pthread_once_t last_error_once = PTHREAD_ONCE_INIT;
+static char last_error_oom[LAST_ERROR_SIZE]; /* shared, only if calloc fails */
+
+static void last_error_key_make(void) { (void)pthread_key_create(&last_error_key, free); }
+
+/* thread_error returns the calling thread's error buffer, made on first
+ * use and freed when the thread exits. */
+static char *thread_error(void) {
+    if (last_error_buf == NULL) {
+        char *b = calloc(1, LAST_ERROR_SIZE);
+        if (b == NULL) return last_error_oom;
+        (void)pthread_once(&last_error_once, last_error_key_make);
+        (void)pthread_setspecific(last_error_key, b);
+        last_error_buf = b;
+    }
+    return last_error_buf;
+}
 
 static uintptr_t session_of(const dynop_host *h) {
     return ((const dynop_loader_host *)h)->session;
@@ -316,32 +342,32 @@ static uintptr_t session_of(const dynop_host *h) {
 /* done clears the thread's last error after a success: a nested host call
  * on this thread (a plugin started by this acquire) may have left one. */
 static dynop_result done(dynop_result rc) {
-    if (rc == DYNOP_OK) last_error[0] = 0;
+    if (rc == DYNOP_OK) thread_error()[0] = 0;
     return rc;
 }
 
 static dynop_result invalid(const char *msg) {
-    snprintf(last_error, sizeof last_error, "%s", msg);
+    snprintf(thread_error(), LAST_ERROR_SIZE, "%s", msg);
     return DYNOP_ERROR_INVALID_ARGUMENT;
 }
 
 static dynop_result host_add_interface(const dynop_host *h, const void *iface) {
-    last_error[0] = 0;
+    thread_error()[0] = 0;
     if (h == NULL) return invalid("add_interface: host is NULL");
     if (iface == NULL) return invalid("add_interface: iface is NULL");
-    return done(IN_GO(dynopGoAddInterface(session_of(h), (void *)iface, last_error, sizeof last_error)));
+    return done(IN_GO(dynopGoAddInterface(session_of(h), (void *)iface, thread_error(), LAST_ERROR_SIZE)));
 }
 
 static dynop_result host_remove_interface(const dynop_host *h, const dynop_uid *uid) {
-    last_error[0] = 0;
+    thread_error()[0] = 0;
     if (h == NULL) return invalid("remove_interface: host is NULL");
     if (uid == NULL) return invalid("remove_interface: uid is NULL");
-    return done(IN_GO(dynopGoRemoveInterface(session_of(h), (dynop_uid *)uid, last_error, sizeof last_error)));
+    return done(IN_GO(dynopGoRemoveInterface(session_of(h), (dynop_uid *)uid, thread_error(), LAST_ERROR_SIZE)));
 }
 
 static dynop_result host_acquire(const dynop_host *h, const char *plugin_id, const dynop_uid *uid,
                                  dynop_version min_version, const void **iface, dynop_ref *ref) {
-    last_error[0] = 0;
+    thread_error()[0] = 0;
     if (h == NULL) return invalid("acquire: host is NULL");
     if (plugin_id == NULL) return invalid("acquire: plugin_id is NULL");
     if (uid == NULL) return invalid("acquire: uid is NULL");
@@ -349,13 +375,13 @@ static dynop_result host_acquire(const dynop_host *h, const char *plugin_id, con
     *iface = NULL;
     *ref = 0;
     return done(IN_GO(dynopGoAcquire(session_of(h), (char *)plugin_id, (dynop_uid *)uid, &min_version,
-                               (void **)iface, ref, last_error, sizeof last_error)));
+                               (void **)iface, ref, thread_error(), LAST_ERROR_SIZE)));
 }
 
 static dynop_result host_release(const dynop_host *h, dynop_ref ref) {
-    last_error[0] = 0;
+    thread_error()[0] = 0;
     if (h == NULL) return invalid("release: host is NULL");
-    return done(IN_GO(dynopGoRelease(session_of(h), ref, last_error, sizeof last_error)));
+    return done(IN_GO(dynopGoRelease(session_of(h), ref, thread_error(), LAST_ERROR_SIZE)));
 }
 
 static void host_log(const dynop_host *h, dynop_log_level level, const char *message) {
@@ -373,17 +399,17 @@ static void host_set_error(const dynop_host *h, const char *message) {
 }
 
 static dynop_result host_register_operator(const dynop_host *h, const dynop_operator *op) {
-    last_error[0] = 0;
+    thread_error()[0] = 0;
     if (h == NULL) return invalid("register_operator: host is NULL");
     if (op == NULL) return invalid("register_operator: op is NULL");
-    return done(IN_GO(dynopGoRegisterOperator(session_of(h), (dynop_operator *)op, last_error, sizeof last_error)));
+    return done(IN_GO(dynopGoRegisterOperator(session_of(h), (dynop_operator *)op, thread_error(), LAST_ERROR_SIZE)));
 }
 
 static dynop_result host_register_pass(const dynop_host *h, const dynop_pass *pass) {
-    last_error[0] = 0;
+    thread_error()[0] = 0;
     if (h == NULL) return invalid("register_pass: host is NULL");
     if (pass == NULL) return invalid("register_pass: pass is NULL");
-    return done(IN_GO(dynopGoRegisterPass(session_of(h), (dynop_pass *)pass, last_error, sizeof last_error)));
+    return done(IN_GO(dynopGoRegisterPass(session_of(h), (dynop_pass *)pass, thread_error(), LAST_ERROR_SIZE)));
 }
 
 static dynop_cpu_features host_cpu_features(const dynop_host *h) {
@@ -392,18 +418,18 @@ static dynop_cpu_features host_cpu_features(const dynop_host *h) {
 
 static int32_t host_select_variant(const dynop_host *h, const char *name, const dynop_variant *variants,
                                    uint32_t count) {
-    last_error[0] = 0;
+    thread_error()[0] = 0;
     if (h == NULL || name == NULL || variants == NULL || count == 0) {
         invalid("select_variant: host, name or variants is NULL, or count is 0");
         return -1;
     }
-    return IN_GO(dynopGoSelectVariant(session_of(h), (char *)name, (dynop_variant *)variants, count, last_error,
-                                      sizeof last_error));
+    return IN_GO(dynopGoSelectVariant(session_of(h), (char *)name, (dynop_variant *)variants, count, thread_error(),
+                                      LAST_ERROR_SIZE));
 }
 
 static const char *host_last_error(const dynop_host *h) {
     (void)h;
-    return last_error;
+    return thread_error();
 }
 
 dynop_loader_host *dynop_loader_new_host(uintptr_t session, dynop_cpu_features cpu, const dynop_loader_ident *who) {
@@ -516,21 +542,21 @@ void dynop_loader_op_destroy(const dynop_loader_ident *who, const dynop_operator
 
 static dynop_result builder_set_operator(const dynop_graph_builder *b, uint32_t node, const char *op,
                                          const char *args_json) {
-    last_error[0] = 0;
+    thread_error()[0] = 0;
     if (b == NULL) return invalid("set_operator: builder is NULL");
     if (op == NULL) return invalid("set_operator: op is NULL");
-    return done(IN_GO(dynopGoPassSetOperator((uintptr_t)b->context, node, (char *)op, (char *)args_json, last_error,
-                                       sizeof last_error)));
+    return done(IN_GO(dynopGoPassSetOperator((uintptr_t)b->context, node, (char *)op, (char *)args_json, thread_error(),
+                                       LAST_ERROR_SIZE)));
 }
 
 static dynop_result builder_group(const dynop_graph_builder *b, const char *name, const uint32_t *nodes,
                                   uint32_t count) {
-    last_error[0] = 0;
+    thread_error()[0] = 0;
     if (b == NULL) return invalid("group: builder is NULL");
     if (name == NULL) return invalid("group: name is NULL");
     if (nodes == NULL && count > 0) return invalid("group: nodes is NULL but count is not 0");
-    return done(IN_GO(dynopGoPassGroup((uintptr_t)b->context, (char *)name, (uint32_t *)nodes, count, last_error,
-                                 sizeof last_error)));
+    return done(IN_GO(dynopGoPassGroup((uintptr_t)b->context, (char *)name, (uint32_t *)nodes, count, thread_error(),
+                                 LAST_ERROR_SIZE)));
 }
 
 dynop_result dynop_loader_pass_run(const dynop_loader_ident *who, const dynop_pass *pass, dynop_graph_builder *b,

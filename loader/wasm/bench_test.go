@@ -20,7 +20,9 @@ import (
 // alternating in one loop, for each engine of the build and both of
 // dynop's modes, the raw call configured alike: with a deadline per call
 // (the default) and uninterruptible (Config.CallTimeout < 0). ratio is
-// dynop's time over the raw call's: the target is ≤ 1.5.
+// dynop's time over the raw call's: the target is ≤ 1.5. Under Wasmtime
+// the loop also calls the export through wasmtime-go's Func.Call, the
+// engine's own Go API (x-goapi: dynop's time over that call's).
 func BenchmarkCallVsRawEngine(b *testing.B) {
 	for _, engine := range wasm.Engines() {
 		for _, mode := range []struct {
@@ -64,7 +66,8 @@ func benchCallVsRaw(b *testing.B, engine, mode string, timeout time.Duration, n 
 			b.Fatal(err)
 		}
 		out, _ := descs[0].Alloc()
-		var dynopTime, rawTime time.Duration
+		goAPI, _ := raw.CallGoAPI(ctx) // Wasmtime's: a third row
+		var dynopTime, rawTime, goAPITime time.Duration
 		b.SetBytes(int64(8 * n))
 		b.ResetTimer()
 		for range b.N {
@@ -76,11 +79,22 @@ func benchCallVsRaw(b *testing.B, engine, mode string, timeout time.Duration, n 
 			if err := raw.Call(ctx); err != nil {
 				b.Fatal(err)
 			}
-			rawTime += time.Since(t1)
+			t2 := time.Now()
+			rawTime += t2.Sub(t1)
+			if goAPI {
+				if _, err := raw.CallGoAPI(ctx); err != nil {
+					b.Fatal(err)
+				}
+				goAPITime += time.Since(t2)
+			}
 			dynopTime += t1.Sub(t0)
 		}
 		b.ReportMetric(float64(dynopTime.Nanoseconds())/float64(b.N), "dynop-ns/op")
 		b.ReportMetric(float64(rawTime.Nanoseconds())/float64(b.N), "raw-ns/op")
 		b.ReportMetric(float64(dynopTime)/float64(rawTime), "ratio")
+		if goAPI {
+			b.ReportMetric(float64(goAPITime.Nanoseconds())/float64(b.N), "goapi-ns/op")
+			b.ReportMetric(float64(dynopTime)/float64(goAPITime), "x-goapi")
+		}
 	})
 }
