@@ -21,8 +21,9 @@ import (
 // dynop's modes, the raw call configured alike: with a deadline per call
 // (the default) and uninterruptible (Config.CallTimeout < 0). ratio is
 // dynop's time over the raw call's: the target is ≤ 1.5. Under Wasmtime
-// the loop also calls the export through wasmtime-go's Func.Call, the
-// engine's own Go API (x-goapi: dynop's time over that call's).
+// a second loop alternates dynop's call with the export called through
+// wasmtime-go's Func.Call, the engine's own Go API (x-goapi: dynop's time
+// over that call's).
 func BenchmarkCallVsRawEngine(b *testing.B) {
 	for _, engine := range wasm.Engines() {
 		for _, mode := range []struct {
@@ -66,33 +67,38 @@ func benchCallVsRaw(b *testing.B, engine, mode string, timeout time.Duration, n 
 			b.Fatal(err)
 		}
 		out, _ := descs[0].Alloc()
-		goAPI, _ := raw.CallGoAPI(ctx) // Wasmtime's: a third row
-		var dynopTime, rawTime, goAPITime time.Duration
-		b.SetBytes(int64(8 * n))
-		b.ResetTimer()
-		for range b.N {
-			t0 := time.Now()
+		goAPI, _ := raw.CallGoAPI(ctx) // Wasmtime's: a second loop
+		run := func() {
 			if err := inst.Run(ctx, []*tensor.Batch{out}, []*tensor.Batch{in}); err != nil {
 				b.Fatal(err)
 			}
-			t1 := time.Now()
-			if err := raw.Call(ctx); err != nil {
-				b.Fatal(err)
-			}
-			t2 := time.Now()
-			rawTime += t2.Sub(t1)
-			if goAPI {
-				if _, err := raw.CallGoAPI(ctx); err != nil {
+		}
+		// versus alternates dynop's call with other in b.N rounds and
+		// returns the time of each.
+		versus := func(other func() error) (dynopTime, otherTime time.Duration) {
+			for range b.N {
+				t0 := time.Now()
+				run()
+				t1 := time.Now()
+				if err := other(); err != nil {
 					b.Fatal(err)
 				}
-				goAPITime += time.Since(t2)
+				otherTime += time.Since(t1)
+				dynopTime += t1.Sub(t0)
 			}
-			dynopTime += t1.Sub(t0)
+			return dynopTime, otherTime
 		}
+		b.SetBytes(int64(8 * n))
+		b.ResetTimer()
+		dynopTime, rawTime := versus(func() error { return raw.Call(ctx) })
 		b.ReportMetric(float64(dynopTime.Nanoseconds())/float64(b.N), "dynop-ns/op")
 		b.ReportMetric(float64(rawTime.Nanoseconds())/float64(b.N), "raw-ns/op")
 		b.ReportMetric(float64(dynopTime)/float64(rawTime), "ratio")
 		if goAPI {
+			// A loop of its own: Func.Call's garbage would slow the
+			// other two.
+			dynopTime, goAPITime := versus(func() error { _, err := raw.CallGoAPI(ctx); return err })
+			b.ReportMetric(float64(dynopTime.Nanoseconds())/float64(b.N), "dynop-vs-goapi-ns/op")
 			b.ReportMetric(float64(goAPITime.Nanoseconds())/float64(b.N), "goapi-ns/op")
 			b.ReportMetric(float64(dynopTime)/float64(goAPITime), "x-goapi")
 		}
