@@ -82,10 +82,13 @@ static void *dyn_mem_grow(void *env, size_t n) {
     return NULL;
 }
 
+// dyn_mem_free is Wasmtime's finalizer of the memory: it unmaps it. The
+// struct stays: Go owns it and frees it once the store is gone.
 static void dyn_mem_free(void *env) {
     dyn_mem *m = env;
     if (m->base != NULL) munmap(m->base, m->reserve + m->guard);
-    free(m);
+    m->base = NULL;
+    m->size = 0;
 }
 
 static void *dyn_new_memory(void *env, const void *ty, size_t minimum, size_t maximum, size_t reserved, size_t guard,
@@ -258,6 +261,7 @@ func wasmtimeEngineOf(epochs bool) *wtEngine {
 	cfg := wasmtime.NewConfig()
 	cfg.SetCraneliftOptLevel(wasmtime.OptLevelSpeed)
 	cfg.SetWasmSIMD(true)
+	cfg.SetWasmMultiMemory(false) // the memory creator makes one memory per instance
 	cfg.SetEpochInterruption(epochs)
 	// Copy-on-write memory images need memories Wasmtime maps itself; the
 	// memory creator (dyn_new_memory) is what enforces the limit.
@@ -323,6 +327,9 @@ type wasmtimeModule struct {
 	name   string
 	memMax uint64 // bytes: the host's memory limit
 	table  bool   // the module exports its function table as tableExport
+
+	mu   sync.Mutex
+	live map[*wasmtimeInstance]struct{} // instances not closed: close closes them
 }
 
 // tableExport is the name under which compile exports a module's function
@@ -516,6 +523,15 @@ func toWasmtime(ts []valType) []*wasmtime.ValType {
 }
 
 func (m *wasmtimeModule) close(context.Context) error {
+	m.mu.Lock()
+	live := make([]*wasmtimeInstance, 0, len(m.live))
+	for wi := range m.live {
+		live = append(live, wi)
+	}
+	m.mu.Unlock()
+	for _, wi := range live {
+		wi.close()
+	}
 	m.module.Close()
 	return nil
 }
@@ -551,6 +567,12 @@ func (m *wasmtimeModule) instantiate(ctx context.Context, in *instance, timeout 
 	wi := &wasmtimeInstance{m: m, in: in, store: wasmtime.NewStore(m.eng.engine)}
 	wi.ctx = unsafe.Pointer(wi.store.Context())
 	wi.buf = (*C.dyn_call_buf)(C.calloc(1, C.sizeof_dyn_call_buf))
+	m.mu.Lock()
+	if m.live == nil {
+		m.live = map[*wasmtimeInstance]struct{}{}
+	}
+	m.live[wi] = struct{}{}
+	m.mu.Unlock()
 	defer func() {
 		if err != nil {
 			wi.close()
@@ -589,17 +611,13 @@ func (m *wasmtimeModule) instantiate(ctx context.Context, in *instance, timeout 
 		m.eng.leave()
 		wi.callCtx = nil
 	}
-	if wi.mem.used == 0 {
-		C.free(unsafe.Pointer(wi.mem)) // no memory was made: the store does not own it
-		wi.mem = nil
-	}
 	if err != nil {
 		if wi.stopped != nil {
 			return nil, wi.stopped
 		}
 		return nil, fmt.Errorf("%w: %v", ErrTrap, err)
 	}
-	if wi.mem == nil {
+	if wi.mem.used == 0 {
 		return nil, fmt.Errorf("%w: the module has no memory of its own", ErrABI)
 	}
 	wi.lin.m = wi.mem
@@ -611,7 +629,7 @@ func (m *wasmtimeModule) instantiate(ctx context.Context, in *instance, timeout 
 // becomes a trap that ends the running call, and that call's error.
 func (wi *wasmtimeInstance) hostFunc(f *hostImport) *wasmtime.Func {
 	ty := wasmtime.NewFuncType(toWasmtime(f.params), toWasmtime(f.results))
-	var stack [8]uint64
+	stack := make([]uint64, max(len(f.params), len(f.results), 1)) // WASI's path_open takes 9
 	return wasmtime.NewFunc(wi.store, ty, func(_ *wasmtime.Caller, args []wasmtime.Val) (results []wasmtime.Val, trap *wasmtime.Trap) {
 		defer func() {
 			if r := recover(); r != nil {
@@ -634,7 +652,7 @@ func (wi *wasmtimeInstance) hostFunc(f *hostImport) *wasmtime.Func {
 				stack[i] = uint64(a.I64())
 			}
 		}
-		f.fn(wi.in, stack[:])
+		f.fn(wi.in, stack)
 		results = make([]wasmtime.Val, len(f.results))
 		for i, t := range f.results {
 			switch t {
@@ -731,12 +749,16 @@ func (wi *wasmtimeInstance) close() {
 		return
 	}
 	wi.closed = true
+	wi.m.mu.Lock()
+	delete(wi.m.live, wi)
+	wi.m.mu.Unlock()
 	wi.lin.m = nil
-	wi.mem = nil // the store frees it
-	wi.store.Close()
+	wi.store.Close() // unmaps the memory (dyn_mem_free)
 	if wi.handle != 0 {
 		wi.handle.Delete()
 	}
+	C.free(unsafe.Pointer(wi.mem)) // Go's, once the store is gone
+	wi.mem = nil
 	C.free(unsafe.Pointer(wi.buf))
 	wi.buf = nil
 }

@@ -38,6 +38,9 @@ func exportTable(code []byte, name string) ([]byte, bool) {
 				hasTable = true
 			}
 		case sectionExport:
+			if exportAt >= 0 {
+				return code, false // two export sections: not a valid module
+			}
 			exportAt, exportEnd = p, p+1+n+int(size)
 		}
 		p += 1 + n + int(size)
@@ -51,8 +54,10 @@ func exportTable(code []byte, name string) ([]byte, bool) {
 	if k <= 0 {
 		return code, false
 	}
-	// Check the exports parse, and that name is not one of them.
-	for rest, i := body[k:], uint64(0); i < count; i++ {
+	// Check the exports parse, fill the section exactly, and that name is
+	// not one of them: the rewrite must not make an invalid module valid.
+	rest := body[k:]
+	for i := uint64(0); i < count; i++ {
 		l, m := binary.Uvarint(rest)
 		if m <= 0 || l > uint64(len(rest)-m) {
 			return code, false
@@ -69,6 +74,9 @@ func exportTable(code []byte, name string) ([]byte, bool) {
 			return code, false
 		}
 		rest = rest[1+m2:]
+	}
+	if len(rest) != 0 {
+		return code, false
 	}
 	nb := binary.AppendUvarint(nil, count+1)
 	nb = append(nb, body[k:]...)
