@@ -103,9 +103,9 @@ func buildWasm(t testing.TB, name string, srcs, extra []string) string {
 }
 
 // ImgprocWasm builds the example C plugin dynop.plugin.imgproc as a
-// WebAssembly plugin: its scalar variants only (-DIMGPROC_NO_SIMD), with
-// the extra flags of [Imgproc]. It declares no graph passes, which
-// WebAssembly plugins cannot provide.
+// WebAssembly plugin with SIMD (-msimd128): its scalar variants and its
+// simd128 ones, with the extra flags of [Imgproc]. It declares no graph
+// passes, which WebAssembly plugins cannot provide.
 func ImgprocWasm(t testing.TB) string {
 	return Wasm(t, "imgproc.wasm", []string{"plugins/imgproc/c/imgproc.c"}, "-ffp-contract=off", "-fno-math-errno", "-msimd128", "-O3")
 }

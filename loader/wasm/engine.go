@@ -2,6 +2,7 @@ package wasm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -76,7 +77,8 @@ type moduleInstance interface {
 	// function returns its exported function name, or nil.
 	function(name string) function
 	// tableFunction returns the function at index idx of its function
-	// table 0, if it has type ft; the error wraps ErrABI.
+	// table 0, if it has type ft; the error wraps ErrABI, or
+	// dynop.ErrUnsupported for a type the engine cannot call.
 	tableFunction(idx uint32, ft funcType) (function, error)
 	// growRefused reports whether the module asked for memory beyond
 	// the limit since the last resetRefused.
@@ -92,8 +94,27 @@ type function interface {
 	// results, stopping it when ctx is done or, if timeout > 0, timeout
 	// after the call begins. A failed call's error is classified: it
 	// wraps context.DeadlineExceeded, context.Canceled, ErrTrap, or is
-	// an *exitError or an *abiError.
+	// an *exitError or an *abiError. A call that never started (its
+	// context was already done, or the engine cannot make it) wraps
+	// errNotStarted, and leaves the instance as it was.
 	call(ctx context.Context, timeout time.Duration, stack []uint64) error
+}
+
+// errNotStarted marks the error of a call that never started: the
+// module ran nothing and its instance is as it was.
+var errNotStarted = errors.New("the call did not start")
+
+// notStarted is err as the error of a call that never started.
+func notStarted(err error) error { return fmt.Errorf("%w: %w", errNotStarted, err) }
+
+// stopError says why ctx ended a call: its error, and the cause its
+// canceller gave where that says more.
+func stopError(ctx context.Context) error {
+	err := ctx.Err()
+	if cause := context.Cause(ctx); cause != nil && cause != err {
+		return fmt.Errorf("%w: %w", err, cause)
+	}
+	return err
 }
 
 // hostImport is a function the host provides to modules: a function of

@@ -484,6 +484,10 @@ func (m *wasmtimeModule) exportedMemories() map[string]uint32 {
 	return out
 }
 
+// kindV128 is the kind Wasmtime gives v128 (WASMTIME_V128 of
+// wasmtime/val.h), which wasmtime-go does not name.
+const kindV128 wasmtime.ValKind = 4
+
 // fromWasmtime converts value types from Wasmtime's.
 func fromWasmtime(ts []*wasmtime.ValType) []valType {
 	out := make([]valType, len(ts))
@@ -497,8 +501,14 @@ func fromWasmtime(ts []*wasmtime.ValType) []valType {
 			out[i] = valF32
 		case wasmtime.KindF64:
 			out[i] = valF64
+		case wasmtime.KindFuncref:
+			out[i] = valFuncref
+		case wasmtime.KindExternref:
+			out[i] = valExternref
+		case kindV128:
+			out[i] = valV128
 		default:
-			out[i] = valType(0x7b) // v128 and references: no host import or export of dynop's has one
+			out[i] = valUnknown
 		}
 	}
 	return out
@@ -684,9 +694,10 @@ func dynopWasmtimeTick(data C.uintptr_t) C.int {
 		return 1
 	}
 	if c := wi.callCtx; c != nil && c.Err() != nil {
-		wi.stopped = context.Cause(c)
-		if errors.Is(wi.stopped, context.DeadlineExceeded) {
+		if context.Cause(c) == context.DeadlineExceeded {
 			wi.stopped = fmt.Errorf("%w: the caller's deadline passed", context.DeadlineExceeded)
+		} else {
+			wi.stopped = stopError(c)
 		}
 		return 1
 	}
@@ -707,12 +718,16 @@ func (wi *wasmtimeInstance) function(name string) function {
 func (wi *wasmtimeInstance) newFunction(f *wasmtime.Func) *wasmtimeFunction {
 	ft := f.Type(wi.store)
 	wf := &wasmtimeFunction{wi: wi, f: f, ft: funcType{fromWasmtime(ft.Params()), fromWasmtime(ft.Results())}}
+	wf.uncallable = callable(wf.ft)
 	// A wasmtime.Func is its wasmtime_func_t and nothing else.
 	wf.raw = *(*C.dyn_wt_func)(unsafe.Pointer(f))
 	return wf
 }
 
 func (wi *wasmtimeInstance) tableFunction(idx uint32, ft funcType) (function, error) {
+	if err := callable(ft); err != nil {
+		return nil, fmt.Errorf("function table index %d: %w", idx, err)
+	}
 	var tbl *wasmtime.Table
 	if wi.m.table {
 		if ex := wi.inst.GetExport(wi.store, tableExport); ex != nil {
@@ -770,17 +785,38 @@ type wasmtimeFunction struct {
 	f   *wasmtime.Func
 	ft  funcType
 	raw C.dyn_wt_func
+	// uncallable says why dyn_call cannot call it, if it cannot.
+	uncallable error
+}
+
+// callable reports why dyn_call cannot call a function of type ft, or
+// nil if it can: it passes at most len(dyn_call_buf.vals) values each
+// way, and numbers only.
+func callable(ft funcType) error {
+	const most = len(C.dyn_call_buf{}.vals)
+	if max(len(ft.params), len(ft.results)) > most {
+		return fmt.Errorf("%w: type %s: a call through the host passes at most %d parameters and %d results", dynop.ErrUnsupported, signature(ft), most, most)
+	}
+	for _, t := range slices.Concat(ft.params, ft.results) {
+		if !t.numeric() {
+			return fmt.Errorf("%w: type %s: a call through the host passes numbers only (i32, i64, f32, f64), not %s", dynop.ErrUnsupported, signature(ft), t)
+		}
+	}
+	return nil
 }
 
 func (f *wasmtimeFunction) call(ctx context.Context, timeout time.Duration, stack []uint64) error {
 	wi := f.wi
 	if wi.closed {
-		return fmt.Errorf("%w: the module instance is closed", dynop.ErrState)
+		return notStarted(fmt.Errorf("%w: the module instance is closed", dynop.ErrState))
+	}
+	if f.uncallable != nil {
+		return notStarted(f.uncallable)
 	}
 	b := wi.buf
 	n := max(len(f.ft.params), len(f.ft.results))
-	if n > len(b.vals) || len(stack) < n {
-		return fmt.Errorf("%w: a function of %d parameters and %d results", dynop.ErrUnsupported, len(f.ft.params), len(f.ft.results))
+	if len(stack) < n {
+		return notStarted(fmt.Errorf("%w: a stack of %d values for a function of type %s", dynop.ErrInvalid, len(stack), signature(f.ft)))
 	}
 	b.fn = f.raw
 	for i := range f.ft.params {
@@ -790,8 +826,8 @@ func (f *wasmtimeFunction) call(ctx context.Context, timeout time.Duration, stac
 	wi.stopped = nil
 	epochs := C.int(0)
 	if eng.epochs {
-		if err := ctx.Err(); err != nil {
-			return context.Cause(ctx)
+		if ctx.Err() != nil {
+			return notStarted(stopError(ctx))
 		}
 		wi.callCtx, wi.timeout, wi.deadline = ctx, timeout, 0
 		eng.enter()

@@ -223,6 +223,10 @@ func (wi *wazeroInstance) close() {
 type wazeroFunction struct{ f api.Function }
 
 func (f wazeroFunction) call(ctx context.Context, timeout time.Duration, stack []uint64) error {
+	if ctx.Err() != nil {
+		// wazero would close the module as the call began.
+		return notStarted(stopError(ctx))
+	}
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -255,6 +259,9 @@ func wazeroError(ctx context.Context, err error) error {
 			}
 			return context.DeadlineExceeded
 		case sys.ExitCodeContextCanceled:
+			if ctx.Err() != nil {
+				return stopError(ctx)
+			}
 			return context.Canceled
 		}
 		return &exitError{sysExit.ExitCode()}

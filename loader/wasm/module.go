@@ -300,6 +300,12 @@ func valTypeName(t valType) string {
 		return "f32"
 	case valF64:
 		return "f64"
+	case valV128:
+		return "v128"
+	case valFuncref:
+		return "funcref"
+	case valExternref:
+		return "externref"
 	}
 	return fmt.Sprintf("type%#x", byte(t))
 }
@@ -342,13 +348,13 @@ func (e *engine) newInstance(ctx context.Context) (*instance, error) {
 		in.fns[i] = mod.function(x.name)
 	}
 	if init := mod.function(exInitialize); init != nil {
-		if err := init.call(ctx, e.cfg.timeout, nil); err != nil {
-			err = callError(err)
+		if err := in.run(ctx, init, nil); err != nil {
 			in.discard(err)
 			return nil, fmt.Errorf("wasm: %s: %s: %w", e.name, exInitialize, err)
 		}
 	}
 	if err := in.call(ctx, exABIVersion); err != nil {
+		in.discard(err) // if it did not start
 		return nil, fmt.Errorf("wasm: %s: %w", e.name, err)
 	}
 	if v := uint32(in.stack[0]); v>>16 != abiMajor {
@@ -367,6 +373,21 @@ func (in *instance) call(ctx context.Context, x int, params ...uint64) error {
 	if in.dead != nil {
 		return fmt.Errorf("%w: the module instance was discarded: %w", dynop.ErrState, in.dead)
 	}
+	n := copy(in.stack[:], params)
+	clear(in.stack[n:])
+	if err := in.run(ctx, in.fns[x], in.stack[:]); err != nil {
+		return fmt.Errorf("%s: %w", exports[x].name, err)
+	}
+	return nil
+}
+
+// run calls fn, a function of in, with its parameters in stack, which
+// receives its results, under the host's call deadline: the one way
+// the host calls into a module. A call that ran and failed (a trap, an
+// exit, a deadline, the memory limit) discards the instance, and its
+// error says so; one that never started (ctx already done: see
+// [function.call]) leaves it.
+func (in *instance) run(ctx context.Context, fn function, stack []uint64) error {
 	in.message = ""
 	in.mod.resetRefused()
 	if in.e.caps["clock"] {
@@ -378,15 +399,18 @@ func (in *instance) call(ctx context.Context, x int, params ...uint64) error {
 			defer cancel()
 		}
 		in.wasi.setDone(ctx.Done())
+		defer in.wasi.setDone(nil)
 	}
-	n := copy(in.stack[:], params)
-	clear(in.stack[n:])
-	if err := in.fns[x].call(ctx, in.e.cfg.timeout, in.stack[:]); err != nil {
-		err = in.atLimit(callError(err))
-		in.discard(err)
-		return fmt.Errorf("%s: %w (the module instance was discarded)", exports[x].name, err)
+	err := fn.call(ctx, in.e.cfg.timeout, stack)
+	if err == nil {
+		return nil
 	}
-	return nil
+	if errors.Is(err, errNotStarted) {
+		return err
+	}
+	err = in.atLimit(callError(err))
+	in.discard(err)
+	return fmt.Errorf("%w (the module instance was discarded)", err)
 }
 
 // atLimit wraps err with ErrMemoryLimit if the module asked for more

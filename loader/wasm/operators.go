@@ -143,6 +143,9 @@ func (im *wasmImpl) attach(ctx context.Context) error {
 	in.mem.Write(p, args)
 	out := p + argsLen // the instance handle, aligned
 	if err := in.call(ctx, exCreate, uint64(im.op.handle), uint64(p), uint64(len(im.op.schema.Args)), uint64(out)); err != nil {
+		// A call that did not start (ctx done) left the instance usable.
+		in.free(context.WithoutCancel(ctx), p)
+		s.put(in)
 		return fmt.Errorf("%s: %w", im.where("create"), err)
 	}
 	if rc := in.result(); rc != 0 {

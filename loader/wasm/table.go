@@ -42,9 +42,12 @@ func (t *Table) Slots() int { return int(t.hdr.Size-abi.HeaderSize) / 4 }
 
 // Call calls the function in slot (0 is the first after the header) with
 // args, checking that its wasm type is params → results, under the
-// host's call deadline, and returns its results. A trap discards the
+// host's call deadline, and returns its results. Parameters and results
+// are numbers: [I32], [I64], [F32] or [F64]. A call that fails once
+// running (a trap, an exit, a deadline, the memory limit) discards the
 // plugin's first instance, and with it the interface: later calls fail
-// until the plugin restarts.
+// until the plugin restarts. One refused before it runs (bad arguments,
+// ctx already done) leaves the interface working.
 func (t *Table) Call(ctx context.Context, slot int, params, results []ValueType, args ...uint64) ([]uint64, error) {
 	s := t.s
 	if err := s.enter(); err != nil {
@@ -72,6 +75,15 @@ func (t *Table) call(ctx context.Context, slot int, params, results []ValueType,
 	if len(args) != len(params) {
 		return nil, fmt.Errorf("%s: %w: %d arguments for %d parameters", what(), dynop.ErrInvalid, len(args), len(params))
 	}
+	for i, t := range slices.Concat(params, results) {
+		if !t.numeric() {
+			which := fmt.Sprintf("parameter %d", i)
+			if i >= len(params) {
+				which = fmt.Sprintf("result %d", i-len(params))
+			}
+			return nil, fmt.Errorf("%s: %w: %s has type %s: Call passes i32, i64, f32 and f64 only", what(), dynop.ErrInvalid, which, t)
+		}
+	}
 	b, ok := in.mem.Read(t.off+abi.HeaderSize+4*uint32(slot), 4)
 	if !ok {
 		return nil, fmt.Errorf("%s: %w: the table lies outside the module's memory", what(), ErrABI)
@@ -85,10 +97,8 @@ func (t *Table) call(ctx context.Context, slot int, params, results []ValueType,
 	}
 	stack := t.stack[:max(len(params), len(results))]
 	copy(stack, args)
-	if err := fn.call(ctx, s.e.cfg.timeout, stack); err != nil {
-		err = callError(err)
-		in.discard(err)
-		return nil, fmt.Errorf("%s: %w (the module instance was discarded)", what(), err)
+	if err := in.run(ctx, fn, stack); err != nil {
+		return nil, fmt.Errorf("%s: %w", what(), err)
 	}
 	if len(results) == 0 {
 		return nil, nil

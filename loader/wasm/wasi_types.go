@@ -25,8 +25,28 @@ const (
 	valF64 = F64
 )
 
+// The value types a host cannot pass to or take from a module: a
+// function with one is neither a host import nor callable through
+// [Table.Call].
+const (
+	valV128      valType = 0x7b
+	valFuncref   valType = 0x70
+	valExternref valType = 0x6f
+	valUnknown   valType = 0 // any other (a proposal's reference types)
+)
+
 // String names the type as the WebAssembly text format does: "i32".
 func (t ValueType) String() string { return valTypeName(t) }
+
+// numeric reports whether t is one of WebAssembly 1.0's numbers, the
+// types a host passes as one 64-bit value.
+func (t ValueType) numeric() bool {
+	switch t {
+	case I32, I64, F32, F64:
+		return true
+	}
+	return false
+}
 
 // memory is a module instance's linear memory as the host reads and
 // writes it: every access bounds-checked, false when out of range.
