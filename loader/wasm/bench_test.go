@@ -68,8 +68,9 @@ func benchCallVsRaw(b *testing.B, engine, mode string, timeout time.Duration, n 
 		}
 		out, _ := descs[0].Alloc()
 		goAPI, _ := raw.CallGoAPI(ctx) // Wasmtime's: a second loop
+		outs, ins := []*tensor.Batch{out}, []*tensor.Batch{in}
 		run := func() {
-			if err := inst.Run(ctx, []*tensor.Batch{out}, []*tensor.Batch{in}); err != nil {
+			if err := inst.Run(ctx, outs, ins); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -390,7 +390,7 @@ func (in *instance) call(ctx context.Context, x int, params ...uint64) error {
 func (in *instance) run(ctx context.Context, fn function, stack []uint64) error {
 	in.message = ""
 	in.mod.resetRefused()
-	if in.e.caps["clock"] {
+	if in.wasi.realClock {
 		// A module granted the clock may sleep (WASI poll_oneoff): the
 		// sleep ends with the call's deadline or its context.
 		if t := in.e.cfg.timeout; t > 0 {

@@ -1,6 +1,7 @@
 package wasm
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -19,11 +20,14 @@ const (
 	tensorSize = 40             // dynop_tensor
 	argSize    = 20             // dynop_arg
 	maxNDim    = tensor.MaxNDim // DYNOP_MAX_NDIM
-	dimsSize   = 2 * maxNDim * 8
-	dataAlign  = 64 // guest buffers, like tensor.New's
-	guardSize  = 64 // guard bytes after each output
+	dataAlign  = 64             // guest buffers, like tensor.New's
+	guardSize  = 64             // guard bytes after each output
 	guardByte  = 0xA5
 )
+
+// guard is what follows each output in the module's memory until the
+// module runs: a write past the output's end changes it.
+var guard = bytes.Repeat([]byte{guardByte}, guardSize)
 
 // pool keeps a started plugin's idle module instances.
 type pool struct {
@@ -337,7 +341,7 @@ func (im *wasmImpl) setup(ctx context.Context, inputs []*tensor.Batch) ([]op.Out
 	if im.op.scratch {
 		for j := range samples {
 			k := samples*nin + j*nout + nout - 1
-			n := int64(le.Uint64(meta[lay.dims+k*dimsSize:]))
+			n := int64(le.Uint64(meta[lay.dims[k]:]))
 			if n < 0 || n > math.MaxUint32 {
 				im.scratchBytes = im.scratchBytes[:0]
 				return nil, fmt.Errorf("%s (sample %d): %w: it asked for %d bytes of scratch; a module has at most %d", im.where("setup"), j, ErrABI, n, int64(math.MaxUint32))
@@ -349,7 +353,7 @@ func (im *wasmImpl) setup(ctx context.Context, inputs []*tensor.Batch) ([]op.Out
 	descs, err := abisession.OutputDescs(im.op.schema, samples, func(j, i int) abisession.SetupOutput {
 		k := samples*nin + j*nout + i
 		t := meta[k*tensorSize:]
-		dims := meta[lay.dims+k*dimsSize:]
+		dims := meta[lay.dims[k]:]
 		return abisession.SetupOutput{
 			DType: tensor.DType{Code: tensor.Code(t[16]), Bits: t[17], Lanes: uint16(t[18]) | uint16(t[19])<<8},
 			NDim:  int(int32(le.Uint32(t[12:]))),
@@ -390,7 +394,7 @@ func (im *wasmImpl) Run(ctx context.Context, outputs, inputs []*tensor.Batch) er
 		if !ok {
 			return fmt.Errorf("%s: %w: the module's memory shrank", im.where("run"), ErrABI)
 		}
-		if g := b[len(span):]; slices.ContainsFunc(g, func(c byte) bool { return c != guardByte }) {
+		if !bytes.Equal(b[len(span):], guard) {
 			err := fmt.Errorf("%s: %w: the module wrote past the end of output %d of sample %d (%d bytes)", im.where("run"), ErrABI, k%len(outputs), k/len(outputs), len(span))
 			im.in.discard(err) // its heap may be corrupt
 			return err
@@ -403,12 +407,75 @@ func (im *wasmImpl) Run(ctx context.Context, outputs, inputs []*tensor.Batch) er
 // callLayout is where a call's tensors lie in the arena.
 type callLayout struct {
 	samples, nin, nout int    // nout: the tensors after each sample's inputs, scratch included
-	dims               int    // offset of the shape and stride arrays in the arena
 	failed             int    // offset of the failed-sample index
 	metaSize           uint32 // bytes of structs, arrays and index
-	outs               []*tensor.Tensor
-	outOffs            []uint32
-	spans              [][]byte // of the inputs, then the outputs, in the order laid out
+	// dims[k]: offset of tensor k's shape array, its strides following
+	// (ndims[k] entries each): as many as the tensor has, or, for what
+	// setup writes (its outputs, the scratch length), DYNOP_MAX_NDIM.
+	dims, ndims []int
+	outs        []*tensor.Tensor
+	outOffs     []uint32
+	spans       [][]byte // of the inputs, then the outputs, in the order laid out
+	// A run's layout, kept for the next run: the arena it was laid out
+	// in, the offsets of the inputs' data and the tensors, in the order
+	// of spans. Tensors do not change, so the same tensors in the same
+	// arena make the same metadata.
+	reusable bool
+	base     uint32
+	inOffs   []uint32
+	tensors  []*tensor.Tensor
+}
+
+// same reports whether a run of inputs and outputs would be laid out as
+// the last run was: the same tensors, in an arena at the same place.
+func (lay *callLayout) same(base uint32, inputs, outputs []*tensor.Batch) bool {
+	if !lay.reusable || base != lay.base || len(inputs) != lay.nin {
+		return false
+	}
+	k := 0
+	for _, b := range inputs {
+		for _, t := range b.Samples() {
+			if k >= len(lay.tensors) || t != lay.tensors[k] {
+				return false
+			}
+			k++
+		}
+	}
+	for j := range lay.samples {
+		for _, b := range outputs {
+			if s := b.Samples(); j >= len(s) || k >= len(lay.tensors) || s[j] != lay.tensors[k] {
+				return false
+			}
+			k++
+		}
+	}
+	return k == len(lay.tensors)
+}
+
+// relay lays out a run as the last one, which it is the same as (see
+// same): the inputs' data, the metadata, the outputs cleared and
+// guarded.
+func (im *wasmImpl) relay() (*callLayout, error) {
+	lay, mem := &im.lay, im.in.mem
+	for k, off := range lay.inOffs {
+		if span := lay.spans[k]; len(span) > 0 && !mem.Write(off, span) {
+			return nil, fmt.Errorf("%s: %w: input outside the module's memory", im.where("run"), ErrABI)
+		}
+	}
+	if !mem.Write(lay.base, im.meta[:lay.metaSize]) {
+		return nil, fmt.Errorf("%s: %w: arena outside the module's memory", im.where("run"), ErrABI)
+	}
+	spans := lay.spans[len(lay.inOffs):]
+	for k, off := range lay.outOffs {
+		n := len(spans[k])
+		o, ok := mem.Read(off, uint32(n)+guardSize)
+		if !ok {
+			return nil, fmt.Errorf("%s: %w: output outside the module's memory", im.where("run"), ErrABI)
+		}
+		clear(o[:n])
+		copy(o[n:], guard)
+	}
+	return lay, nil
 }
 
 // layout writes the tensors of a call (outputs nil: setup) into the
@@ -421,11 +488,41 @@ func (im *wasmImpl) layout(ctx context.Context, samples int, inputs, outputs []*
 	if outputs == nil {
 		step = "setup"
 	}
+	lay := &im.lay
+	if outputs != nil && lay.samples == samples && lay.same(im.arena, inputs, outputs) {
+		return im.relay()
+	}
 	nin, nout := len(inputs), im.op.perSample()
 	nt := samples * (nin + nout)
-	lay := &im.lay
-	*lay = callLayout{samples: samples, nin: nin, nout: nout, dims: nt * tensorSize, outs: lay.outs[:0], outOffs: lay.outOffs[:0], spans: lay.spans[:0]}
-	lay.failed = lay.dims + nt*dimsSize
+	*lay = callLayout{samples: samples, nin: nin, nout: nout, dims: lay.dims[:0], ndims: lay.ndims[:0], outs: lay.outs[:0], outOffs: lay.outOffs[:0], spans: lay.spans[:0], inOffs: lay.inOffs[:0], tensors: lay.tensors[:0]}
+	// The structs, then the shape and stride arrays, packed: a call's
+	// metadata is what the module reads, not DYNOP_MAX_NDIM slots per
+	// tensor.
+	lay.ndims = slices.Grow(lay.ndims, nt)[:nt]
+	for j := range samples {
+		for i, b := range inputs {
+			lay.ndims[j*nin+i] = b.Samples()[j].NDim()
+		}
+		for i := range nout {
+			nd := maxNDim
+			if outputs != nil {
+				nd = 1 // the scratch
+				if i < len(outputs) {
+					nd = outputs[i].Samples()[j].NDim()
+				}
+			}
+			lay.ndims[samples*nin+j*nout+i] = nd
+		}
+	}
+	at := nt * tensorSize
+	for _, nd := range lay.ndims {
+		if nd > maxNDim {
+			return nil, fmt.Errorf("%s: %w: a tensor of %d dimensions; the ABI passes at most %d", im.where(step), op.ErrInput, nd, maxNDim)
+		}
+		lay.dims = append(lay.dims, at)
+		at += 2 * 8 * nd
+	}
+	lay.failed = at
 	meta := alignUp(lay.failed+4, dataAlign)
 	lay.metaSize = uint32(lay.failed + 4)
 	// Data: each input's span, each output's span and guard.
@@ -460,37 +557,33 @@ func (im *wasmImpl) layout(ctx context.Context, samples int, inputs, outputs []*
 	m := im.meta
 	data := uint32(meta)
 	mem := im.in.mem
-	describe := func(k int, t *tensor.Tensor, span []byte) error {
-		if t.NDim() > maxNDim {
-			return fmt.Errorf("%s: %w: a tensor of %d dimensions; the ABI passes at most %d", im.where(step), op.ErrInput, t.NDim(), maxNDim)
-		}
+	describe := func(k int, t *tensor.Tensor, span []byte) {
 		s := m[k*tensorSize:]
 		dev, dt := t.Device(), t.DType()
 		le.PutUint32(s[4:], uint32(dev.Type))
 		le.PutUint32(s[8:], uint32(dev.ID))
 		le.PutUint32(s[12:], uint32(t.NDim()))
 		dtypeBytes(s[16:16], dt)
-		dims := lay.dims + k*dimsSize
+		dims, nd := lay.dims[k], lay.ndims[k]
 		le.PutUint32(s[20:], base+uint32(dims))
-		le.PutUint32(s[24:], base+uint32(dims+maxNDim*8))
+		le.PutUint32(s[24:], base+uint32(dims+nd*8))
 		for i, d := range t.Shape() {
 			le.PutUint64(m[dims+8*i:], uint64(d))
 		}
 		for i, d := range t.Strides() {
-			le.PutUint64(m[dims+maxNDim*8+8*i:], uint64(d))
+			le.PutUint64(m[dims+nd*8+8*i:], uint64(d))
 		}
 		le.PutUint32(s[0:], base+data)
 		data = uint32(alignUp(int(data)+len(span), dataAlign))
-		return nil
 	}
 	k := 0 // into lay.spans
 	for i, b := range inputs {
 		for j, t := range b.Samples() {
 			at, span := data, lay.spans[k]
 			k++
-			if err := describe(j*nin+i, t, span); err != nil {
-				return nil, err
-			}
+			describe(j*nin+i, t, span)
+			lay.inOffs = append(lay.inOffs, base+at)
+			lay.tensors = append(lay.tensors, t)
 			if len(span) > 0 && !mem.Write(base+at, span) {
 				return nil, fmt.Errorf("%s: %w: input outside the module's memory", im.where(step), ErrABI)
 			}
@@ -500,7 +593,7 @@ func (im *wasmImpl) layout(ctx context.Context, samples int, inputs, outputs []*
 		for k := samples * nin; k < nt; k++ {
 			s := m[k*tensorSize:]
 			le.PutUint32(s[4:], 1) // DYNOP_DEVICE_CPU
-			le.PutUint32(s[20:], base+uint32(lay.dims+k*dimsSize))
+			le.PutUint32(s[20:], base+uint32(lay.dims[k]))
 		}
 	} else {
 		for j := range samples {
@@ -508,19 +601,16 @@ func (im *wasmImpl) layout(ctx context.Context, samples int, inputs, outputs []*
 				t := b.Samples()[j]
 				at, n := data, len(lay.spans[k])
 				k++
-				if err := describe(samples*nin+j*nout+i, t, lay.spans[k-1]); err != nil {
-					return nil, err
-				}
+				describe(samples*nin+j*nout+i, t, lay.spans[k-1])
 				data = uint32(alignUp(int(at)+n+guardSize, dataAlign))
 				o, ok := mem.Read(base+at, uint32(n)+guardSize)
 				if !ok {
 					return nil, fmt.Errorf("%s: %w: output outside the module's memory", im.where(step), ErrABI)
 				}
 				clear(o[:n]) // as zeroed as a native operator's new output
-				for x := range o[n:] {
-					o[n+x] = guardByte
-				}
+				copy(o[n:], guard)
 				lay.outs = append(lay.outs, t)
+				lay.tensors = append(lay.tensors, t)
 				lay.outOffs = append(lay.outOffs, base+at)
 			}
 		}
@@ -528,13 +618,13 @@ func (im *wasmImpl) layout(ctx context.Context, samples int, inputs, outputs []*
 	if im.op.scratch {
 		for j := range samples {
 			k := samples*nin + j*nout + nout - 1
-			s, dims := m[k*tensorSize:], lay.dims+k*dimsSize
+			s, dims := m[k*tensorSize:], lay.dims[k]
 			le.PutUint32(s[0:], 0)
 			if outputs != nil {
 				le.PutUint32(s[0:], base+uint32(scratchAt))
 				le.PutUint64(m[dims:], uint64(im.scratchBytes[j]))
-				le.PutUint64(m[dims+maxNDim*8:], 1)
-				le.PutUint32(s[24:], base+uint32(dims+maxNDim*8))
+				le.PutUint64(m[dims+8:], 1)
+				le.PutUint32(s[24:], base+uint32(dims+8))
 			}
 			le.PutUint32(s[4:], 1) // DYNOP_DEVICE_CPU
 			le.PutUint32(s[12:], 1)
@@ -545,6 +635,7 @@ func (im *wasmImpl) layout(ctx context.Context, samples int, inputs, outputs []*
 	if !mem.Write(base, m[:lay.metaSize]) {
 		return nil, fmt.Errorf("%s: %w: arena outside the module's memory", im.where(step), ErrABI)
 	}
+	lay.reusable, lay.base = outputs != nil, base
 	return lay, nil
 }
 

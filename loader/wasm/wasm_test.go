@@ -110,6 +110,76 @@ func TestCOperator(t *testing.T) {
 	}
 }
 
+// Runs on the same tensors reuse the last run's layout of them in the
+// module's memory: each run still sees its inputs' current data, starts
+// from zeroed outputs, and a batch of other tensors, or a batch of two
+// samples, is laid out anew.
+func TestRunsReuseLayout(t *testing.T) {
+	h := openHost(t, dynop.Options{}, wgood(t))
+	inst, err := h.NewOperator(context.Background(), "wgood.Scale", schema.Args{"factor": 2.0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Close()
+	ctx := context.Background()
+	vals := []float32{1, 2, 3, 4}
+	x, _ := tensor.FromSlice(vals, 4)
+	in, _ := tensor.NewBatch(x)
+	descs, err := inst.Setup([]*tensor.Batch{in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := descs[0].Alloc()
+	got := func(b *tensor.Batch, j int) []float32 {
+		v, _ := tensor.Values[float32](b.Samples()[j])
+		return slices.Clone(v)
+	}
+	for round := range 3 {
+		for i := range vals {
+			vals[i] = float32(10*round + i)
+		}
+		if err := inst.Run(ctx, []*tensor.Batch{out}, []*tensor.Batch{in}); err != nil {
+			t.Fatal(err)
+		}
+		want := []float32{float32(20 * round), float32(20*round + 2), float32(20*round + 4), float32(20*round + 6)}
+		if v := got(out, 0); !slices.Equal(v, want) {
+			t.Fatalf("round %d: %v, want %v", round, v, want)
+		}
+	}
+	// Other tensors of the same shapes: laid out anew.
+	y, _ := tensor.FromSlice([]float32{5, 6, 7, 8}, 4)
+	in2, _ := tensor.NewBatch(y)
+	out2, _ := descs[0].Alloc()
+	if err := inst.Run(ctx, []*tensor.Batch{out2}, []*tensor.Batch{in2}); err != nil {
+		t.Fatal(err)
+	}
+	if v := got(out2, 0); !slices.Equal(v, []float32{10, 12, 14, 16}) {
+		t.Errorf("other tensors: %v", v)
+	}
+	// Two samples, then one again.
+	two, _ := tensor.NewBatch(x, y)
+	descs, err = inst.Setup([]*tensor.Batch{two})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out3, _ := descs[0].Alloc()
+	if err := inst.Run(ctx, []*tensor.Batch{out3}, []*tensor.Batch{two}); err != nil {
+		t.Fatal(err)
+	}
+	if v0, v1 := got(out3, 0), got(out3, 1); !slices.Equal(v0, []float32{40, 42, 44, 46}) || !slices.Equal(v1, []float32{10, 12, 14, 16}) {
+		t.Errorf("two samples: %v, %v", v0, v1)
+	}
+	if _, err := inst.Setup([]*tensor.Batch{in}); err != nil {
+		t.Fatal(err)
+	}
+	if err := inst.Run(ctx, []*tensor.Batch{out}, []*tensor.Batch{in}); err != nil {
+		t.Fatal(err)
+	}
+	if v := got(out, 0); !slices.Equal(v, []float32{40, 42, 44, 46}) {
+		t.Errorf("one sample again: %v", v)
+	}
+}
+
 func TestCOperatorError(t *testing.T) {
 	h := openHost(t, dynop.Options{}, wgood(t))
 	_, err := exec(t, h, "wgood.Scale", schema.Args{"fail_at": int64(2)}, floats(t, []float32{1, 2, 3}, 3))
