@@ -75,13 +75,12 @@ func (t *Table) call(ctx context.Context, slot int, params, results []ValueType,
 	if len(args) != len(params) {
 		return nil, fmt.Errorf("%s: %w: %d arguments for %d parameters", what(), dynop.ErrInvalid, len(args), len(params))
 	}
-	for i, t := range slices.Concat(params, results) {
-		if !t.numeric() {
-			which := fmt.Sprintf("parameter %d", i)
-			if i >= len(params) {
-				which = fmt.Sprintf("result %d", i-len(params))
+	for k, ts := range [2][]ValueType{params, results} {
+		for i, t := range ts {
+			if !t.numeric() {
+				which := [2]string{"parameter", "result"}[k]
+				return nil, fmt.Errorf("%s: %w: %s %d has type %s: Call passes i32, i64, f32 and f64 only", what(), dynop.ErrInvalid, which, i, t)
 			}
-			return nil, fmt.Errorf("%s: %w: %s has type %s: Call passes i32, i64, f32 and f64 only", what(), dynop.ErrInvalid, which, t)
 		}
 	}
 	b, ok := in.mem.Read(t.off+abi.HeaderSize+4*uint32(slot), 4)
