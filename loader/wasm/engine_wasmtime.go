@@ -754,7 +754,7 @@ func (wi *wasmtimeInstance) tableFunction(idx uint32, ft funcType) (function, er
 func (wi *wasmtimeInstance) growRefused() bool { return wi.mem != nil && wi.mem.refused != 0 }
 
 func (wi *wasmtimeInstance) resetRefused() {
-	if wi.mem != nil {
+	if wi.mem != nil && wi.mem.refused != 0 { // a read costs less than a write, per call
 		wi.mem.refused = 0
 	}
 }

@@ -75,14 +75,6 @@ func (t *Table) call(ctx context.Context, slot int, params, results []ValueType,
 	if len(args) != len(params) {
 		return nil, fmt.Errorf("%s: %w: %d arguments for %d parameters", what(), dynop.ErrInvalid, len(args), len(params))
 	}
-	for k, ts := range [2][]ValueType{params, results} {
-		for i, t := range ts {
-			if !t.numeric() {
-				which := [2]string{"parameter", "result"}[k]
-				return nil, fmt.Errorf("%s: %w: %s %d has type %s: Call passes i32, i64, f32 and f64 only", what(), dynop.ErrInvalid, which, i, t)
-			}
-		}
-	}
 	b, ok := in.mem.Read(t.off+abi.HeaderSize+4*uint32(slot), 4)
 	if !ok {
 		return nil, fmt.Errorf("%s: %w: the table lies outside the module's memory", what(), ErrABI)
@@ -107,7 +99,7 @@ func (t *Table) call(ctx context.Context, slot int, params, results []ValueType,
 
 // function returns the function at index idx of in's function table for
 // slot, looked up once for as long as the slot holds it and is called
-// with the same type.
+// with the same type, which must be numbers.
 func (t *Table) function(in *instance, slot int, idx uint32, params, results []ValueType) (function, error) {
 	if len(t.fns) <= slot {
 		t.fns = append(t.fns, make([]slotFn, slot+1-len(t.fns))...)
@@ -115,6 +107,14 @@ func (t *Table) function(in *instance, slot int, idx uint32, params, results []V
 	c := &t.fns[slot]
 	if c.fn != nil && c.in == in && c.idx == idx && slices.Equal(c.ft.params, params) && slices.Equal(c.ft.results, results) {
 		return c.fn, nil
+	}
+	for k, ts := range [2][]ValueType{params, results} {
+		for i, t := range ts {
+			if !t.numeric() {
+				which := [2]string{"parameter", "result"}[k]
+				return nil, fmt.Errorf("%w: %s %d has type %s: Call passes i32, i64, f32 and f64 only", dynop.ErrInvalid, which, i, t)
+			}
+		}
 	}
 	ft := funcType{slices.Clone(params), slices.Clone(results)}
 	fn, err := in.mod.tableFunction(idx, ft)
