@@ -42,7 +42,7 @@ WASM_CC ?= clang
 WASM_CFLAGS = --target=wasm32-wasi -mexec-model=reactor -O3 -msimd128 -std=c99 -Wall -Wextra -pedantic -Werror -Iabi/include
 WASM_PLUGINS = plugins/imgproc/dynop_imgproc.wasm plugins/tone/dynop_tone.wasm
 
-.PHONY: demo examples test fuzz bench build plugins wasm-plugins clean libdynop python pytest wheel
+.PHONY: demo examples test fuzz bench build plugins wasm-plugins clean libdynop python pytest wheel install uninstall installcheck
 
 ## demo: the main job. Build the CLI and the example plugins, run the
 ## demo pipeline over the bundled images and the photo pipeline over the
@@ -126,6 +126,38 @@ build: plugins
 	@if echo 'int x;' | $(WASM_CC) --target=wasm32-wasi -x c -c -o /dev/null - 2>/dev/null; then \
 		$(MAKE) --no-print-directory wasm-plugins && cp $(WASM_PLUGINS) bin/plugins/ && bin/dynop manifest bin/plugins/*.wasm; \
 	else echo "note: $(WASM_CC) cannot target wasm32-wasi (apt-get install clang lld wasi-libc libclang-rt-dev-wasm32): WebAssembly plugins not built"; fi
+
+## install: install what build makes under PREFIX (default /usr/local;
+## DESTDIR is prepended, for packaging): the CLI as PREFIX/bin/dynop, the
+## example plugins and their manifests in PREFIX/lib/dynop/plugins (which
+## an executable installed as PREFIX/bin/dynop searches), and the C
+## headers in PREFIX/include/dynop (`dynop include-dir` prints it).
+## uninstall removes them.
+PREFIX ?= /usr/local
+INSTALL_PLUGINS = $(DESTDIR)$(PREFIX)/lib/dynop/plugins
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin $(INSTALL_PLUGINS) $(DESTDIR)$(PREFIX)/include/dynop
+	install -m 0755 bin/dynop $(DESTDIR)$(PREFIX)/bin/dynop
+	for f in bin/plugins/*; do \
+		case $$f in *.dynop.json|*.dynop.sig|*.wasm) mode=0644;; *) mode=0755;; esac; \
+		install -m $$mode $$f $(INSTALL_PLUGINS)/ || exit 1; \
+	done
+	install -m 0644 abi/include/dynop/*.h abi/include/dynop/*.hpp $(DESTDIR)$(PREFIX)/include/dynop/
+	@echo "installed dynop in $(DESTDIR)$(PREFIX): bin/dynop, lib/dynop/plugins, include/dynop"
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/dynop
+	rm -rf $(DESTDIR)$(PREFIX)/lib/dynop $(DESTDIR)$(PREFIX)/include/dynop
+
+## installcheck: make install into a new temporary PREFIX, then run the
+## demo pipeline with the installed dynop from another directory (no
+## ./bin on the way) and check it wrote its images.
+installcheck:
+	@set -e; prefix=$$(mktemp -d); out=$$(mktemp -d); here=$$(pwd); \
+	$(MAKE) --no-print-directory install PREFIX=$$prefix >/dev/null; \
+	cd $$out && env -u DYNOP_PLUGIN_PATH $$prefix/bin/dynop run --out $$out/images $$here/examples/pipelines/demo.yaml >$$out/log 2>&1 || { cat $$out/log; exit 1; }; \
+	n=$$(ls $$out/images | wc -l); [ $$n -ge 3 ] || { echo "installcheck: the installed dynop wrote $$n files"; cat $$out/log; exit 1; }; \
+	echo "installcheck: dynop installed in $$prefix ran the demo from $$out: $$n files"; rm -rf $$prefix $$out
 
 ## libdynop: the C API for hosts that are not Go programs (docs/c-api.md):
 ## bin/libdynop.so and bin/libdynop.a, bin/dynop-scanner beside them (the

@@ -251,6 +251,8 @@ func sourceName(s discover.Source) string {
 		return "$" + discover.EnvPath
 	case discover.SourceExeDir:
 		return "next to the dynop executable"
+	case discover.SourcePrefixDir:
+		return "installed with dynop, PREFIX/lib/dynop/plugins"
 	case discover.SourceUserDir:
 		return "per-user, $XDG_DATA_HOME/dynop/plugins"
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,26 @@ import (
 
 	"github.com/dynop/dynop/discover"
 )
+
+// An executable installed as PREFIX/bin/NAME also searches
+// PREFIX/lib/dynop/plugins, after its own plugins directory (make
+// install's layout); one elsewhere does not.
+func TestSearchPathPrefix(t *testing.T) {
+	got := discover.ExeDirsForTest("/opt/dynop/bin/dynop")
+	want := []discover.Entry{
+		{Path: "/opt/dynop/bin/plugins", Source: discover.SourceExeDir},
+		{Path: "/opt/dynop/lib/dynop/plugins", Source: discover.SourcePrefixDir},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("exeDirs(/opt/dynop/bin/dynop) = %v, want %v", got, want)
+	}
+	if got := discover.ExeDirsForTest("/work/repo/dynop"); len(got) != 1 || got[0].Source != discover.SourceExeDir {
+		t.Errorf("exeDirs(/work/repo/dynop) = %v, want its plugins directory only", got)
+	}
+	if s := discover.SourcePrefixDir.String(); s != "prefix-dir" {
+		t.Errorf("SourcePrefixDir = %q", s)
+	}
+}
 
 // TestSearchPathOrder: Options.Paths, then $DYNOP_PLUGIN_PATH, then the
 // executable's plugins directory, then the per-user directory; relative

@@ -4,4 +4,5 @@ package discover
 var (
 	ParseManifestForTest = parseManifest
 	UserDirForTest       = userDir
+	ExeDirsForTest       = exeDirs
 )

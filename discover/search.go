@@ -28,12 +28,15 @@ const (
 	SourceEnv
 	// SourceExeDir: the directory plugins next to the executable.
 	SourceExeDir
+	// SourcePrefixDir: PREFIX/lib/dynop/plugins for an executable
+	// installed as PREFIX/bin/NAME (make install's layout).
+	SourcePrefixDir
 	// SourceUserDir: $XDG_DATA_HOME/dynop/plugins (by default
 	// ~/.local/share/dynop/plugins).
 	SourceUserDir
 )
 
-var sourceNames = [...]string{"options", "env", "exe-dir", "user-dir"}
+var sourceNames = [...]string{"options", "env", "exe-dir", "prefix-dir", "user-dir"}
 
 // String names the source.
 func (s Source) String() string {
@@ -55,7 +58,9 @@ type Entry struct {
 //  2. the entries of $DYNOP_PLUGIN_PATH, in order;
 //  3. the directory "plugins" next to the running executable (symbolic
 //     links to the executable resolved);
-//  4. $XDG_DATA_HOME/dynop/plugins, or ~/.local/share/dynop/plugins when
+//  4. PREFIX/lib/dynop/plugins where the executable is PREFIX/bin/NAME,
+//     the layout of make install (and of /usr/local, /usr, /opt/dynop);
+//  5. $XDG_DATA_HOME/dynop/plugins, or ~/.local/share/dynop/plugins when
 //     XDG_DATA_HOME is unset or relative (the XDG base directory rule).
 //
 // With defaults false, only paths are used. Empty entries are dropped,
@@ -89,12 +94,33 @@ func SearchPath(paths []string, defaults bool) []Entry {
 		if real, err := filepath.EvalSymlinks(exe); err == nil {
 			exe = real
 		}
-		add(filepath.Join(filepath.Dir(exe), "plugins"), SourceExeDir)
+		for _, e := range exeDirs(exe) {
+			add(e.Path, e.Source)
+		}
 	}
 	if dir := userDir(); dir != "" {
 		add(dir, SourceUserDir)
 	}
 	return out
+}
+
+// exeDirs returns the search path's entries for the executable exe
+// (symbolic links resolved): its plugins directory, and an
+// installation's when it is PREFIX/bin/NAME.
+func exeDirs(exe string) []Entry {
+	dir := filepath.Dir(exe)
+	out := []Entry{{filepath.Join(dir, "plugins"), SourceExeDir}}
+	if filepath.Base(dir) == "bin" {
+		out = append(out, Entry{PrefixPluginDir(filepath.Dir(dir)), SourcePrefixDir})
+	}
+	return out
+}
+
+// PrefixPluginDir returns where an installation under prefix keeps its
+// plugins, and where the search path looks for them when the executable
+// is prefix/bin/NAME: prefix/lib/dynop/plugins.
+func PrefixPluginDir(prefix string) string {
+	return filepath.Join(prefix, "lib", "dynop", "plugins")
 }
 
 // userDir returns the per-user plugin directory,

@@ -71,7 +71,10 @@ def build(out_dir):
         meta = "%s.dist-info" % dist
         add(meta + "/METADATA", ("Metadata-Version: 2.1\nName: %s\nVersion: %s\n"
                                  "Summary: A host of dynop compute plugins, over libdynop through ctypes\n"
+                                 "License: Apache-2.0\n"
                                  "Requires-Python: >=3.8\nRequires-Dist: numpy\n" % (NAME, VERSION)).encode())
+        with open(os.path.join(ROOT, "LICENSE"), "rb") as f:
+            add(meta + "/LICENSE", f.read(), 0o644)
         add(meta + "/WHEEL", ("Wheel-Version: 1.0\nGenerator: dynop build_wheel.py\nRoot-Is-Purelib: false\n"
                               "Tag: %s\n" % tag).encode())
         record.append(meta + "/RECORD,,")

@@ -3,7 +3,10 @@
 // and scaffolds new plugins. `dynop help` lists the commands; package
 // [github.com/dynop/dynop/cli] documents them and their JSON output.
 //
-// This build compiles in the example Go plugins under plugins/.
+// It compiles in dynop's own Go plugins (image, npy) and no example: what
+// `dynop list` shows beyond those is what the user installed or pointed
+// it at. A program with Go plugins of its own builds its own dynop from
+// [cli.Main] (see cli's package documentation).
 package main
 
 import (
@@ -11,10 +14,6 @@ import (
 
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/cli"
-	_ "github.com/dynop/dynop/plugins/greeter" // example plugins, compiled in
-	_ "github.com/dynop/dynop/plugins/stats"   // bindings of the native examples' interfaces
-	_ "github.com/dynop/dynop/plugins/text"
-	_ "github.com/dynop/dynop/plugins/vecmath/govecmath"
 )
 
 func main() {
