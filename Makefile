@@ -93,7 +93,7 @@ FUZZ_TARGETS = \
 	discover:FuzzParseManifest discover:FuzzDecodeCache \
 	pipeline:FuzzParse pipeline:FuzzReadJournal pipeline:FuzzParseShard pipeline:FuzzReadList \
 	internal/abihost:FuzzDecodeInfo internal/ldso:FuzzParseCache internal/ldso:FuzzReadObject loader/wasm:FuzzModuleInfo loader/native:FuzzNativeInfo \
-	.:FuzzParseSandboxPolicy loader/wasm:FuzzDecodeEntry loader/wasm:FuzzExportTable internal/capi:FuzzOptionsJSON \
+	.:FuzzParseSandboxPolicy loader/wasm:FuzzDecodeEntry loader/wasm:FuzzExportTable loader/wasm:FuzzWASI internal/capi:FuzzOptionsJSON \
 	plugins/codec:FuzzCodecDecode plugins/codec:FuzzCodecEXIF plugins/image:FuzzImageEXIF
 fuzz:
 	@set -e; log=$$(mktemp); trap 'rm -f "$$log"' EXIT; for t in $(FUZZ_TARGETS); do \

@@ -1422,3 +1422,52 @@ func TestWASIProcExitInWazero(t *testing.T) {
 		t.Fatalf("proc_exit(7) ended the call with %v, want an exitError with code 7", err)
 	}
 }
+
+// FuzzWASI calls every WASI function with arguments and memory the
+// fuzzer chooses, as a module could: whatever they are, a function
+// returns an errno WASI defines (0–76) or, for proc_exit, ends the call
+// with an *exitError; nothing else panics, and the memory keeps its
+// size. Sleeps end at once (the call's end has come).
+func FuzzWASI(f *testing.F) {
+	f.Add(uint8(0), uint8(0xff), uint64(16), uint64(64), uint64(0), uint64(0), []byte("seed"))
+	f.Add(uint8(30), uint8(0), uint64(0x10), uint64(1), uint64(0x20), uint64(0), bytes.Repeat([]byte{1, 0, 0, 0}, 32))
+	f.Add(uint8(28), uint8(0x0f), uint64(0x40), uint64(0x80), uint64(2), uint64(0x100), bytes.Repeat([]byte{0xff}, 300))
+	done := make(chan struct{})
+	close(done)
+	f.Fuzz(func(t *testing.T, fn, caps uint8, a, b, c, d uint64, mem []byte) {
+		wf := wasiFunctions[int(fn)%len(wasiFunctions)]
+		granted := map[string]bool{}
+		for i, name := range []string{"clock", "random", "env", "stdio"} {
+			granted[name] = caps&(1<<i) != 0
+		}
+		m := &wasiTestMemory{b: make([]byte, 1024)}
+		copy(m.b, mem)
+		w := newWASIEnv(m, granted, io.Discard)
+		w.setDone(done)
+		stack := make([]uint64, max(len(wf.params), len(wf.results), 1))
+		for i := range wf.params {
+			v := [...]uint64{a, b, c, d, a ^ d, b ^ c, a + b, c + d, a - d}[i]
+			// Pointers and lengths mostly near the memory, sometimes anywhere.
+			if wf.params[i] == valI32 && v&0x100000000 == 0 {
+				v %= 1100
+			}
+			stack[i] = v
+		}
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					if _, ok := r.(*exitError); !ok || wf.name != "proc_exit" {
+						t.Fatalf("%s%v panicked: %v", wf.name, stack[:len(wf.params)], r)
+					}
+				}
+			}()
+			wf.fn(w, stack)
+		}()
+		if len(wf.results) > 0 && wf.name != "proc_exit" && uint32(stack[0]) > 76 {
+			t.Errorf("%s returned errno %d, not one of WASI's", wf.name, uint32(stack[0]))
+		}
+		if len(m.b) != 1024 {
+			t.Errorf("%s changed the memory's size to %d", wf.name, len(m.b))
+		}
+	})
+}
