@@ -110,8 +110,10 @@ type Options struct {
 
 	// Paths are plugin files (native shared libraries, WebAssembly
 	// modules) and directories of them, searched before
-	// $DYNOP_PLUGIN_PATH, the directory plugins next to the executable
-	// and $XDG_DATA_HOME/dynop/plugins (see [discover.SearchPath]). Each
+	// $DYNOP_PLUGIN_PATH, the directory plugins next to the executable,
+	// PREFIX/lib/dynop/plugins for an executable installed as
+	// PREFIX/bin/NAME, and $XDG_DATA_HOME/dynop/plugins (see
+	// [discover.SearchPath]). Each
 	// file is read by the loader registered for its format with
 	// [RegisterLoader], from its manifest, the registry cache or a scanner
 	// child process: no plugin code runs in the host until the plugin

@@ -3,7 +3,8 @@
 //
 // [Enumerate] walks the search path ([SearchPath]): the files and
 // directories a host is given, then $DYNOP_PLUGIN_PATH, the directory
-// plugins next to the executable and the per-user directory. For each
+// plugins next to the executable, an installation's PREFIX/lib/dynop/plugins
+// and the per-user directory. For each
 // plugin file it needs the plugin's Info, and gets it, cheapest first,
 // from
 //
