@@ -81,7 +81,7 @@ func TestListAndInspectNativeFiles(t *testing.T) {
 	for _, c := range []struct{ arg, want string }{
 		{bad, "no plugin format"},
 		{filepath.Join(t.TempDir(), "libnone.so"), "no such file"},
-		{"dynop.plugin.txt", `did you mean "dynop.plugin.text"`},
+		{"dynop.plugin.txt", `did you mean the plugin "dynop.plugin.text"`},
 	} {
 		code, _, errOut = runCLI(t, "inspect", c.arg)
 		if code != 1 || !strings.Contains(errOut, c.want) {
