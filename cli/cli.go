@@ -15,7 +15,9 @@ import (
 	"strings"
 
 	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/internal/english"
 	"github.com/dynop/dynop/internal/opfmt"
+	"github.com/dynop/dynop/internal/suggest"
 	_ "github.com/dynop/dynop/loader/native" // native plugin files
 	"github.com/dynop/dynop/loader/wasm"     // WebAssembly plugin files, sandboxed
 	_ "github.com/dynop/dynop/machine/nvml"  // NVIDIA GPUs, for plugins that require one
@@ -60,6 +62,7 @@ Commands:
                               list every plugin found, with its state (available,
                               unsupported, broken, untrusted, duplicate) and why;
                               with --ops, the operators
+                              or with --interfaces, the interfaces: who provides which versions, who needs them
   inspect [--json] [--sandbox] [--color=WHEN] PATH|ID|OPERATOR [PATH...]
                               show everything about one plugin (a plugin file, or
                               a plugin's ID) or one operator: its schema, and its
@@ -156,6 +159,7 @@ func command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		addSandboxFlag(fs)
 		asJSON := fs.Bool("json", false, "print JSON (schema dynop.list/v2, or dynop.ops/v1 with --ops; see docs/cli-json.md) instead of a table")
 		ops := fs.Bool("ops", false, "list operators instead of plugins")
+		fs.BoolVar(&listInterfaces, "interfaces", false, "list interfaces instead of plugins: who provides which versions, who needs them (JSON schema dynop.interfaces/v1)")
 		color := addColorFlag(fs)
 		paths, err := parseInterleaved(cmd, fs, args)
 		if err != nil {
@@ -278,8 +282,9 @@ func newListEntry(st dynop.PluginStatus) listEntry {
 }
 
 // errBroken is returned, after the listing is printed, when plugin files
-// could not be used.
-var errBroken = errors.New("plugin files could not be used")
+// could not be used; its text follows their count ("2 plugin files could
+// not be used").
+var errBroken = errors.New("could not be used")
 
 // wasmConfig returns the WebAssembly loader's configuration that
 // $DYNOP_SANDBOX_GRANT and $DYNOP_WASM_ENGINE make, and whether either is
@@ -337,6 +342,10 @@ func openHost(ctx context.Context, paths []string) (*dynop.Host, error) {
 	return dynop.Open(ctx, opts)
 }
 
+// list lists the plugins the host finds, searching the plugin files and
+// directories paths first, as a table painted with pal or as JSON (schema
+// dynop.list/v2); with --interfaces (listInterfaces), their interfaces
+// (dynop.interfaces/v1).
 func list(ctx context.Context, w io.Writer, paths []string, asJSON bool, pal palette) error {
 	h, err := openHost(ctx, paths)
 	if err != nil {
@@ -344,7 +353,12 @@ func list(ctx context.Context, w io.Writer, paths []string, asJSON bool, pal pal
 	}
 	defer h.Close(ctx)
 	plugins := h.Plugins()
-	if err := writePlugins(w, plugins, asJSON, pal); err != nil {
+	if listInterfaces {
+		err = writeInterfaces(w, interfacesOf(plugins), asJSON, pal)
+	} else {
+		err = writePlugins(w, plugins, asJSON, pal)
+	}
+	if err != nil {
 		return err
 	}
 	return brokenError(plugins, nil)
@@ -363,7 +377,7 @@ func brokenError(plugins []dynop.PluginStatus, paths []string) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%d %w:\n%w", len(errs), errBroken, errors.Join(errs...))
+	return fmt.Errorf("%s %w:\n%w", english.Plural(len(errs), "plugin file"), errBroken, errors.Join(errs...))
 }
 
 // samePath reports whether a and b name the same file.
@@ -482,11 +496,21 @@ func inspect(ctx context.Context, w, stderr io.Writer, target string, paths []st
 		}
 		st = plugins[i]
 	} else if st, err = h.Plugin(target); err != nil {
-		e, oerr := h.Operators().Lookup(target)
-		if oerr == nil {
+		if e, err := h.Operators().Lookup(target); err == nil {
 			return inspectOperator(ctx, w, h, e, asJSON, pal)
 		}
-		return fmt.Errorf("%q is neither a plugin nor an operator: %w; %w; give a plugin file's path, a plugin ID or an operator name (dynop list and dynop list --ops show them)", target, err, oerr)
+		switch found := findInterface(interfacesOf(h.Plugins()), target); len(found) {
+		case 0:
+			return notFound(h, target)
+		case 1:
+			return writeInterface(w, found[0], asJSON, pal)
+		default:
+			uids := make([]string, len(found))
+			for i, e := range found {
+				uids[i] = e.UID.String()
+			}
+			return fmt.Errorf("inspect %q: %d interfaces have that name (UIDs %s): give the UID of one", target, len(found), strings.Join(uids, ", "))
+		}
 	}
 	e := newListEntry(st)
 	if asJSON {
@@ -497,6 +521,35 @@ func inspect(ctx context.Context, w, stderr io.Writer, target string, paths []st
 		}{"dynop.inspect/v1", e})
 	}
 	return writeInspect(w, e, pal)
+}
+
+// notFound is inspect's error for a target that is no plugin file, plugin
+// ID, operator or interface: it says what was tried and suggests the
+// nearest known name.
+func notFound(h *dynop.Host, target string) error {
+	type known struct{ kind, name string }
+	var names []known
+	for _, st := range h.Plugins() {
+		if st.Info.ID != "" {
+			names = append(names, known{"the plugin", st.Info.ID})
+		}
+	}
+	for _, e := range h.Operators().List() {
+		names = append(names, known{"the operator", e.Schema.Name})
+	}
+	for _, e := range interfacesOf(h.Plugins()) {
+		names = append(names, known{"the interface", e.Name})
+	}
+	hint := ""
+	all := make([]string, len(names))
+	for i, n := range names {
+		all[i] = n.name
+	}
+	if near := suggest.Nearest(target, all); near != "" {
+		n := names[slices.Index(all, near)]
+		hint = fmt.Sprintf(" (did you mean %s %q?)", n.kind, n.name)
+	}
+	return fmt.Errorf("inspect %q: %w: tried a plugin file (no such file), a plugin ID, an operator name, and an interface name or UID%s; dynop list, dynop list --ops and dynop list --interfaces show what there is", target, dynop.ErrNotFound, hint)
 }
 
 // writeInspect prints one plugin as aligned "field  value" lines painted
@@ -536,10 +589,25 @@ func writeInspect(w io.Writer, e listEntry, pal palette) error {
 	return t.write(w, pal)
 }
 
+// opEntry is one operator in the JSON of list --ops (dynop.ops/v2) and
+// inspect OPERATOR (dynop.operator/v2): its schema's fields, and the
+// plugin that provides it. In v1 the schema was an object of its own,
+// "schema", which the top level's "schema" (the JSON schema's id) made
+// ambiguous.
+type opEntry struct {
+	schema.Op
+	Plugin string `json:"plugin,omitempty"`
+}
+
+func newOpEntry(e op.Entry) opEntry { return opEntry{e.Schema, e.Plugin} }
+
 // listOps lists the operators of the compiled-in plugins and the plugin
 // files paths, as a table painted with pal or as JSON (schema
-// dynop.ops/v1).
+// dynop.ops/v2).
 func listOps(ctx context.Context, w io.Writer, paths []string, asJSON bool, pal palette) error {
+	if listInterfaces {
+		return fmt.Errorf("%w: list: --ops and --interfaces: give one", errUsage)
+	}
 	h, err := openHost(ctx, paths)
 	if err != nil {
 		return err
@@ -547,11 +615,14 @@ func listOps(ctx context.Context, w io.Writer, paths []string, asJSON bool, pal 
 	defer h.Close(ctx)
 	list := h.Operators().List()
 	if asJSON {
-		enc := newJSONEncoder(w)
-		if err := enc.Encode(struct {
-			Schema    string     `json:"schema"`
-			Operators []op.Entry `json:"operators"`
-		}{"dynop.ops/v1", list}); err != nil {
+		out := struct {
+			Schema    string    `json:"schema"`
+			Operators []opEntry `json:"operators"`
+		}{"dynop.ops/v2", make([]opEntry, len(list))}
+		for i, e := range list {
+			out.Operators[i] = newOpEntry(e)
+		}
+		if err := newJSONEncoder(w).Encode(out); err != nil {
 			return err
 		}
 	} else {
@@ -574,16 +645,8 @@ func firstSentence(s string) string {
 	return s
 }
 
-// writeOperator prints one operator's schema, as text painted with pal or
-// as JSON (schema dynop.operator/v1).
-func writeOperator(w io.Writer, e op.Entry, asJSON bool, pal palette) error {
-	if asJSON {
-		enc := newJSONEncoder(w)
-		return enc.Encode(struct {
-			Schema   string   `json:"schema"`
-			Operator op.Entry `json:"operator"`
-		}{"dynop.operator/v1", e})
-	}
+// writeOperator prints one operator's schema as text painted with pal.
+func writeOperator(w io.Writer, e op.Entry, pal palette) error {
 	s := e.Schema
 	var t fieldTable
 	row := t.row

@@ -185,6 +185,15 @@ func TestOperatorsCLI(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "image.Resize") || !strings.Contains(out, "dynop.plugin.image") {
 		t.Errorf("list --ops: exit %d\n%s%s", code, out, errOut)
 	}
+	code, out, _ = runCLI(t, "list", "--ops", "--json")
+	var ops struct {
+		Schema    string
+		Operators []struct{ Name, Plugin string }
+	}
+	if err := json.Unmarshal([]byte(out), &ops); err != nil || code != 0 || ops.Schema != "dynop.ops/v2" || len(ops.Operators) == 0 ||
+		ops.Operators[0].Name == "" || ops.Operators[0].Plugin == "" || strings.Contains(out, `"schema": {`) {
+		t.Errorf("list --ops --json: exit %d, %v: %+v", code, err, ops)
+	}
 	code, out, errOut = runCLI(t, "inspect", "image.Resize")
 	for _, want := range []string{"operator  image.Resize", "plugin    dynop.plugin.image", "devices   cpu",
 		"input 0   images uint8|float32, layout HWC", "arg       width int (required) [range [1, 65536]]"} {
@@ -199,12 +208,10 @@ func TestOperatorsCLI(t *testing.T) {
 	var doc struct {
 		Schema   string
 		Operator struct {
-			Schema struct {
+			Name string
+			Args []struct {
 				Name string
-				Args []struct {
-					Name string
-					Type string
-				}
+				Type string
 			}
 			Plugin string
 		}
@@ -212,12 +219,15 @@ func TestOperatorsCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
 		t.Fatalf("inspect --json: exit %d, %v\n%s", code, err, out)
 	}
-	if doc.Schema != "dynop.operator/v1" || doc.Operator.Schema.Name != "image.Resize" || doc.Operator.Plugin != "dynop.plugin.image" ||
-		len(doc.Operator.Schema.Args) == 0 || doc.Operator.Schema.Args[0].Type != "int" {
+	// v2: the operator's schema fields are the operator object's own (v1
+	// had them under "schema", which the top level's "schema" made
+	// ambiguous).
+	if doc.Schema != "dynop.operator/v2" || doc.Operator.Name != "image.Resize" || doc.Operator.Plugin != "dynop.plugin.image" ||
+		len(doc.Operator.Args) == 0 || doc.Operator.Args[0].Type != "int" || strings.Contains(out, `"schema": {`) {
 		t.Errorf("inspect --json: %+v", doc)
 	}
 	code, _, errOut = runCLI(t, "inspect", "image.Resise")
-	if code != 1 || !strings.Contains(errOut, `did you mean "image.Resize"?`) || !strings.Contains(errOut, "neither a plugin nor an operator") {
+	if code != 1 || !strings.Contains(errOut, `(did you mean the operator "image.Resize"?)`) || !strings.Contains(errOut, "tried a plugin file (no such file), a plugin ID, an operator name") {
 		t.Errorf("inspect of a near miss: exit %d, %s", code, errOut)
 	}
 }

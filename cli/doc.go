@@ -131,9 +131,11 @@
 //
 // With --json, list, inspect, run and doctor print one JSON object whose
 // "schema" field names its schema: dynop.list/v2 (list), dynop.inspect/v1
-// (inspect of a plugin), dynop.ops/v1 (list --ops), dynop.operator/v1
-// (inspect of an operator), dynop.run/v1 (run) and dynop.doctor/v1
-// (doctor). docs/cli-json.md in the repository documents every field of
+// (inspect of a plugin), dynop.ops/v2 (list --ops), dynop.operator/v2
+// (inspect of an operator), dynop.interfaces/v1 (list --interfaces),
+// dynop.interface/v1 (inspect of an interface), dynop.run/v2 (run) and
+// dynop.doctor/v1 (doctor); no other field is called "schema".
+// docs/cli-json.md in the repository documents every field of
 // each. Within a schema version fields are only added; removing a field
 // or changing its type or meaning makes a new version. Readers should
 // check "schema" and ignore fields they do not know. A test decodes the

@@ -19,6 +19,7 @@ import (
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/discover"
 	"github.com/dynop/dynop/dispatch"
+	"github.com/dynop/dynop/internal/english"
 	"github.com/dynop/dynop/internal/scaffold"
 	"github.com/dynop/dynop/machine"
 	"github.com/dynop/dynop/sign"
@@ -231,19 +232,12 @@ func writeDoctor(w io.Writer, results []checkResult, pal palette) error {
 	if err := t.write(w, pal); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\n%d checks: %d ok, %s, %s\n", len(results), count[statusOK],
-		plural(count[statusWarn], "warning"), plural(count[statusFail], "failure"))
+	_, err := fmt.Fprintf(w, "\n%s: %d ok, %s, %s\n", english.Plural(len(results), "check"), count[statusOK],
+		english.Plural(count[statusWarn], "warning"), english.Plural(count[statusFail], "failure"))
 	return err
 }
 
 // plural returns "1 thing" or "n things".
-func plural(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return fmt.Sprintf("%d %ss", n, thing)
-}
-
 // sourceName says where a search path entry comes from.
 func sourceName(s discover.Source) string {
 	switch s {
@@ -313,7 +307,7 @@ func checkSearchEntry(e discover.Entry, plugins []dynop.PluginStatus) checkResul
 		return r
 	}
 	if plugins == nil {
-		r.Summary = fmt.Sprintf("%s: %s; their states are unknown: no host opens (see the plugins check)", where, plural(len(files), "plugin file"))
+		r.Summary = fmt.Sprintf("%s: %s; their states are unknown: no host opens (see the plugins check)", where, english.Plural(len(files), "plugin file"))
 		return r
 	}
 	count := map[dynop.State]int{}
@@ -359,7 +353,7 @@ func checkSearchEntry(e discover.Entry, plugins []dynop.PluginStatus) checkResul
 			parts = append(parts, fmt.Sprintf("%d %s", count[s], s))
 		}
 	}
-	r.Summary = fmt.Sprintf("%s: %s: %s", where, plural(len(files), "plugin file"), strings.Join(parts, ", "))
+	r.Summary = fmt.Sprintf("%s: %s: %s", where, english.Plural(len(files), "plugin file"), strings.Join(parts, ", "))
 	r.Fix = strings.Join(fixes, "; ")
 	return r
 }
@@ -386,7 +380,7 @@ func checkPlugins(ctx context.Context, d *doctor) []checkResult {
 			r.Details = append(r.Details, fmt.Sprintf("compiled in %s: %s: %v", st.Info.ID, st.State, st.Err))
 		}
 	}
-	r.Summary = fmt.Sprintf("%s (%d compiled in, %d from files): %d usable", plural(len(plugins), "plugin"), len(compiled), len(plugins)-len(compiled), usable)
+	r.Summary = fmt.Sprintf("%s (%d compiled in, %d from files): %d usable", english.Plural(len(plugins), "plugin"), len(compiled), len(plugins)-len(compiled), usable)
 	if len(compiled) > 0 {
 		r.Details = append([]string{"compiled in: " + strings.Join(compiled, ", ")}, r.Details...)
 	}
@@ -558,14 +552,14 @@ func checkTrustStore(_ context.Context, _ *doctor) []checkResult {
 	switch {
 	case len(bad) > 0:
 		r.Status = statusFail
-		r.Summary = fmt.Sprintf("DYNOP_TRUST_DIR=%s: %s cannot be read as a public key, so no host opens", dir, plural(len(bad), "key file"))
+		r.Summary = fmt.Sprintf("DYNOP_TRUST_DIR=%s: %s cannot be read as a public key, so no host opens", dir, english.Plural(len(bad), "key file"))
 		r.Fix = fmt.Sprintf("replace or remove %s: a .pub file holds one PEM ed25519 public key, as dynop keygen writes", strings.Join(bad, ", "))
 	case len(ids) == 0:
 		r.Status = statusWarn
 		r.Summary = fmt.Sprintf("DYNOP_TRUST_DIR=%s holds no keys (*.pub): no signature verifies", dir)
 		r.Fix = fmt.Sprintf("copy the public keys (*.pub) of the publishers you trust into %s (%s), or unset DYNOP_TRUST_DIR", dir, trustSetup)
 	default:
-		r.Summary = fmt.Sprintf("DYNOP_TRUST_DIR=%s: %s", dir, plural(len(ids), "trusted key"))
+		r.Summary = fmt.Sprintf("DYNOP_TRUST_DIR=%s: %s", dir, english.Plural(len(ids), "trusted key"))
 	}
 	return []checkResult{r}
 }
@@ -652,7 +646,7 @@ func checkGPU(_ context.Context, _ *doctor) []checkResult {
 		}
 		return []checkResult{r}
 	}
-	r.Summary = plural(len(m.GPUs), "GPU") + " found"
+	r.Summary = english.Plural(len(m.GPUs), "GPU") + " found"
 	for _, g := range m.GPUs {
 		r.Details = append(r.Details, g.String())
 	}

@@ -399,7 +399,7 @@ func TestDeregisterFailureWarns(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, want 0: the outputs were written\n%s%s", code, stdout, stderr)
 	}
-	if !strings.Contains(stdout, "wrote 1 files to "+out) {
+	if !strings.Contains(stdout, "wrote 1 file to "+out) {
 		t.Errorf("no outputs:\n%s", stdout)
 	}
 	checkEscaped(t, "run's warning", stderr, "dynop: warning: ", `stop plugin "dynop.plugin.hostile": deregister: `,

@@ -14,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/dynop/dynop"
-	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/pipeline"
 	"github.com/dynop/dynop/schema"
 )
@@ -240,6 +239,8 @@ func TestJSONOutputIsDocumented(t *testing.T) {
 		{"list", "--ops", "--json"},
 		{"inspect", "--json", "dynop.plugin.image"},
 		{"inspect", "--json", "image.Resize"},
+		{"list", "--interfaces", "--json"},
+		{"inspect", "--json", "dynop.example.Text"},
 	} {
 		code, out, errOut := runCLI(t, args...)
 		if code != 0 {
@@ -262,14 +263,23 @@ func TestJSONOutputIsDocumented(t *testing.T) {
 		t.Errorf("the filled plugin lacks fields:\n%s", b.String())
 	}
 	b.Reset()
-	if err := writeOperator(&b, filled[op.Entry](), true, palette{}); err != nil {
-		t.Fatalf("writeOperator of every field: %v", err)
+	opOut := filled[operatorJSON]()
+	opOut.Schema = "dynop.operator/v2"
+	if err := newJSONEncoder(&b).Encode(opOut); err != nil {
+		t.Fatalf("inspect --json OPERATOR of every field: %v", err)
 	}
 	doc.checkDocumented(t, "inspect --json OPERATOR, every field", b.Bytes())
-	sum, err := json.Marshal(struct {
-		Schema string `json:"schema"`
-		*pipeline.Summary
-	}{"dynop.run/v1", new(filled[pipeline.Summary]())})
+	b.Reset()
+	if err := writeInterfaces(&b, []*ifaceEntry{new(filled[ifaceEntry]())}, true, palette{}); err != nil {
+		t.Fatalf("list --interfaces --json of every field: %v", err)
+	}
+	doc.checkDocumented(t, "list --interfaces --json, every field", b.Bytes())
+	b.Reset()
+	if err := writeInterface(&b, new(filled[ifaceEntry]()), true, palette{}); err != nil {
+		t.Fatalf("inspect --json INTERFACE of every field: %v", err)
+	}
+	doc.checkDocumented(t, "inspect --json INTERFACE, every field", b.Bytes())
+	sum, err := json.Marshal(newRunJSON(new(filled[pipeline.Summary]())))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +365,9 @@ func TestJSONDocCatchesUndocumentedFields(t *testing.T) {
 	for _, tc := range []struct{ json, want string }{
 		{`{"schema": "dynop.list/v2", "extra": 1}`, "#dynoplistv2 extra"},
 		{`{"schema": "dynop.list/v2", "plugins": [{"id": "a", "requirements": {"gpu": {"memory": 8}}}]}`, "#plugin-object requirements.gpu.memory"},
-		{`{"schema": "dynop.ops/v1", "operators": [{"schema": {"name": "a", "args": [{"name": "b", "unit": "px"}]}}]}`, "#operator-schema-object args[].unit"},
+		{`{"schema": "dynop.ops/v2", "operators": [{"name": "a", "args": [{"name": "b", "unit": "px"}]}]}`, "#operator-schema-object args[].unit"},
+		{`{"schema": "dynop.ops/v2", "operators": [{"schema": {"name": "a"}}]}`, "#operator-schema-object schema"}, // v1's shape
+		{`{"schema": "dynop.interfaces/v1", "interfaces": [{"uid": "a", "providers": [{"plugin": "b", "abi": 1}]}]}`, "#interface-entry-object providers[].abi"},
 		{`{"schema": "dynop.doctor/v1", "checks": [{"name": "gpu", "severity": 1}]}`, "#dynopdoctorv1 checks[].severity"},
 	} {
 		var v map[string]any
@@ -368,8 +380,8 @@ func TestJSONDocCatchesUndocumentedFields(t *testing.T) {
 		}
 	}
 	var v map[string]any
-	json.Unmarshal([]byte(`{"schema": "dynop.ops/v1", "operators": [{"schema": {"name": "a", "args": [{"name": "b", "default": {"any": "thing"}}]}}]}`), &v)
-	if got := doc.undocumented(v, "dynopopsv1", ""); len(got) != 0 {
+	json.Unmarshal([]byte(`{"schema": "dynop.ops/v2", "operators": [{"name": "a", "args": [{"name": "b", "default": {"any": "thing"}}]}]}`), &v)
+	if got := doc.undocumented(v, "dynopopsv2", ""); len(got) != 0 {
 		t.Errorf("an argument's default, any JSON value, is looked into: %q", got)
 	}
 }

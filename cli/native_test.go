@@ -35,7 +35,7 @@ func TestListAndInspectNativeFiles(t *testing.T) {
 	}
 
 	code, out, errOut = runCLI(t, "list", "--json", vm, bad)
-	if code != 1 || !strings.Contains(errOut, "1 plugin files could not be used") {
+	if code != 1 || !strings.Contains(errOut, "1 plugin file could not be used") {
 		t.Errorf("list with a bad file: exit %d, stderr %q; want 1 and the count", code, errOut)
 	}
 	var got struct {
@@ -81,7 +81,7 @@ func TestListAndInspectNativeFiles(t *testing.T) {
 	for _, c := range []struct{ arg, want string }{
 		{bad, "no plugin format"},
 		{filepath.Join(t.TempDir(), "libnone.so"), "no such file"},
-		{"dynop.plugin.txt", `did you mean "dynop.plugin.text"`},
+		{"dynop.plugin.txt", `did you mean the plugin "dynop.plugin.text"`},
 	} {
 		code, _, errOut = runCLI(t, "inspect", c.arg)
 		if code != 1 || !strings.Contains(errOut, c.want) {

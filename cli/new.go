@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dynop/dynop/internal/english"
 	"github.com/dynop/dynop/internal/scaffold"
 )
 
@@ -53,7 +54,7 @@ func newCommand(args []string, stdout io.Writer) error {
 	if p.Interface != "" {
 		fmt.Fprintf(stdout, ", interface %s", p.Interface)
 	}
-	fmt.Fprintf(stdout, " (%d files)\n\nnext: cd %s and follow README.md:\n\n", len(p.Files), filepath.Clean(p.Dir))
+	fmt.Fprintf(stdout, " (%s)\n\nnext: cd %s and follow README.md:\n\n", english.Plural(len(p.Files), "file"), filepath.Clean(p.Dir))
 	for _, c := range p.Commands {
 		fmt.Fprintf(stdout, "  %-40s # %s\n", c.Line, c.Comment)
 	}

@@ -31,7 +31,7 @@ func TestRunPhotoPipeline(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stdout, "photos: 3 images in 1 batches") || !strings.Contains(stdout, "imgproc.UnsharpMask") {
+	if !strings.Contains(stdout, "photos: 3 images in 1 batch in ") || !strings.Contains(stdout, "imgproc.UnsharpMask") {
 		t.Errorf("output:\n%s", stdout)
 	}
 	read := func(path string) image.Image {

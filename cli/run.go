@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -13,10 +14,11 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"golang.org/x/term"
-
 	"github.com/dynop/dynop"
 	"github.com/dynop/dynop/graph"
+	"github.com/dynop/dynop/internal/atomicfile"
+	"github.com/dynop/dynop/internal/english"
+	"github.com/dynop/dynop/internal/suggest"
 	"github.com/dynop/dynop/pipeline"
 )
 
@@ -137,7 +139,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	defer closeAll(stderr, h, p)
 	sum, runErr := p.Run(ctx)
 	if *trace != "" {
-		if err := writeFile(*trace, p.WriteTrace); err != nil {
+		if err := writeTrace(*trace, p); err != nil {
 			return errors.Join(runErr, err)
 		}
 	}
@@ -147,7 +149,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		kept := "no output written"
 		if !*atomic && sum.Journal != "" {
-			kept = fmt.Sprintf("the outputs of the %d inputs done are written, and %s records them: dynop run --resume finishes the rest", sum.Images+sum.Resumed, sum.Journal)
+			kept = fmt.Sprintf("the outputs of the %s done are written, and %s records them: dynop run --resume finishes the rest", english.Plural(sum.Images+sum.Resumed, "input"), sum.Journal)
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted: %s (%w)", kept, runErr)
@@ -155,26 +157,36 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("%w; %s", runErr, kept)
 	}
 	if *asJSON {
-		enc := newJSONEncoder(stdout)
-		return enc.Encode(struct {
-			Schema string `json:"schema"`
-			*pipeline.Summary
-		}{"dynop.run/v1", sum})
+		return newJSONEncoder(stdout).Encode(newRunJSON(sum))
 	}
 	return writeSummary(stdout, sum)
 }
 
+// runJSON is the output of run --json: schema dynop.run/v2.
+type runJSON struct {
+	Schema string `json:"schema"`
+	*pipeline.Summary
+}
+
+func newRunJSON(sum *pipeline.Summary) runJSON { return runJSON{"dynop.run/v2", sum} }
+
 // inputOverrides reads the --in values: NAME=PATH where NAME is one of
-// the pipeline's inputs, or PATH alone for a pipeline with one input (a
-// path may contain "=").
+// the pipeline's inputs, or PATH alone for a pipeline with one input. A
+// path may contain "=": a value whose part before the first "=" is no
+// input's name is a path if it exists as one (a file, a directory or a
+// glob that matches), or if that part holds a path separator; otherwise
+// it is an unknown input's name, and the error lists the inputs.
 func inputOverrides(spec *pipeline.Spec, ins []string) (map[string][]string, error) {
 	known := spec.Inputs()
 	m := map[string][]string{}
 	for _, in := range ins {
 		name, path, named := strings.Cut(in, "=")
 		if !named || !slices.Contains(known, name) {
+			if named && !strings.ContainsRune(name, filepath.Separator) && !strings.ContainsRune(name, '/') && !pathExists(in) {
+				return nil, unknownInput(spec, in, name)
+			}
 			if len(known) != 1 {
-				return nil, fmt.Errorf("%w: run: --in %q: the pipeline has %d inputs (%s): give NAME=PATH", errUsage, in, len(known), strings.Join(known, ", "))
+				return nil, fmt.Errorf("%w: run: --in %q: the pipeline has %s (%s): give NAME=PATH", errUsage, in, english.Plural(len(known), "input"), strings.Join(known, ", "))
 			}
 			name, path = known[0], in
 		}
@@ -186,36 +198,56 @@ func inputOverrides(spec *pipeline.Spec, ins []string) (map[string][]string, err
 	return m, nil
 }
 
-// writeFile writes a file through write, atomically.
-func writeFile(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
+// unknownInput is the error for --in NAME=PATH (the value in) where NAME
+// is none of spec's inputs: it lists them, with the closest as a
+// suggestion.
+func unknownInput(spec *pipeline.Spec, in, name string) error {
+	known := spec.Inputs()
+	hint := ""
+	if near := suggest.Nearest(name, known); near != "" {
+		hint = fmt.Sprintf(" (did you mean %q?)", near)
 	}
-	defer os.Remove(tmp.Name())
-	if err := errors.Join(write(tmp), tmp.Close()); err != nil {
-		return err
+	return fmt.Errorf("%w: run: --in %q: %q is not an input of the pipeline%s, and no file %q exists; the pipeline's inputs: %s (give NAME=PATH, or PATH for a pipeline of one input)",
+		errUsage, in, name, hint, in, strings.Join(known, ", "))
+}
+
+// pathExists reports whether a file or directory path exists, or path is
+// a glob pattern that matches one.
+func pathExists(path string) bool {
+	if _, err := os.Lstat(path); err == nil {
+		return true
 	}
-	return os.Rename(tmp.Name(), path)
+	matches, err := filepath.Glob(path)
+	return err == nil && len(matches) > 0
+}
+
+// writeTrace writes the run's trace to path atomically, readable by all
+// (0644) as the run's outputs are.
+func writeTrace(path string, p *pipeline.Pipeline) error {
+	var b bytes.Buffer
+	if err := p.WriteTrace(&b); err != nil {
+		return fmt.Errorf("--trace %s: %w", path, err)
+	}
+	return atomicfile.Write(path, b.Bytes(), 0o644)
 }
 
 func writeSummary(w io.Writer, sum *pipeline.Summary) error {
-	fmt.Fprintf(w, "%s: %d images in %d batches in %.3fs", sum.Pipeline, sum.Images, sum.Batches, sum.Seconds)
+	fmt.Fprintf(w, "%s: %s in %s in %.3fs", sum.Pipeline, english.Plural(sum.Images, "image"), english.Plural(sum.Batches, "batch"), sum.Seconds)
 	if sum.Seconds > 0 {
 		fmt.Fprintf(w, " (%.1f images/s)", float64(sum.Images)/sum.Seconds)
 	}
-	fmt.Fprintf(w, " on %d workers", sum.Workers)
+	fmt.Fprintf(w, " on %s", english.Plural(sum.Workers, "worker"))
 	if sum.Shard != "" {
 		fmt.Fprintf(w, ", shard %s of the inputs", sum.Shard)
 	}
 	if sum.Resumed > 0 {
-		fmt.Fprintf(w, "; %d inputs were done already (resumed)", sum.Resumed)
+		fmt.Fprintf(w, "; %s already done (resumed)", english.Plural(sum.Resumed, "input"))
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tDEFINITION\tPLUGIN\t   CALLS\t      TIME\t SHARE")
 	for _, n := range sum.Nodes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%8d\t%8.2fms\t%5.1f%%\n", escapeCell(n.Node), escapeCell(n.Definition), escapeCell(orDash(n.Plugin)), n.Calls, n.Seconds*1e3, n.Share*100)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%8d\t%8.2fms\t%5.1f%%\n", escapeCell(n.Node), escapeCell(n.Definition.String()), escapeCell(orDash(n.Plugin)), n.Calls, n.Seconds*1e3, n.Share*100)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -232,7 +264,7 @@ func writeSummary(w io.Writer, sum *pipeline.Summary) error {
 		}
 	}
 	for _, d := range order {
-		fmt.Fprintf(w, "wrote %d files to %s\n", dirs[d], escapeCell(d))
+		fmt.Fprintf(w, "wrote %s to %s\n", english.Plural(dirs[d], "file"), escapeCell(d))
 	}
 	return nil
 }
@@ -245,26 +277,32 @@ func orDash(s string) string {
 }
 
 // progress reports batches on w: a bar redrawn in place on a terminal,
-// a line per batch otherwise.
+// a line per batch otherwise, each with what progressLine says.
 func progress(w io.Writer) func(pipeline.Progress) {
-	f, ok := w.(*os.File)
-	tty := ok && term.IsTerminal(int(f.Fd()))
+	tty := isTerminal(w)
 	return func(p pipeline.Progress) {
-		skipped := ""
-		if p.Skipped > 0 {
-			skipped = fmt.Sprintf(", %d skipped", p.Skipped)
-		}
 		if !tty {
-			fmt.Fprintf(w, "batch %d/%d: %d images%s\n", p.Batch, p.Batches, p.Images, skipped)
+			fmt.Fprintln(w, progressLine(p))
 			return
 		}
 		const width = 30
 		done := width * p.Batch / max(p.Batches, 1)
-		fmt.Fprintf(w, "\r[%s%s] %d/%d batches, %d images%s", strings.Repeat("█", done), strings.Repeat("·", width-done), p.Batch, p.Batches, p.Images, skipped)
+		fmt.Fprintf(w, "\r[%s%s] %s", strings.Repeat("█", done), strings.Repeat("·", width-done), progressLine(p))
 		if p.Batch == p.Batches {
 			fmt.Fprintln(w)
 		}
 	}
+}
+
+// progressLine says where a run is, every count so far: "1/2 batches,
+// 4 images" after the first of two batches of four, "2/2 batches, 6
+// images, 1 skipped" after the second.
+func progressLine(p pipeline.Progress) string {
+	s := fmt.Sprintf("%d/%s, %s", p.Batch, english.Plural(p.Batches, "batch"), english.Plural(p.Images, "image"))
+	if p.Skipped > 0 {
+		s += fmt.Sprintf(", %d skipped", p.Skipped)
+	}
+	return s
 }
 
 func graphCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -32,13 +32,14 @@ func TestRunDemoPipeline(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"demo: 6 images in 2 batches", "NODE", "contrast+gamma+invert", "[image.Adjust image.Gamma image.Invert]", "wrote 6 files to " + out} {
+	for _, want := range []string{"demo: 6 images in 2 batches", "NODE", "contrast+gamma+invert", "image.Adjust+image.Gamma+image.Invert", "wrote 6 files to " + out} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
 	}
-	// Not a terminal: a plain line per batch.
-	if stderr != "batch 1/2: 4 images\nbatch 2/2: 6 images\n" {
+	// Not a terminal: a plain line per batch, with the batches and the
+	// images done so far.
+	if stderr != "1/2 batches, 4 images\n2/2 batches, 6 images\n" {
 		t.Errorf("progress %q", stderr)
 	}
 	files, _ := filepath.Glob(filepath.Join(out, "*.png"))
@@ -79,26 +80,58 @@ func TestRunDemoPipeline(t *testing.T) {
 	if err != nil || json.Unmarshal(data, &tr) != nil || len(tr.TraceEvents) < 12 {
 		t.Errorf("trace: %v, %d events", err, len(tr.TraceEvents))
 	}
+	// The trace is readable by all, as the outputs are (it was 0600).
+	if fi, err := os.Stat(trace); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("trace: mode %v, %v; want 0644", fi.Mode().Perm(), err)
+	}
+	if fi, err := os.Stat(filepath.Join(out, "rings.png")); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("an output: mode %v, %v; want 0644, as the trace's", fi.Mode().Perm(), err)
+	}
 
 	code, stdout, stderr = runCLI(t, "run", "--json", "--no-fuse", "--in", "../examples/pipelines/images/rings.png", "--out", out, demo)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var sum struct {
+	type summary struct {
 		Schema string
 		Images int
 		Fused  bool
-		Nodes  []struct{ Node string }
+		Nodes  []struct {
+			Node       string
+			Definition []string
+		}
 	}
+	var sum summary
 	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
 		t.Fatalf("--json: %v\n%s", err, stdout)
 	}
-	var nodes []string
+	defs := map[string][]string{}
 	for _, n := range sum.Nodes {
-		nodes = append(nodes, n.Node)
+		defs[n.Node] = n.Definition
 	}
-	if sum.Schema != "dynop.run/v1" || sum.Images != 1 || sum.Fused || !slices.Contains(nodes, "gamma") {
+	if sum.Schema != "dynop.run/v2" || sum.Images != 1 || sum.Fused || !slices.Equal(defs["gamma"], []string{"image.Gamma"}) {
 		t.Errorf("summary %+v", sum)
+	}
+
+	// A fused node's definition is an array of its operators' names, in
+	// order (v1 had the string "[image.Adjust image.Gamma image.Invert]").
+	code, stdout, stderr = runCLI(t, "run", "--json", "--in", "../examples/pipelines/images/rings.png", "--out", out, demo)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if stderr != "1/1 batch, 1 image\n" {
+		t.Errorf("progress of one batch of one image %q", stderr)
+	}
+	sum = summary{}
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatalf("--json: %v\n%s", err, stdout)
+	}
+	defs = map[string][]string{}
+	for _, n := range sum.Nodes {
+		defs[n.Node] = n.Definition
+	}
+	if want := []string{"image.Adjust", "image.Gamma", "image.Invert"}; !sum.Fused || !slices.Equal(defs["contrast+gamma+invert"], want) {
+		t.Errorf("fused run: definitions %q, want contrast+gamma+invert: %q", defs, want)
 	}
 }
 
@@ -149,7 +182,11 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"run", demo, "--prefetch", "-2"}, 2, "--prefetch -2: must be 0 (2) or more"},
 		{[]string{"run", demo, "--shard", "3/2"}, 2, "run: --shard: shard 3/2: want I/N with 0 ≤ I < N (N at least 1)"},
 		{[]string{"run", demo, "--resume", "--atomic"}, 2, "--resume and --atomic: an atomic run keeps no journal to resume from"},
-		{[]string{"run", demo, "--in", "nope=x.png"}, 1, `nope=x.png": stat`}, // not an input's name: a path
+		// Not an input's name, and no such file: the inputs are listed,
+		// the nearest suggested.
+		{[]string{"run", demo, "--in", "pics=photos_small"}, 2, `run: --in "pics=photos_small": "pics" is not an input of the pipeline, and no file "pics=photos_small" exists; the pipeline's inputs: photos`},
+		{[]string{"run", demo, "--in", "photo=x.png"}, 2, `"photo" is not an input of the pipeline (did you mean "photos"?)`},
+		{[]string{"run", demo, "--in", "no/pe=x.png"}, 1, `no/pe=x.png": stat`}, // a path, as it has a separator
 		{[]string{"run", demo, "--in", "photos="}, 2, `--in "photos=": empty path`},
 		{[]string{"run", filepath.Join(dir, "missing.yaml")}, 1, "missing.yaml: no such file"},
 		{[]string{"run", bad}, 1, `bad.yaml:3:`},

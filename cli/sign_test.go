@@ -152,7 +152,7 @@ func TestListStates(t *testing.T) {
 	bad := filepath.Join(second, "libbad.so")
 	os.WriteFile(bad, []byte("\x7fELF garbage"), 0o644)
 	code, out, errOut := runCLI(t, "list", first, second)
-	if code != 1 || !strings.Contains(errOut, "1 plugin files could not be used") {
+	if code != 1 || !strings.Contains(errOut, "1 plugin file could not be used") {
 		t.Errorf("exit %d, %q; want 1 for the broken file", code, errOut)
 	}
 	for _, want := range []string{

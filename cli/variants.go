@@ -48,9 +48,20 @@ func nonNil(s []string) []string {
 	return s
 }
 
+// operatorJSON is the output of inspect --json OPERATOR: schema
+// dynop.operator/v2.
+type operatorJSON struct {
+	Schema   string         `json:"schema"`
+	Operator opEntry        `json:"operator"`
+	CPU      cpuEntry       `json:"cpu"`
+	Variants []variantEntry `json:"variants,omitempty"`
+	Graphs   *graphsEntry   `json:"graphs,omitempty"`
+	Error    string         `json:"error,omitempty"`
+}
+
 // inspectOperator prints an operator's schema, then its variants on the
 // CPU: which one runs and why, as text painted with pal or as JSON
-// (schema dynop.operator/v1). Learning the variants starts the plugin.
+// (schema dynop.operator/v2). Learning the variants starts the plugin.
 func inspectOperator(ctx context.Context, w io.Writer, h *dynop.Host, e op.Entry, asJSON bool, pal palette) error {
 	ch, verr := h.Operators().Variants(ctx, e.Schema.Name)
 	var graphs *graphsEntry
@@ -68,21 +79,14 @@ func inspectOperator(ctx context.Context, w io.Writer, h *dynop.Host, e op.Entry
 			Chosen: s.Chosen, Reference: s.Reference, Why: s.Why()})
 	}
 	if asJSON {
-		out := struct {
-			Schema   string         `json:"schema"`
-			Operator op.Entry       `json:"operator"`
-			CPU      cpuEntry       `json:"cpu"`
-			Variants []variantEntry `json:"variants,omitempty"`
-			Graphs   *graphsEntry   `json:"graphs,omitempty"`
-			Error    string         `json:"error,omitempty"`
-		}{"dynop.operator/v1", e, newCPUEntry(h.CPU()), variants, graphs, errString(verr)}
+		out := operatorJSON{"dynop.operator/v2", newOpEntry(e), newCPUEntry(h.CPU()), variants, graphs, errString(verr)}
 		enc := newJSONEncoder(w)
 		if err := enc.Encode(out); err != nil {
 			return err
 		}
 		return verr
 	}
-	if err := writeOperator(w, e, false, pal); err != nil {
+	if err := writeOperator(w, e, pal); err != nil {
 		return err
 	}
 	var t fieldTable

@@ -57,7 +57,7 @@ func TestInspectOperatorVariants(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	if got.Schema != "dynop.operator/v1" || got.Operator.Plugin != "dynop.plugin.variants" || len(got.Variants) != 3 ||
+	if got.Schema != "dynop.operator/v2" || got.Operator.Plugin != "dynop.plugin.variants" || len(got.Variants) != 3 ||
 		!got.Variants[2].Chosen || !got.Variants[2].Reference || got.Variants[0].Runnable || len(got.CPU.Off) == 0 {
 		t.Errorf("inspect --json: %+v", got)
 	}

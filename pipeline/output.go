@@ -136,14 +136,22 @@ type Skipped struct {
 // NodeStat is the time one top-level node took over a run; a fused or
 // grouped node counts as one.
 type NodeStat struct {
-	Node       string  `json:"node"`
-	Definition string  `json:"definition"`
-	Plugin     string  `json:"plugin,omitempty"`
-	Calls      int     `json:"calls"`
-	Seconds    float64 `json:"seconds"`
+	Node       string     `json:"node"`
+	Definition Definition `json:"definition"`
+	Plugin     string     `json:"plugin,omitempty"`
+	Calls      int        `json:"calls"`
+	Seconds    float64    `json:"seconds"`
 	// Share is the node's part of the time all nodes took, 0 to 1.
 	Share float64 `json:"share"`
 }
+
+// Definition is what ran a node: the names of its operators, one for an
+// operator's node, the members in order for a fused or grouped node.
+type Definition []string
+
+// String joins the operators' names with "+", as fused nodes' names
+// join their members': "image.Adjust+image.Gamma".
+func (d Definition) String() string { return strings.Join(d, "+") }
 
 func (p *Pipeline) summarize(sum *Summary) *Summary {
 	sum.Seconds = time.Since(p.start).Seconds()
@@ -195,7 +203,7 @@ func (p *Pipeline) WriteTrace(w io.Writer) error {
 			Dur: float64(b.dur.Nanoseconds()) / 1e3, PID: 1, Args: map[string]any{"images": b.n}})
 	}
 	for _, s := range p.spans {
-		args := map[string]any{"definition": definitionOf(s.Node)}
+		args := map[string]any{"definition": definitionOf(s.Node).String()}
 		if pl := pluginOf(s.Node); pl != "" {
 			args["plugin"] = pl
 		}

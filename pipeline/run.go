@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dynop/dynop/graph"
+	"github.com/dynop/dynop/internal/english"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
@@ -280,8 +281,8 @@ func (p *Pipeline) findInputs() error {
 	}
 	for k := 1; k < len(p.files); k++ {
 		if len(p.files[k]) != len(p.files[0]) {
-			return fmt.Errorf("pipeline %s: %w: input %q has %d files, input %q %d: inputs are zipped, so they must have as many",
-				p.spec.file, ErrInvalid, p.spec.inputs[0].name, len(p.files[0]), p.spec.inputs[k].name, len(p.files[k]))
+			return fmt.Errorf("pipeline %s: %w: input %q has %s, input %q %d: inputs are zipped, so they must have as many",
+				p.spec.file, ErrInvalid, p.spec.inputs[0].name, english.Plural(len(p.files[0]), "file"), p.spec.inputs[k].name, len(p.files[k]))
 		}
 	}
 	// Output files are named after the first input's files, made unique
@@ -626,6 +627,9 @@ func (p *Pipeline) Run(ctx context.Context) (sum *Summary, err error) {
 		return p.summarize(sum), err
 	}
 	if sum.Images == 0 && sum.Resumed == 0 {
+		if len(sum.Skipped) == 1 {
+			return p.summarize(sum), fmt.Errorf("%w: the one input was skipped", ErrNothing)
+		}
 		return p.summarize(sum), fmt.Errorf("%w: all %d inputs were skipped", ErrNothing, len(sum.Skipped))
 	}
 	return p.summarize(sum), nil
@@ -1010,17 +1014,21 @@ func pluginOf(n *graph.Node) string {
 	return ""
 }
 
-// definitionOf names n's definition; a subgraph by its members'.
-func definitionOf(n *graph.Node) string {
+// definitionOf names what runs n: its operator, or a subgraph's
+// members' operators in order.
+func definitionOf(n *graph.Node) Definition {
 	sub, ok := n.Definition().(*graph.Graph)
 	if !ok {
-		return n.Definition().Name()
+		return Definition{n.Definition().Name()}
 	}
-	var defs []string
+	var defs Definition
 	for _, m := range sub.Nodes() {
 		if !m.IsInput() {
-			defs = append(defs, definitionOf(m))
+			defs = append(defs, definitionOf(m)...)
 		}
 	}
-	return "[" + strings.Join(defs, " ") + "]"
+	if defs == nil {
+		defs = Definition{}
+	}
+	return defs
 }

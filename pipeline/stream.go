@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/dynop/dynop/internal/english"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -94,14 +95,14 @@ func (p *Pipeline) Stream(ctx context.Context, in iter.Seq[[]*tensor.Batch]) ite
 // each with the same number of samples, at least one.
 func (p *Pipeline) checkStep(ins []*tensor.Batch) error {
 	if len(ins) != len(p.spec.inputs) {
-		return fmt.Errorf("%w: %d batches for the pipeline's %d inputs (%v)", ErrInvalid, len(ins), len(p.spec.inputs), p.spec.Inputs())
+		return fmt.Errorf("%w: %s for the pipeline's %s (%v)", ErrInvalid, english.Plural(len(ins), "batch"), english.Plural(len(p.spec.inputs), "input"), p.spec.Inputs())
 	}
 	for k, b := range ins {
 		switch {
 		case b == nil || b.Len() == 0:
 			return fmt.Errorf("%w: input %q: no samples", ErrInvalid, p.spec.inputs[k].name)
 		case b.Len() != ins[0].Len():
-			return fmt.Errorf("%w: input %q has %d samples and input %q %d: a step's inputs have as many", ErrInvalid, p.spec.inputs[k].name, b.Len(), p.spec.inputs[0].name, ins[0].Len())
+			return fmt.Errorf("%w: input %q has %s and input %q %d: a step's inputs have as many", ErrInvalid, p.spec.inputs[k].name, english.Plural(b.Len(), "sample"), p.spec.inputs[0].name, ins[0].Len())
 		}
 	}
 	return nil

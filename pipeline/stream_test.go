@@ -112,7 +112,7 @@ func TestStreamErrors(t *testing.T) {
 		yield int
 	}{
 		{"a bad sample", []*tensor.Batch{two, withBad}, `step 1, sample 1: graph: node "decode"`, 1},
-		{"wrong number of batches", []*tensor.Batch{one, nil}, "step 1: invalid pipeline: 0 batches for the pipeline's 1 inputs ([photos])", 1},
+		{"wrong number of batches", []*tensor.Batch{one, nil}, "step 1: invalid pipeline: 0 batches for the pipeline's 1 input ([photos])", 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			in := func(yield func([]*tensor.Batch) bool) {

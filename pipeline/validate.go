@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dynop/dynop/internal/english"
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/schema"
@@ -184,17 +185,10 @@ func takes(s *schema.Op) string {
 	case hi == 0:
 		return "takes no inputs"
 	case lo == hi:
-		return fmt.Sprintf("takes %d input%s (%s)", hi, plural(hi), strings.Join(names, ", "))
+		return fmt.Sprintf("takes %s (%s)", english.Plural(hi, "input"), strings.Join(names, ", "))
 	default:
 		return fmt.Sprintf("takes %d to %d inputs (%s; %s optional)", lo, hi, strings.Join(names, ", "), strings.Join(names[lo:], ", "))
 	}
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // resolve checks that r refers to an input or to an output of an
@@ -231,7 +225,7 @@ func (v *validator) output(r *ref, s *schema.Op, field string) {
 	case r.output == "" && len(outs) == 1:
 		r.output = outs[0]
 	case r.output == "":
-		v.errs.addf(r.pos, field, "%q (%s) has %d outputs (%s): name one, as in %q", r.node, s.Name, len(outs), list, r.node+"."+outs[0])
+		v.errs.addf(r.pos, field, "%q (%s) has %s (%s): name one, as in %q", r.node, s.Name, english.Plural(len(outs), "output"), list, r.node+"."+outs[0])
 	case !slices.Contains(outs, r.output):
 		v.errs.addf(r.pos, field, "%q (%s) has no output %q; its outputs: %s", r.node, s.Name, r.output, list)
 	}

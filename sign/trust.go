@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/dynop/dynop/internal/english"
 )
 
 // TrustStore is a set of trusted Ed25519 public keys, found by key id.
@@ -129,7 +131,7 @@ func (t *TrustStore) Verify(s Signature, binary, manifest Digest) error {
 		keys = t.keys[s.KeyID]
 	}
 	if len(keys) == 0 {
-		return fmt.Errorf("%w: signed by key %s, which is not in the trust store (it has %s)", ErrUnknownKey, s.KeyID, plural(t.Len(), "key"))
+		return fmt.Errorf("%w: signed by key %s, which is not in the trust store (it has %s)", ErrUnknownKey, s.KeyID, english.Plural(t.Len(), "key"))
 	}
 	msg := message(s.KeyID, s.Binary, s.Manifest)
 	if !slices.ContainsFunc(keys, func(k ed25519.PublicKey) bool { return ed25519.Verify(k, msg, s.Sig) }) {
@@ -142,12 +144,4 @@ func (t *TrustStore) Verify(s Signature, binary, manifest Digest) error {
 		return fmt.Errorf("%w: the plugin manifest changed since it was signed (signed sha256 %s, now %s)", ErrSignature, s.Manifest.short(), manifest.short())
 	}
 	return nil
-}
-
-// plural returns n and noun, in the plural unless n is 1.
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
