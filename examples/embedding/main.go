@@ -40,6 +40,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 
@@ -345,15 +346,26 @@ func runPipeline(ctx context.Context, out io.Writer, h *dynop.Host, c *config, l
 		return fmt.Errorf("running the pipeline (no output written): %w", err)
 	}
 
-	fmt.Fprintf(out, "%s: %d images in %d batches, %.1f ms\n", sum.Pipeline, sum.Images, sum.Batches, sum.Seconds*1e3)
+	fmt.Fprintf(out, "%s: %s in %s, %.1f ms\n", sum.Pipeline, count(sum.Images, "image"), count(sum.Batches, "batch"), sum.Seconds*1e3)
 	tw := tabwriter.NewWriter(out, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "  NODE\tRUN BY\tPLUGIN\tCALLS\tTIME")
 	for _, n := range sum.Nodes {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%.2f ms\n", n.Node, n.Definition, n.Plugin, n.Calls, n.Seconds*1e3)
 	}
 	tw.Flush()
-	fmt.Fprintf(out, "wrote %d files to %s\n", len(sum.Outputs), outDir)
+	fmt.Fprintf(out, "wrote %s to %s\n", count(len(sum.Outputs), "file"), outDir)
 	return nil
+}
+
+// count says n things: "1 batch", "2 batches".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "ch") || strings.HasSuffix(noun, "s") {
+		return fmt.Sprintf("%d %ses", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // showState prints where the plugins ids are in their lifecycle.
