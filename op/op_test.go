@@ -260,6 +260,28 @@ func TestCheckArgs(t *testing.T) {
 			wantErr(t, err, schema.ErrArgument, c.expect...)
 		})
 	}
+	// A required argument is reported once: a bad value says what is
+	// wrong with it and not also that it is missing; a missing one says
+	// only that.
+	for _, c := range []struct {
+		name   string
+		args   schema.Args
+		want   string
+		notSay string
+	}{
+		{"bad type", schema.Args{"count": "three"}, `operator "test.Scale": argument "count": want an int, got string three`, "not given"},
+		{"null", schema.Args{"count": nil}, `argument "count": want an int, got nothing (null)`, "not given"},
+		{"out of range", schema.Args{"count": 0}, `argument "count": 0 is below the minimum 1`, "not given"},
+		{"missing", schema.Args{"factor": 2}, `operator "test.Scale": argument "count": required (int) but not given`, "want"},
+	} {
+		t.Run("required once/"+c.name, func(t *testing.T) {
+			_, err := s.Check(c.args, nil)
+			wantErr(t, err, schema.ErrArgument, c.want)
+			if err != nil && (strings.Contains(err.Error(), c.notSay) || strings.Count(err.Error(), `argument "count"`) != 1) {
+				t.Errorf("error %q: want one error about \"count\", not saying %q", err, c.notSay)
+			}
+		})
+	}
 	t.Run("all errors together", func(t *testing.T) {
 		_, err := s.Check(schema.Args{"mode": "slow", "facter": 1}, nil)
 		wantErr(t, err, schema.ErrArgument, `"mode"`, `"facter"`, `"count"`)
