@@ -326,13 +326,13 @@ func (r *Registry) New(ctx context.Context, name string, args schema.Args, opts 
 	factory, variant, err := r.choose(e, o, dev, s.variant)
 	in.variant = variant
 	if err != nil {
-		err = fmt.Errorf("op: %s: %w", in.what(), err)
+		err = in.fail("", err)
 	} else if factory == nil {
-		err = fmt.Errorf("op: %s: %w: the started plugin has no %s backend", in.what(), errdefs.ErrUnsupported, dev)
+		err = in.failf("create", "%w: the started plugin has no %s backend", errdefs.ErrUnsupported, dev)
 	} else {
 		err = in.guard("create", func() (err error) { in.impl, err = factory(vals); return err })
 		if err == nil && in.impl == nil {
-			err = fmt.Errorf("op: %s: create: %w: the factory returned no implementation", in.what(), schema.ErrOp)
+			err = in.failf("create", "%w: the factory returned no implementation", schema.ErrOp)
 		}
 	}
 	if err != nil {
