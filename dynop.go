@@ -593,14 +593,17 @@ func (h *Host) Plugins() []PluginStatus {
 	return out
 }
 
-// Plugin returns the status of plugin id; the error wraps [ErrNotFound] if
-// the host does not know it.
+// Plugin returns the status of plugin id. If the host does not know it,
+// the error wraps [ErrNotFound], and so does the status it returns, which
+// cannot be taken for a plugin's: its State is [StateNotFound], its Err
+// that error, its Info.ID id.
 func (h *Host) Plugin(id string) (PluginStatus, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	rec, ok := h.plugins[id]
 	if !ok {
-		return PluginStatus{}, h.notFound(id)
+		err := h.notFound(id)
+		return PluginStatus{Info: schema.Plugin{ID: id}, State: StateNotFound, Err: err}, err
 	}
 	return rec.status(), nil
 }
