@@ -304,7 +304,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dynop: open: %w", err)
 	}
-	h.ops = op.NewRegistry(op.Options{Logger: h.log, CPU: &h.cpu, VerifyVariants: verify || opts.VerifyVariants})
+	h.ops = op.NewRegistry(op.Options{Logger: h.log, CPU: &h.cpu, VerifyVariants: verify || opts.VerifyVariants, NotFound: searched(opts)})
 	h.idle = sync.NewCond(&h.mu)
 	for i, p := range opts.Plugins {
 		if p == nil {
@@ -348,6 +348,29 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		}
 	}
 	return h, nil
+}
+
+// searched says where a host of opts looks for plugin files, for the
+// error of an operator that no plugin found provides (op.Options.NotFound).
+func searched(opts Options) string {
+	entries := discover.SearchPath(opts.Paths, !opts.NoDefaultPaths)
+	if len(entries) == 0 {
+		return "the host looked for no plugin files (no Paths given, and NoDefaultPaths)"
+	}
+	parts := make([]string, len(entries))
+	for i, e := range entries {
+		from := "given"
+		switch e.Source {
+		case discover.SourceEnv:
+			from = "$" + discover.EnvPath
+		case discover.SourceExeDir:
+			from = "next to the program"
+		case discover.SourceUserDir:
+			from = "the user's plugin directory"
+		}
+		parts[i] = fmt.Sprintf("%s (%s)", e.Path, from)
+	}
+	return fmt.Sprintf("the host looked for plugins in %s; %s adds files and directories", strings.Join(parts, ", "), discover.EnvPath)
 }
 
 // enumerate finds the plugin files of opts and makes a record of each

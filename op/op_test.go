@@ -375,6 +375,47 @@ func TestLookupAndList(t *testing.T) {
 	}
 }
 
+// TestOperatorNotFound: an unknown name suggests the operators it may
+// have meant (the same name under another prefix, or none; else the
+// closest by spelling, of the whole name or of the part after the
+// prefix), and says where the host looked for plugins when nothing is
+// close or no operator has the name's prefix.
+func TestOperatorNotFound(t *testing.T) {
+	const searched = "the host looked for plugins in /p (given)"
+	r := op.NewRegistry(op.Options{NotFound: searched})
+	for _, name := range []string{"image.Resize", "imgproc.Resize", "image.Decode", "imgproc.GaussianBlur"} {
+		s := scaleSchema()
+		s.Name = name
+		if err := r.Register(op.Operator{Schema: s, Backends: map[schema.Device]op.Factory{schema.CPU: scaleFactory}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name, want string
+		suggested  []string
+	}{
+		{"Resize", `op: operator not found: "Resize"; did you mean "image.Resize" or "imgproc.Resize"?`, []string{"image.Resize", "imgproc.Resize"}},
+		{"resize", `did you mean "image.Resize" or "imgproc.Resize"?`, []string{"image.Resize", "imgproc.Resize"}},
+		{"Resze", `did you mean "image.Resize" or "imgproc.Resize"?`, []string{"image.Resize", "imgproc.Resize"}},
+		{"image.Decod", `op: operator not found: "image.Decod"; did you mean "image.Decode"?`, []string{"image.Decode"}},
+		{"GaussianBlur", `did you mean "imgproc.GaussianBlur"?`, []string{"imgproc.GaussianBlur"}},
+		// A prefix no operator has: the plugin is likely missing.
+		{"acme.Decode", `op: operator not found: "acme.Decode"; did you mean "image.Decode"?; ` + searched, []string{"image.Decode"}},
+		{"acme.Sharpen", `op: operator not found: "acme.Sharpen"; ` + searched, nil},
+		{"Sharpen", `op: operator not found: "Sharpen"; ` + searched, nil},
+	} {
+		_, err := r.Lookup(c.name)
+		wantErr(t, err, errdefs.ErrNotFound, c.want)
+		var nf *op.NotFoundError
+		if !errors.As(err, &nf) || nf.Name != c.name || !slices.Equal(nf.Suggestions, c.suggested) {
+			t.Errorf("%s: %+v, want suggestions %v", c.name, nf, c.suggested)
+		}
+		if err != nil && (strings.Contains(err.Error(), searched) != strings.Contains(c.want, searched)) {
+			t.Errorf("%s: %v: says where the host looked where it should not, or the reverse", c.name, err)
+		}
+	}
+}
+
 func TestNewDevices(t *testing.T) {
 	ctx := context.Background()
 	r := newRegistry(t)
