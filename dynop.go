@@ -306,7 +306,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dynop: open: %w", err)
 	}
-	h.ops = op.NewRegistry(op.Options{Logger: h.log, CPU: &h.cpu, VerifyVariants: verify || opts.VerifyVariants})
+	h.ops = op.NewRegistry(op.Options{Logger: h.log, CPU: &h.cpu, VerifyVariants: verify || opts.VerifyVariants, NotFound: searched(opts)})
 	h.idle = sync.NewCond(&h.mu)
 	for i, p := range opts.Plugins {
 		if p == nil {
@@ -350,6 +350,29 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		}
 	}
 	return h, nil
+}
+
+// searched says where a host of opts looks for plugin files, for the
+// error of an operator that no plugin found provides (op.Options.NotFound).
+func searched(opts Options) string {
+	entries := discover.SearchPath(opts.Paths, !opts.NoDefaultPaths)
+	if len(entries) == 0 {
+		return "the host looked for no plugin files (no Paths given, and NoDefaultPaths)"
+	}
+	parts := make([]string, len(entries))
+	for i, e := range entries {
+		from := "given"
+		switch e.Source {
+		case discover.SourceEnv:
+			from = "$" + discover.EnvPath
+		case discover.SourceExeDir:
+			from = "next to the program"
+		case discover.SourceUserDir:
+			from = "the user's plugin directory"
+		}
+		parts[i] = fmt.Sprintf("%s (%s)", e.Path, from)
+	}
+	return fmt.Sprintf("the host looked for plugins in %s; %s adds files and directories", strings.Join(parts, ", "), discover.EnvPath)
 }
 
 // enumerate finds the plugin files of opts and makes a record of each
@@ -595,14 +618,17 @@ func (h *Host) Plugins() []PluginStatus {
 	return out
 }
 
-// Plugin returns the status of plugin id; the error wraps [ErrNotFound] if
-// the host does not know it.
+// Plugin returns the status of plugin id. If the host does not know it,
+// the error wraps [ErrNotFound], and so does the status it returns, which
+// cannot be taken for a plugin's: its State is [StateNotFound], its Err
+// that error, its Info.ID id.
 func (h *Host) Plugin(id string) (PluginStatus, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	rec, ok := h.plugins[id]
 	if !ok {
-		return PluginStatus{}, h.notFound(id)
+		err := h.notFound(id)
+		return PluginStatus{Info: schema.Plugin{ID: id}, State: StateNotFound, Err: err}, err
 	}
 	return rec.status(), nil
 }

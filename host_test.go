@@ -157,6 +157,31 @@ func TestUnusablePlugins(t *testing.T) {
 	release(t, ref)
 }
 
+// TestPluginNotFound: the status of an unknown ID cannot be taken for a
+// plugin's: its state is "not found", not "available", and it carries the
+// error, with a suggestion for a near miss.
+func TestPluginNotFound(t *testing.T) {
+	ctx := context.Background()
+	h := open(t, newFake(nil, "fine"))
+	defer h.Close(ctx)
+	for _, c := range []struct{ id, want string }{
+		{"test.plugin.fien", `dynop: plugin "test.plugin.fien": not found (did you mean "test.plugin.fine"?)`},
+		{"acme.plugin.nothing", `dynop: plugin "acme.plugin.nothing": not found`},
+	} {
+		st, err := h.Plugin(c.id)
+		wantErr(t, err, dynop.ErrNotFound, c.want)
+		if st.State != dynop.StateNotFound || st.State.String() != "not found" || st.State.Usable() {
+			t.Errorf("%s: state %v (usable %v), want not found", c.id, st.State, st.State.Usable())
+		}
+		if st.Err != err || st.Info.ID != c.id || st.Refs != 0 || st.Path != "" {
+			t.Errorf("%s: status %+v, want the error and the ID", c.id, st)
+		}
+	}
+	if st, err := h.Plugin("test.plugin.fine"); err != nil || st.State != dynop.StateAvailable {
+		t.Errorf("a known plugin: %v, %v", st.State, err)
+	}
+}
+
 type panickyInfo struct{ infoPlugin }
 
 func (*panickyInfo) Info() schema.Plugin { panic("Info exploded") }

@@ -214,3 +214,37 @@ func TestOperatorInstanceLeaked(t *testing.T) {
 	}
 	wantErr(t, h.Close(ctx), dynop.ErrLeaked, "test.plugin.ops")
 }
+
+// TestOperatorNotFoundSaysWhereTheHostLooked: the error of an operator
+// that no plugin found provides names each entry of the host's search
+// path and where it came from, in search order.
+func TestOperatorNotFoundSaysWhereTheHostLooked(t *testing.T) {
+	ctx := context.Background()
+	given, env := t.TempDir(), t.TempDir()
+	t.Setenv("DYNOP_PLUGIN_PATH", env)
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	for _, c := range []struct {
+		opts dynop.Options
+		want string
+	}{
+		{dynop.Options{Paths: []string{given}, NoDefaultPaths: true},
+			`op: operator not found: "acme.Blur"; the host looked for plugins in ` + given + ` (given); DYNOP_PLUGIN_PATH adds files and directories`},
+		{dynop.Options{Paths: []string{given}},
+			`the host looked for plugins in ` + given + ` (given), ` + env + ` ($DYNOP_PLUGIN_PATH), `},
+		{dynop.Options{NoDefaultPaths: true}, `op: operator not found: "acme.Blur"; the host looked for no plugin files (no Paths given, and NoDefaultPaths)`},
+	} {
+		c.opts.NoRegistered, c.opts.CacheDir, c.opts.Logger = true, t.TempDir(), testLogger(t)
+		h, err := dynop.Open(ctx, c.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = h.NewOperator(ctx, "acme.Blur", nil)
+		wantErr(t, err, dynop.ErrNotFound, c.want)
+		if !c.opts.NoDefaultPaths {
+			wantErr(t, err, dynop.ErrNotFound, "(the user's plugin directory)")
+		}
+		if err := h.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -11,7 +11,7 @@ type State uint8
 
 // The states of a plugin. A plugin moves Available → Starting → Started →
 // Stopping → Available, and may do so many times. The host never starts a
-// plugin in one of the last four states; [PluginStatus.Err] says why.
+// plugin in one of the other states; [PluginStatus.Err] says why.
 const (
 	// StateAvailable: enumerated, not running; the next acquisition starts it.
 	StateAvailable State = iota
@@ -34,9 +34,13 @@ const (
 	// StateDuplicate: another plugin with its ID came first on the search
 	// path; [PluginStatus.DuplicateOf] says which.
 	StateDuplicate
+	// StateNotFound: the host knows no plugin of that ID. Only the status
+	// [Host.Plugin] returns with its error has it; [PluginStatus.Err]
+	// wraps [ErrNotFound].
+	StateNotFound
 )
 
-var stateNames = [...]string{"available", "starting", "started", "stopping", "broken", "unsupported", "untrusted", "duplicate"}
+var stateNames = [...]string{"available", "starting", "started", "stopping", "broken", "unsupported", "untrusted", "duplicate", "not found"}
 
 // Usable reports whether the host may start a plugin in state s.
 func (s State) Usable() bool { return s <= StateStopping }

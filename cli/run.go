@@ -19,6 +19,7 @@ import (
 	"github.com/dynop/dynop/internal/atomicfile"
 	"github.com/dynop/dynop/internal/english"
 	"github.com/dynop/dynop/internal/suggest"
+	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/pipeline"
 )
 
@@ -78,9 +79,18 @@ func compile(ctx context.Context, spec *pipeline.Spec, f *pipelineFlags, opts pi
 	opts.SkipPasses = f.skipPasses
 	p, err := pipeline.Compile(ctx, h, spec, opts)
 	if err != nil {
-		return nil, nil, errors.Join(err, h.Close(ctx))
+		return nil, nil, errors.Join(pluginHint(err), h.Close(ctx))
 	}
 	return h, p, nil
+}
+
+// pluginHint adds, to the error of an operator that no plugin found
+// provides (the host has said where it looked), how to give the CLI one.
+func pluginHint(err error) error {
+	if nf := (*op.NotFoundError)(nil); errors.As(err, &nf) && nf.Searched != "" {
+		return fmt.Errorf("%w; --plugin PATH adds a plugin file or directory, and dynop doctor checks the search path", err)
+	}
+	return err
 }
 
 func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {

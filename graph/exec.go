@@ -12,6 +12,7 @@ import (
 
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/kernel"
+	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/tensor"
 )
 
@@ -37,7 +38,9 @@ type Span struct {
 
 // NodeError is the error of a node that failed: it names the node (its
 // path through subgraphs), its kind and, for operators, the operator and
-// the plugin that provides it.
+// the plugin that provides it. It names them once: the message of an
+// [op.Error] of the same operator follows without its own operator and
+// plugin ([op.Error.Detail]), which [errors.As] still finds in Err.
 type NodeError struct {
 	Node, Kind       string
 	Operator, Plugin string
@@ -45,6 +48,10 @@ type NodeError struct {
 }
 
 func (e *NodeError) Error() string {
+	msg := e.Err.Error()
+	if oe, ok := e.Err.(*op.Error); ok && e.Operator != "" && oe.Operator == e.Operator && oe.Plugin == e.Plugin {
+		msg = oe.Detail()
+	}
 	var who []string
 	if e.Operator != "" {
 		who = append(who, "operator "+e.Operator)
@@ -55,9 +62,9 @@ func (e *NodeError) Error() string {
 		who = append(who, "kind "+e.Kind)
 	}
 	if len(who) == 0 {
-		return fmt.Sprintf("graph: node %q: %v", e.Node, e.Err)
+		return fmt.Sprintf("graph: node %q: %s", e.Node, msg)
 	}
-	return fmt.Sprintf("graph: node %q (%s): %v", e.Node, strings.Join(who, ", "), e.Err)
+	return fmt.Sprintf("graph: node %q (%s): %s", e.Node, strings.Join(who, ", "), msg)
 }
 
 func (e *NodeError) Unwrap() error { return e.Err }

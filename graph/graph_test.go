@@ -15,6 +15,7 @@ import (
 
 	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/internal/errdefs"
+	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/schema"
 	"github.com/dynop/dynop/tensor"
 )
@@ -390,8 +391,14 @@ func TestNodeErrorNamesNodeOperatorAndPlugin(t *testing.T) {
 		if !errors.As(err, &ne) || ne.Node != "boom" || ne.Operator != "test.Fail" {
 			t.Fatalf("%T: %v", exec, err)
 		}
-		if !strings.Contains(err.Error(), `node "boom" (operator test.Fail)`) || !strings.Contains(err.Error(), "ran out of patience") {
-			t.Errorf("message: %v", err)
+		// The operator is named once: the op.Error inside says the step
+		// and what went wrong, not the operator again.
+		if want := `graph: node "boom" (operator test.Fail): run: the kernel ran out of patience`; err.Error() != want {
+			t.Errorf("message: %v, want %s", err, want)
+		}
+		var oe *op.Error
+		if !errors.As(err, &oe) || oe.Operator != "test.Fail" || oe.Step != "run" {
+			t.Errorf("errors.As(*op.Error): %+v", oe)
 		}
 		if ran.Load() != 2 {
 			t.Errorf("%T: %d nodes ran; the node after the failure must not", exec, ran.Load())

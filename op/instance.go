@@ -208,11 +208,69 @@ func (in *Instance) Variant() string { return in.variant }
 // type.
 func (in *Instance) Impl() Impl { return in.impl }
 
-func (in *Instance) what() string {
-	if in.plugin == "" {
-		return fmt.Sprintf("operator %q", in.schema.Name)
+// Error is the error of an operator instance: it names the operator and
+// the plugin that provides it, once, and the step that failed, so that a
+// caller that names the operator itself (a graph's node error) can say
+// the rest alone ([Error.Detail]) rather than name it twice. Every error
+// of an [Instance] after [Registry.New] is one; test for it with
+// [errors.As], and for what went wrong with [errors.Is] as before.
+type Error struct {
+	Operator string // the operator's name
+	Plugin   string // the ID of the plugin that provides it; "" for an operator the host registered
+	Step     string // "create", "setup", "alloc" (Exec allocating the outputs), "run", "close", or "" (choosing a variant)
+	Err      error  // what went wrong
+	// oneSample: the batch had one sample, so a [SampleError] need
+	// not say which.
+	oneSample bool
+}
+
+func (e *Error) Error() string {
+	who := fmt.Sprintf("operator %q", e.Operator)
+	if e.Plugin != "" {
+		who += fmt.Sprintf(" (plugin %q)", e.Plugin)
 	}
-	return fmt.Sprintf("operator %q (plugin %q)", in.schema.Name, in.plugin)
+	return "op: " + who + ": " + e.Detail()
+}
+
+// Detail returns the message without the operator and plugin: the step
+// and what went wrong. A [SampleError] of a batch of one sample says
+// what went wrong without the sample's index: a caller that runs samples
+// one at a time (a pipeline naming the file at fault) has named it.
+func (e *Error) Detail() string {
+	msg := e.Err.Error()
+	if se, ok := e.Err.(*SampleError); ok && e.oneSample && se.Sample == 0 {
+		msg = se.Err.Error()
+	}
+	if e.Step == "" {
+		return msg
+	}
+	return e.Step + ": " + msg
+}
+
+// Unwrap returns what went wrong.
+func (e *Error) Unwrap() error { return e.Err }
+
+// SampleError is an operator's error about one sample of its batch:
+// "sample 1: cannot decode image: …". Operators return it from Setup or
+// Run, and [Error] leaves the index out of a batch of one sample.
+type SampleError struct {
+	Sample int   // the sample's index in the batch
+	Err    error // what is wrong with it
+}
+
+func (e *SampleError) Error() string { return fmt.Sprintf("sample %d: %v", e.Sample, e.Err) }
+
+// Unwrap returns what is wrong with the sample.
+func (e *SampleError) Unwrap() error { return e.Err }
+
+// fail returns err as the instance's error in step.
+func (in *Instance) fail(step string, err error) error {
+	return &Error{Operator: in.schema.Name, Plugin: in.plugin, Step: step, Err: err, oneSample: in.batchSize == 1}
+}
+
+// failf is fail of fmt.Errorf(format, args...).
+func (in *Instance) failf(step, format string, args ...any) error {
+	return in.fail(step, fmt.Errorf(format, args...))
 }
 
 // Setup checks inputs against the schema (count, dtype, layout, ndim,
@@ -224,7 +282,7 @@ func (in *Instance) Setup(inputs []*tensor.Batch) ([]OutputDesc, error) {
 	in.setUp = false
 	in.okIn, in.okOut = in.okIn[:0], in.okOut[:0]
 	if in.closed.Load() {
-		return nil, fmt.Errorf("op: %s: setup: %w", in.what(), errdefs.ErrClosed)
+		return nil, in.fail("setup", errdefs.ErrClosed)
 	}
 	if err := in.checkInputs(inputs); err != nil {
 		return nil, err
@@ -234,7 +292,7 @@ func (in *Instance) Setup(inputs []*tensor.Batch) ([]OutputDesc, error) {
 		return nil, err
 	}
 	if err := in.checkDescs(outs, len(inputs) > 0); err != nil {
-		return nil, fmt.Errorf("op: %s: setup: %w", in.what(), err)
+		return nil, in.fail("setup", err)
 	}
 	in.outs = outs
 	in.recordShapes(inputs)
@@ -275,13 +333,13 @@ func (in *Instance) checkInputs(inputs []*tensor.Batch) error {
 		if s.OptionalInputs > 0 {
 			want = fmt.Sprintf("%d to %d", s.MinInputs(), len(s.Inputs))
 		}
-		return fmt.Errorf("op: %s: %w: takes %s input(s), got %d", in.what(), ErrInput, want, n)
+		return in.failf("setup", "%w: takes %s input(s), got %d", ErrInput, want, n)
 	}
 	in.batchSize = 0
 	for i, b := range inputs {
 		spec := &s.Inputs[i]
 		fail := func(format string, args ...any) error {
-			return fmt.Errorf("op: %s: input %d %q: %w: "+format, append([]any{in.what(), i, spec.Name, ErrInput}, args...)...)
+			return in.failf("setup", "input %d %q: %w: "+format, append([]any{i, spec.Name, ErrInput}, args...)...)
 		}
 		if b == nil {
 			return fail("batch is nil")
@@ -360,10 +418,10 @@ func (in *Instance) recordShapes(inputs []*tensor.Batch) {
 // and name the operator.
 func (in *Instance) Run(ctx context.Context, outputs, inputs []*tensor.Batch) error {
 	if in.closed.Load() {
-		return fmt.Errorf("op: %s: run: %w", in.what(), errdefs.ErrClosed)
+		return in.fail("run", errdefs.ErrClosed)
 	}
 	if !in.setUp {
-		return fmt.Errorf("op: %s: run: %w: Setup has not succeeded", in.what(), ErrInput)
+		return in.failf("run", "%w: Setup has not succeeded", ErrInput)
 	}
 	if !slices.Equal(inputs, in.okIn) || !slices.Equal(outputs, in.okOut) || len(in.okIn)+len(in.okOut) == 0 {
 		if err := in.checkRun(outputs, inputs); err != nil {
@@ -372,7 +430,7 @@ func (in *Instance) Run(ctx context.Context, outputs, inputs []*tensor.Batch) er
 		in.okIn, in.okOut = append(in.okIn[:0], inputs...), append(in.okOut[:0], outputs...)
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("op: %s: run: %w", in.what(), err)
+		return in.fail("run", err)
 	}
 	if in.verify != nil {
 		if err := in.verifyVariants(ctx, inputs); err != nil {
@@ -386,40 +444,40 @@ func (in *Instance) Run(ctx context.Context, outputs, inputs []*tensor.Batch) er
 // answer. It allocates nothing.
 func (in *Instance) checkRun(outputs, inputs []*tensor.Batch) error {
 	if len(inputs) != len(in.inShapes) {
-		return fmt.Errorf("op: %s: run: %w: %d input(s); Setup saw %d", in.what(), ErrInput, len(inputs), len(in.inShapes))
+		return in.failf("run", "%w: %d input(s); Setup saw %d", ErrInput, len(inputs), len(in.inShapes))
 	}
 	for i, b := range inputs {
 		if b == nil || b.Len() != len(in.inShapes[i]) {
-			return fmt.Errorf("op: %s: run: %w: input %d differs from the one given to Setup", in.what(), ErrInput, i)
+			return in.failf("run", "%w: input %d differs from the one given to Setup", ErrInput, i)
 		}
 		if k := kindOf(b); b.Len() > 0 && k != in.inKinds[i] {
-			return fmt.Errorf("op: %s: run: %w: input %d is %s %s %q; Setup saw %s %s %q", in.what(), ErrInput, i,
+			return in.failf("run", "%w: input %d is %s %s %q; Setup saw %s %s %q", ErrInput, i,
 				k.dtype, k.device, k.layout, in.inKinds[i].dtype, in.inKinds[i].device, in.inKinds[i].layout)
 		}
 		for j, t := range b.Samples() {
 			if !slices.Equal(t.Shape(), in.inShapes[i][j]) {
-				return fmt.Errorf("op: %s: run: %w: input %d sample %d has shape %v; Setup saw %v", in.what(), ErrInput, i, j, t.Shape(), in.inShapes[i][j])
+				return in.failf("run", "%w: input %d sample %d has shape %v; Setup saw %v", ErrInput, i, j, t.Shape(), in.inShapes[i][j])
 			}
 		}
 	}
 	if len(outputs) != len(in.outs) {
-		return fmt.Errorf("op: %s: run: %w: %d output(s), want %d", in.what(), ErrInput, len(outputs), len(in.outs))
+		return in.failf("run", "%w: %d output(s), want %d", ErrInput, len(outputs), len(in.outs))
 	}
 	for i, b := range outputs {
 		d := in.outs[i]
 		name := in.schema.Outputs[i].Name
 		if b == nil || b.Len() != len(d.Shapes) {
-			return fmt.Errorf("op: %s: run: %w: output %q must have %d sample(s)", in.what(), ErrInput, name, len(d.Shapes))
+			return in.failf("run", "%w: output %q must have %d sample(s)", ErrInput, name, len(d.Shapes))
 		}
 		for j, t := range b.Samples() {
 			if t.DType() != d.DType || !slices.Equal(t.Shape(), d.Shapes[j]) {
-				return fmt.Errorf("op: %s: run: %w: output %q sample %d is %s %v; Setup asked for %s %v", in.what(), ErrInput, name, j, t.DType(), t.Shape(), d.DType, d.Shapes[j])
+				return in.failf("run", "%w: output %q sample %d is %s %v; Setup asked for %s %v", ErrInput, name, j, t.DType(), t.Shape(), d.DType, d.Shapes[j])
 			}
 			if !t.IsContiguous() {
-				return fmt.Errorf("op: %s: run: %w: output %q sample %d is not contiguous; operators write compact outputs (allocate them with OutputDesc.Alloc)", in.what(), ErrInput, name, j)
+				return in.failf("run", "%w: output %q sample %d is not contiguous; operators write compact outputs (allocate them with OutputDesc.Alloc)", ErrInput, name, j)
 			}
 			if t.Device().Type != tensorDevice(in.device) {
-				return fmt.Errorf("op: %s: run: %w: output %q sample %d is on %s; the operator runs on %s", in.what(), ErrInput, name, j, t.Device(), in.device)
+				return in.failf("run", "%w: output %q sample %d is on %s; the operator runs on %s", ErrInput, name, j, t.Device(), in.device)
 			}
 		}
 	}
@@ -438,7 +496,7 @@ func (in *Instance) Exec(ctx context.Context, inputs ...*tensor.Batch) ([]*tenso
 			continue
 		}
 		if outs[i], err = d.Alloc(); err != nil {
-			return nil, fmt.Errorf("op: %s: output %q: %w", in.what(), in.schema.Outputs[i].Name, err)
+			return nil, in.failf("alloc", "output %q: %w", in.schema.Outputs[i].Name, err)
 		}
 	}
 	if err := in.Run(ctx, outs, inputs); err != nil {
@@ -589,7 +647,7 @@ func over(t *tensor.Tensor, dt tensor.DType, layout string, shape []int64) *tens
 // Close returns an error wrapping [dynop.ErrClosed].
 func (in *Instance) Close() error {
 	if in.closed.Swap(true) {
-		return fmt.Errorf("op: %s: close: %w", in.what(), errdefs.ErrClosed)
+		return in.fail("close", errdefs.ErrClosed)
 	}
 	return in.closeShared(in.impl)
 }
@@ -619,11 +677,11 @@ func joinRelease(err error, release func() error) error {
 func (in *Instance) guard(step string, fn func() error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("op: %s: %s: %w: %v", in.what(), step, errdefs.ErrPanic, v)
+			err = in.failf(step, "%w: %v", errdefs.ErrPanic, v)
 		}
 	}()
 	if err := fn(); err != nil {
-		return fmt.Errorf("op: %s: %s: %w", in.what(), step, err)
+		return in.fail(step, err)
 	}
 	return nil
 }

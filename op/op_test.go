@@ -260,6 +260,28 @@ func TestCheckArgs(t *testing.T) {
 			wantErr(t, err, schema.ErrArgument, c.expect...)
 		})
 	}
+	// A required argument is reported once: a bad value says what is
+	// wrong with it and not also that it is missing; a missing one says
+	// only that.
+	for _, c := range []struct {
+		name   string
+		args   schema.Args
+		want   string
+		notSay string
+	}{
+		{"bad type", schema.Args{"count": "three"}, `operator "test.Scale": argument "count": want an int, got string three`, "not given"},
+		{"null", schema.Args{"count": nil}, `argument "count": want an int, got nothing (null)`, "not given"},
+		{"out of range", schema.Args{"count": 0}, `argument "count": 0 is below the minimum 1`, "not given"},
+		{"missing", schema.Args{"factor": 2}, `operator "test.Scale": argument "count": required (int) but not given`, "want"},
+	} {
+		t.Run("required once/"+c.name, func(t *testing.T) {
+			_, err := s.Check(c.args, nil)
+			wantErr(t, err, schema.ErrArgument, c.want)
+			if err != nil && (strings.Contains(err.Error(), c.notSay) || strings.Count(err.Error(), `argument "count"`) != 1) {
+				t.Errorf("error %q: want one error about \"count\", not saying %q", err, c.notSay)
+			}
+		})
+	}
 	t.Run("all errors together", func(t *testing.T) {
 		_, err := s.Check(schema.Args{"mode": "slow", "facter": 1}, nil)
 		wantErr(t, err, schema.ErrArgument, `"mode"`, `"facter"`, `"count"`)
@@ -350,6 +372,47 @@ func TestLookupAndList(t *testing.T) {
 	list := r.List()
 	if len(list) != 1 || list[0].Schema.Name != "test.Scale" || list[0].Plugin != "" {
 		t.Errorf("List = %+v", list)
+	}
+}
+
+// TestOperatorNotFound: an unknown name suggests the operators it may
+// have meant (the same name under another prefix, or none; else the
+// closest by spelling, of the whole name or of the part after the
+// prefix), and says where the host looked for plugins when nothing is
+// close or no operator has the name's prefix.
+func TestOperatorNotFound(t *testing.T) {
+	const searched = "the host looked for plugins in /p (given)"
+	r := op.NewRegistry(op.Options{NotFound: searched})
+	for _, name := range []string{"image.Resize", "imgproc.Resize", "image.Decode", "imgproc.GaussianBlur"} {
+		s := scaleSchema()
+		s.Name = name
+		if err := r.Register(op.Operator{Schema: s, Backends: map[schema.Device]op.Factory{schema.CPU: scaleFactory}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name, want string
+		suggested  []string
+	}{
+		{"Resize", `op: operator not found: "Resize"; did you mean "image.Resize" or "imgproc.Resize"?`, []string{"image.Resize", "imgproc.Resize"}},
+		{"resize", `did you mean "image.Resize" or "imgproc.Resize"?`, []string{"image.Resize", "imgproc.Resize"}},
+		{"Resze", `did you mean "image.Resize" or "imgproc.Resize"?`, []string{"image.Resize", "imgproc.Resize"}},
+		{"image.Decod", `op: operator not found: "image.Decod"; did you mean "image.Decode"?`, []string{"image.Decode"}},
+		{"GaussianBlur", `did you mean "imgproc.GaussianBlur"?`, []string{"imgproc.GaussianBlur"}},
+		// A prefix no operator has: the plugin is likely missing.
+		{"acme.Decode", `op: operator not found: "acme.Decode"; did you mean "image.Decode"?; ` + searched, []string{"image.Decode"}},
+		{"acme.Sharpen", `op: operator not found: "acme.Sharpen"; ` + searched, nil},
+		{"Sharpen", `op: operator not found: "Sharpen"; ` + searched, nil},
+	} {
+		_, err := r.Lookup(c.name)
+		wantErr(t, err, errdefs.ErrNotFound, c.want)
+		var nf *op.NotFoundError
+		if !errors.As(err, &nf) || nf.Name != c.name || !slices.Equal(nf.Suggestions, c.suggested) {
+			t.Errorf("%s: %+v, want suggestions %v", c.name, nf, c.suggested)
+		}
+		if err != nil && (strings.Contains(err.Error(), searched) != strings.Contains(c.want, searched)) {
+			t.Errorf("%s: %v: says where the host looked where it should not, or the reverse", c.name, err)
+		}
 	}
 }
 

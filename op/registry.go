@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -77,6 +78,11 @@ type Options struct {
 	// ones within [Agree]'s tolerance. It is the DYNOP_VERIFY_VARIANTS
 	// self-check (after liboil).
 	VerifyVariants bool
+	// NotFound is added to the error of an operator name the registry
+	// does not have when no operator is close to it or none has its
+	// prefix: a host says where it looked for plugins, since a plugin
+	// that was not found is the likely cause.
+	NotFound string
 }
 
 // defaultMaxSampleBytes is the default of Options.MaxSampleBytes: 4 GiB.
@@ -90,13 +96,14 @@ type Registry struct {
 	maxBytes int64
 	cpu      dispatch.CPU
 	verify   bool
+	notFound string
 
 	ops *lazy.Registry[*desc, Operator]
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry(opts Options) *Registry {
-	r := &Registry{log: opts.Logger, devices: opts.Devices, maxBytes: opts.MaxSampleBytes, verify: opts.VerifyVariants, ops: lazy.New(duplicate)}
+	r := &Registry{log: opts.Logger, devices: opts.Devices, maxBytes: opts.MaxSampleBytes, verify: opts.VerifyVariants, notFound: opts.NotFound, ops: lazy.New(duplicate)}
 	if opts.CPU != nil {
 		r.cpu = *opts.CPU
 	} else {
@@ -229,11 +236,85 @@ func (r *Registry) entry(name string) (*entry, error) {
 	if e, ok := r.ops.Get(name); ok {
 		return e, nil
 	}
-	hint := ""
-	if near := suggest.Nearest(name, r.ops.Names()); near != "" {
-		hint = fmt.Sprintf("; did you mean %q?", near)
+	names := r.ops.Names()
+	e := &NotFoundError{Name: name, Suggestions: suggestOperators(name, names)}
+	prefix, _, dotted := strings.Cut(name, ".")
+	if len(e.Suggestions) == 0 || dotted && !slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, prefix+".") }) {
+		e.Searched = r.notFound
 	}
-	return nil, fmt.Errorf("op: operator %w: %q%s", errdefs.ErrNotFound, name, hint)
+	return nil, e
+}
+
+// NotFoundError is the error of an operator name that no operator of the
+// registry has: it wraps [dynop.ErrNotFound], suggests the operators the
+// name may have meant, and, where no operator is close or none has the
+// name's prefix (no plugin that provides such operators was found), says
+// where the host looked for plugins ([Options.NotFound]).
+type NotFoundError struct {
+	Name string
+	// Suggestions are the operators the name may have meant: those
+	// whose name after the prefix is the name's (Resize: image.Resize,
+	// imgproc.Resize), else the closest by spelling.
+	Suggestions []string
+	// Searched says where the host looked for plugins ([Options.NotFound]), or is
+	// empty.
+	Searched string
+}
+
+func (e *NotFoundError) Error() string {
+	msg := fmt.Sprintf("op: operator %v: %q", errdefs.ErrNotFound, e.Name)
+	if n := len(e.Suggestions); n > 0 {
+		q := make([]string, n)
+		for i, s := range e.Suggestions {
+			q[i] = strconv.Quote(s)
+		}
+		alts := q[0]
+		if n > 1 {
+			alts = strings.Join(q[:n-1], ", ") + " or " + q[n-1]
+		}
+		msg += "; did you mean " + alts + "?"
+	}
+	if e.Searched != "" {
+		msg += "; " + e.Searched
+	}
+	return msg
+}
+
+// Unwrap returns [dynop.ErrNotFound].
+func (e *NotFoundError) Unwrap() error { return errdefs.ErrNotFound }
+
+// suggestOperators returns the operators that name, which none has, may
+// have meant: those whose name after the prefix ("Resize" of
+// "imgproc.Resize") is name's after its prefix, if any (ignoring case);
+// else the closest to name by spelling; else those whose name after the
+// prefix is closest to name's.
+func suggestOperators(name string, names []string) []string {
+	base := func(n string) string { return n[strings.LastIndex(n, ".")+1:] }
+	want := base(name)
+	var out []string
+	for _, n := range names {
+		if strings.EqualFold(base(n), want) {
+			out = append(out, n)
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	if near := suggest.Nearest(name, names); near != "" {
+		return []string{near}
+	}
+	bases := make([]string, len(names))
+	for i, n := range names {
+		bases[i] = base(n)
+	}
+	if near := suggest.Nearest(want, bases); near != "" {
+		for i, b := range bases {
+			if b == near {
+				out = append(out, names[i])
+			}
+		}
+	}
+	return out
 }
 
 // List returns every operator, sorted by name.
@@ -326,13 +407,13 @@ func (r *Registry) New(ctx context.Context, name string, args schema.Args, opts 
 	factory, variant, err := r.choose(e, o, dev, s.variant)
 	in.variant = variant
 	if err != nil {
-		err = fmt.Errorf("op: %s: %w", in.what(), err)
+		err = in.fail("", err)
 	} else if factory == nil {
-		err = fmt.Errorf("op: %s: %w: the started plugin has no %s backend", in.what(), errdefs.ErrUnsupported, dev)
+		err = in.failf("create", "%w: the started plugin has no %s backend", errdefs.ErrUnsupported, dev)
 	} else {
 		err = in.guard("create", func() (err error) { in.impl, err = factory(vals); return err })
 		if err == nil && in.impl == nil {
-			err = fmt.Errorf("op: %s: create: %w: the factory returned no implementation", in.what(), schema.ErrOp)
+			err = in.failf("create", "%w: the factory returned no implementation", schema.ErrOp)
 		}
 	}
 	if err != nil {

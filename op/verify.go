@@ -41,7 +41,7 @@ func (in *Instance) verifyVariants(ctx context.Context, inputs []*tensor.Batch) 
 	// is tried again rather than the disabled variant run.
 	ch, err := dispatch.Choose(describeVariants(v.variants), v.r.cpu, disabled)
 	if err != nil {
-		return fmt.Errorf("op: %s: run: %w", in.what(), err)
+		return in.fail("run", err)
 	}
 	next := v.variants[ch.Index]
 	var impl Impl

@@ -40,7 +40,7 @@ func sniff(data []byte) string {
 
 // decodeErr is the error for sample i that could not be decoded.
 func decodeErr(i int, format string, err error) error {
-	return fmt.Errorf("%w: sample %d (%s): %w", ErrDecode, i, format, err)
+	return &op.SampleError{Sample: i, Err: fmt.Errorf("%w (%s): %w", ErrDecode, format, err)}
 }
 
 // decoder is image.Decode.
@@ -70,7 +70,7 @@ func (d *decoder) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
 	for i, t := range in.Samples() {
 		data, err := elems[uint8](t)
 		if err != nil {
-			return nil, fmt.Errorf("sample %d: %w", i, err)
+			return nil, &op.SampleError{Sample: i, Err: err}
 		}
 		cfg, err := decodeConfig(i, data)
 		if err != nil {
@@ -95,13 +95,13 @@ func decodeConfig(i int, data []byte) (image.Config, error) {
 		cfg, err = jpeg.DecodeConfig(bytes.NewReader(data))
 	default:
 		n := min(len(data), 8)
-		return cfg, fmt.Errorf("%w: sample %d: not PNG or JPEG: %d bytes starting % x", ErrDecode, i, len(data), data[:n])
+		return cfg, &op.SampleError{Sample: i, Err: fmt.Errorf("%w: not PNG or JPEG: %d bytes starting % x", ErrDecode, len(data), data[:n])}
 	}
 	if err != nil {
 		return cfg, decodeErr(i, sniff(data), err)
 	}
 	if px := int64(cfg.Width) * int64(cfg.Height); px > maxPixels {
-		return cfg, fmt.Errorf("%w: sample %d: a %dx%d image has %d pixels, more than the %d Decode allows", op.ErrInput, i, cfg.Width, cfg.Height, px, maxPixels)
+		return cfg, &op.SampleError{Sample: i, Err: fmt.Errorf("%w: a %dx%d image has %d pixels, more than the %d Decode allows", op.ErrInput, cfg.Width, cfg.Height, px, maxPixels)}
 	}
 	return cfg, nil
 }
@@ -114,7 +114,7 @@ func (d *decoder) Run(ctx context.Context, outputs, inputs []*tensor.Batch) erro
 		}
 		data, err := elems[uint8](t)
 		if err != nil {
-			return fmt.Errorf("sample %d: %w", i, err)
+			return &op.SampleError{Sample: i, Err: err}
 		}
 		format := sniff(data)
 		var img image.Image
@@ -137,7 +137,7 @@ func (d *decoder) Run(ctx context.Context, outputs, inputs []*tensor.Batch) erro
 			h, w = w, h
 		}
 		if sz := img.Bounds().Size(); sz.X != w || sz.Y != h {
-			return fmt.Errorf("%w: sample %d (%s): decoded %dx%d, the header said %dx%d in Setup", ErrDecode, i, format, sz.X, sz.Y, w, h)
+			return &op.SampleError{Sample: i, Err: fmt.Errorf("%w (%s): decoded %dx%d, the header said %dx%d in Setup", ErrDecode, format, sz.X, sz.Y, w, h)}
 		}
 		convert := func(pix []uint8) error { d.convert(pix, img); return nil }
 		if o != 1 {
@@ -149,7 +149,7 @@ func (d *decoder) Run(ctx context.Context, outputs, inputs []*tensor.Batch) erro
 			}
 		}
 		if err := fill(out, convert); err != nil {
-			return fmt.Errorf("sample %d: %w", i, err)
+			return &op.SampleError{Sample: i, Err: err}
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	stdimage "image"
 	"image/color"
@@ -22,6 +23,7 @@ import (
 	"testing"
 
 	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/graph"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
 	"github.com/dynop/dynop/plugins/image"
@@ -534,10 +536,10 @@ func TestDecodeCorrupt(t *testing.T) {
 	// A broken header fails in Setup ...
 	broken := slices.Clone(good)
 	copy(broken[12:16], "XXXX") // the IHDR chunk's type
-	err = runErr(t, h, "image.Decode", nil, encoded(t, broken))
-	wantErr(t, err, image.ErrDecode, "sample 0", "png")
+	err = runErr(t, h, "image.Decode", nil, encoded(t, good, broken))
+	wantErr(t, err, image.ErrDecode, "setup: sample 1: cannot decode image (png): png: invalid format")
 	err = runErr(t, h, "image.Decode", nil, encoded(t, []byte{0xff, 0xd8, 0xff, 0x00}))
-	wantErr(t, err, image.ErrDecode, "sample 0", "jpeg")
+	wantErr(t, err, image.ErrDecode, "setup: cannot decode image (jpeg): ") // one sample: no index
 
 	// ... broken pixel data in Run, with the decoder's message.
 	truncated := good[:len(good)-20]
@@ -549,8 +551,8 @@ func TestDecodeCorrupt(t *testing.T) {
 	ihdr := huge[12:29]                              // chunk type, 13 bytes of data, then the CRC
 	copy(ihdr[4:12], []byte{0, 1, 0, 0, 0, 1, 0, 0}) // 65536 x 65536
 	binary.BigEndian.PutUint32(huge[29:33], crc32.ChecksumIEEE(ihdr))
-	_, err = newOp(t, h, "image.Decode", nil).Setup([]*tensor.Batch{encoded(t, huge)})
-	wantErr(t, err, op.ErrInput, "sample 0", "65536x65536", "pixels")
+	_, err = newOp(t, h, "image.Decode", nil).Setup([]*tensor.Batch{encoded(t, huge, good)})
+	wantErr(t, err, op.ErrInput, "sample 0: invalid operator input: a 65536x65536 image has 4294967296 pixels")
 }
 
 func TestWrite(t *testing.T) {
@@ -667,4 +669,72 @@ func TestStridedOutput(t *testing.T) {
 	if !errors.Is(err, op.ErrInput) || !strings.Contains(err.Error(), "not contiguous") {
 		t.Fatalf("Run with a strided output: %v", err)
 	}
+}
+
+// TestDecodeErrorThroughGraph: a decode failure in a graph names each
+// thing once, from the outside in: the node, the operator and its plugin,
+// the step, the sample (in a batch of more than one), what went wrong;
+// and the errors stay testable.
+func TestDecodeErrorThroughGraph(t *testing.T) {
+	ctx := context.Background()
+	h := openHost(t)
+	g := graph.New("g")
+	in, err := g.AddInput("files")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := g.AddNode("decode", "image.Decode", nil, in.Out(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.AddOutput("pixels", dec.Out(0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := graph.Build(ctx, g, graph.BuildOptions{Operators: h.Operators(), Default: graph.OperatorPopulate()}); err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	good, garbage := pngBytes(t, testImage(4, 4, false)), []byte("garbage")
+	const (
+		node  = `graph: node "decode" (operator image.Decode, plugin dynop.plugin.image): `
+		wrong = `cannot decode image: not PNG or JPEG: 7 bytes starting 67 61 72 62 61 67 65`
+	)
+	for _, c := range []struct {
+		name   string
+		batch  *tensor.Batch
+		want   string
+		sample string // "" for none
+	}{
+		{"two samples", encoded(t, good, garbage), node + "setup: sample 1: " + wrong, "sample 1"},
+		// A pipeline runs a failed batch again sample by sample, and names
+		// the file: "sample 0" would say nothing.
+		{"one sample", encoded(t, garbage), node + "setup: " + wrong, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := g.Execute(ctx, c.batch)
+			wantErr(t, err, image.ErrDecode)
+			if err == nil {
+				return
+			}
+			if err.Error() != c.want {
+				t.Errorf("error:\n%v\nwant:\n%s", err, c.want)
+			}
+			var oe *op.Error
+			if !errors.As(err, &oe) || oe.Operator != "image.Decode" || oe.Plugin != image.ID || oe.Step != "setup" {
+				t.Errorf("errors.As op.Error: %+v", oe)
+			}
+			var se *op.SampleError
+			if !errors.As(err, &se) || c.sample != "" && fmt.Sprintf("sample %d", se.Sample) != c.sample {
+				t.Errorf("errors.As op.SampleError: %+v", se)
+			}
+			for _, name := range []string{"image.Decode", image.ID, "setup", "cannot decode image", c.sample} {
+				if n := strings.Count(err.Error(), name); name != "" && n != 1 {
+					t.Errorf("%q %d times in %q", name, n, err)
+				}
+			}
+		})
+	}
+	// Outside a graph, the operator's own error names them, once.
+	err = runErr(t, h, "image.Decode", nil, encoded(t, good, garbage))
+	wantErr(t, err, image.ErrDecode, `op: operator "image.Decode" (plugin "dynop.plugin.image"): setup: sample 1: `+wrong)
 }

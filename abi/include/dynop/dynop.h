@@ -162,7 +162,25 @@ typedef struct dynop_header {
 
 /* Every fallible call returns a dynop_result: DYNOP_OK (zero) or an error
  * code. A plugin that returns an error from a host-called entry point may
- * explain it with dynop_host.set_error first. */
+ * explain it with dynop_host.set_error first.
+ *
+ * An operator that refuses its input (in setup or run) returns one of two
+ * codes, by one rule: would other arguments make this input work?
+ *  - No: DYNOP_ERROR_UNSUPPORTED. The input is well-formed but of a kind
+ *    the operator has no code for, whatever its arguments: a dtype, a
+ *    channel count, a number of dimensions, a size beyond the operator's
+ *    limits. The caller must convert the input (a cast, a colour
+ *    conversion, a resize) or use another operator. The host reports it as
+ *    dynop.ErrUnsupported, as it does an operator with no backend for a
+ *    device: something not implemented, not a mistake in the call.
+ *  - Yes: DYNOP_ERROR_INVALID_ARGUMENT. The call is wrong: a NULL or
+ *    malformed tensor (the wrong number of them, a negative size, more than
+ *    DYNOP_MAX_NDIM dimensions, an empty image for an operator that needs
+ *    pixels), an argument out of range, or an input that contradicts the
+ *    arguments (imgproc.ColorConvert from "gray" given 3 channels,
+ *    imgproc.Normalize's 3 means for a 4-channel image).
+ * So imgproc.GaussianBlur on 2 channels and imgproc.Grayscale on 1 are
+ * both UNSUPPORTED: no argument of theirs takes those channel counts. */
 typedef int32_t dynop_result;
 enum {
     DYNOP_OK = 0,

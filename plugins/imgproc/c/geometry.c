@@ -246,7 +246,7 @@ static dynop_result rotate_setup(void *instance, const dynop_tensor *in, uint32_
     if (rc != DYNOP_OK) return rc;
     C = in->shape[2];
     if (in->shape[0] > ROTATE_MAX || in->shape[1] > ROTATE_MAX)
-        return failf(DYNOP_ERROR_INVALID_ARGUMENT, "imgproc.Rotate: image %lldx%lld (width x height) is larger than %lld",
+        return failf(DYNOP_ERROR_UNSUPPORTED, "imgproc.Rotate: image %lldx%lld (width x height) is larger than %lld",
                      (long long)in->shape[1], (long long)in->shape[0], (long long)ROTATE_MAX);
     if (r->nfill != 1 && (int64_t)r->nfill != C)
         return failf(DYNOP_ERROR_INVALID_ARGUMENT,

@@ -285,7 +285,9 @@ static int arg_int(const dynop_arg *args, uint32_t n, const char *name, int64_t 
 }
 
 /* check_image validates the one input of an image operator: an HWC
- * uint8 or float32 image with 1, 3 or 4 channels (3 or 4 if rgb_only). */
+ * uint8 or float32 image with 1, 3 or 4 channels (3 or 4 if rgb_only).
+ * A dtype or channel count the operator lacks is DYNOP_ERROR_UNSUPPORTED,
+ * a malformed input DYNOP_ERROR_INVALID_ARGUMENT (the rule in dynop.h). */
 static dynop_result check_image(const char *op, const dynop_tensor *in, uint32_t nin, uint32_t nout, int rgb_only) {
     char name[32];
     int64_t c;
@@ -298,7 +300,7 @@ static dynop_result check_image(const char *op, const dynop_tensor *in, uint32_t
                      dtype_name(in->dtype, name, sizeof name));
     c = in->shape[2];
     if (rgb_only && c != 3 && c != 4)
-        return failf(DYNOP_ERROR_INVALID_ARGUMENT, "%s: unsupported channel count %lld (want 3 or 4)", op, (long long)c);
+        return failf(DYNOP_ERROR_UNSUPPORTED, "%s: unsupported channel count %lld (want 3 or 4)", op, (long long)c);
     if (!rgb_only && c != 1 && c != 3 && c != 4)
         return failf(DYNOP_ERROR_UNSUPPORTED, "%s: unsupported channel count %lld (want 1, 3 or 4)", op, (long long)c);
     if (in->shape[0] < 0 || in->shape[1] < 0)
