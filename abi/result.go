@@ -8,6 +8,8 @@ package abi
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/errdefs"
@@ -113,7 +115,12 @@ type ResultError struct {
 }
 
 func (e *ResultError) Error() string {
-	s := fmt.Sprintf("%s plugin %q: %s returned %v", e.Kind, e.Plugin, e.Call, e.Result)
+	return fmt.Sprintf("%s plugin %q: %s %s", e.Kind, e.Plugin, e.Call, e.outcome())
+}
+
+// outcome says what the call returned: "returned DYNOP_ERROR_…: message".
+func (e *ResultError) outcome() string {
+	s := fmt.Sprintf("returned %v", e.Result)
 	if e.Message != "" {
 		s += ": " + e.Message
 	}
@@ -121,6 +128,31 @@ func (e *ResultError) Error() string {
 		s += ": " + e.Cause.Error()
 	}
 	return s
+}
+
+// Without implements op.PluginCallError: for a call of plugin's
+// operator function step ("run", or "run (sample 2)" on a sample), it
+// returns "the native plugin returned DYNOP_ERROR_…: message" and the
+// sample (-1: none), for the operator's error to say after naming the
+// plugin, the operator and the step.
+func (e *ResultError) Without(plugin, step string) (string, int, bool) {
+	if plugin == "" || e.Plugin != plugin || step == "" {
+		return "", 0, false
+	}
+	sample := -1
+	if e.Call != step {
+		var rest string
+		var ok bool
+		if rest, ok = strings.CutPrefix(e.Call, step+" (sample "); !ok {
+			return "", 0, false
+		}
+		n, err := strconv.Atoi(strings.TrimSuffix(rest, ")"))
+		if err != nil || !strings.HasSuffix(rest, ")") || n < 0 {
+			return "", 0, false
+		}
+		sample = n
+	}
+	return fmt.Sprintf("the %s plugin %s", e.Kind, e.outcome()), sample, true
 }
 
 // Unwrap returns the host error the plugin passed on, or nil.

@@ -241,6 +241,14 @@ func (e *Error) Detail() string {
 	if se, ok := e.Err.(*SampleError); ok && e.oneSample && se.Sample == 0 {
 		msg = se.Err.Error()
 	}
+	if pe, ok := e.Err.(PluginCallError); ok {
+		if m, sample, ok := pe.Without(e.Plugin, e.Step); ok {
+			msg = m
+			if sample >= 0 && !(e.oneSample && sample == 0) {
+				msg = fmt.Sprintf("sample %d: %s", sample, m)
+			}
+		}
+	}
 	if e.Step == "" {
 		return msg
 	}
@@ -249,6 +257,19 @@ func (e *Error) Detail() string {
 
 // Unwrap returns what went wrong.
 func (e *Error) Unwrap() error { return e.Err }
+
+// PluginCallError is the error of a call into a plugin's code that
+// names the plugin and the call itself (a native or WebAssembly
+// plugin's operator function that returned an error result): an [Error]
+// for the same plugin and step asks it for the rest, so that each is
+// said once.
+type PluginCallError interface {
+	error
+	// Without returns the message without the plugin and the call when
+	// they are plugin and step, and the sample the call failed on (-1:
+	// none); ok is false if they are not.
+	Without(plugin, step string) (msg string, sample int, ok bool)
+}
 
 // SampleError is an operator's error about one sample of its batch:
 // "sample 1: cannot decode image: …". Operators return it from Setup or

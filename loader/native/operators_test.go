@@ -134,7 +134,8 @@ func TestNativeOperatorRuns(t *testing.T) {
 	var re *abi.ResultError
 	if !errors.As(err, &re) || !errors.Is(err, dynop.ErrInvalid) ||
 		!strings.Contains(err.Error(), `operator "test.Fail" (plugin "dynop.plugin.ops")`) ||
-		!strings.Contains(err.Error(), "run (sample 1) returned DYNOP_ERROR_INVALID_ARGUMENT: sample 1 is cursed") {
+		!strings.Contains(err.Error(), "): run: sample 1: the native plugin returned DYNOP_ERROR_INVALID_ARGUMENT: sample 1 is cursed") ||
+		strings.Count(err.Error(), "dynop.plugin.ops") != 1 || re.Call != "run (sample 1)" {
 		t.Errorf("failing run: %v", err)
 	}
 	// Two instances hold the plugin; it stops with the last.

@@ -153,7 +153,7 @@ func (im *wasmImpl) attach(ctx context.Context) error {
 		return fmt.Errorf("%s: %w", im.where("create"), err)
 	}
 	if rc := in.result(); rc != 0 {
-		err := s.resultError(in, fmt.Sprintf("operator %q: create", im.op.name), rc, -1)
+		err := s.resultError(in, "create", rc, -1)
 		in.free(ctx, p)
 		s.put(in)
 		return err
@@ -681,7 +681,7 @@ func (im *wasmImpl) call(ctx context.Context, step string, x int, lay *callLayou
 		if sample >= uint32(lay.samples) {
 			k = -1
 		}
-		return im.op.s.resultError(in, fmt.Sprintf("operator %q: %s", im.op.name, step), rc, k)
+		return im.op.s.resultError(in, step, rc, k)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/abi"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/internal/cbuild"
 	"github.com/dynop/dynop/internal/testutil"
@@ -183,7 +184,13 @@ func TestRunsReuseLayout(t *testing.T) {
 func TestCOperatorError(t *testing.T) {
 	h := openHost(t, dynop.Options{}, wgood(t))
 	_, err := exec(t, h, "wgood.Scale", schema.Args{"fail_at": int64(2)}, floats(t, []float32{1, 2, 3}, 3))
-	testutil.WantErr(t, err, dynop.ErrInvalid, `wasm plugin "dynop.plugin.wgood"`, `operator "wgood.Scale": run (sample 0)`, "DYNOP_ERROR_INVALID_ARGUMENT", "fail_at reached at element 2")
+	// The operator, its plugin and the step, each said once: the batch
+	// has one sample, so no index.
+	testutil.WantErr(t, err, dynop.ErrInvalid, `op: operator "wgood.Scale" (plugin "dynop.plugin.wgood"): run: the wasm plugin returned DYNOP_ERROR_INVALID_ARGUMENT: fail_at reached at element 2`)
+	var re *abi.ResultError
+	if !errors.As(err, &re) || re.Call != "run (sample 0)" {
+		t.Errorf("%v: no abi.ResultError of run (sample 0) in the chain", err)
+	}
 	// The instance is still good: the module only returned an error.
 	if _, err := exec(t, h, "wgood.Scale", nil, floats(t, []float32{1}, 1)); err != nil {
 		t.Fatal(err)
@@ -308,7 +315,7 @@ func TestCMisbehaves(t *testing.T) {
 		t.Run(c.mode, func(t *testing.T) {
 			err := misbehave(t, h, name, c.mode)
 			if c.mode == "grow" {
-				testutil.WantErr(t, err, wasm.ErrMemoryLimit, where, "DYNOP_ERROR_NO_MEMORY", "out of memory after")
+				testutil.WantErr(t, err, wasm.ErrMemoryLimit, `operator "wgood.Misbehave" (plugin "dynop.plugin.wgood"): run`, "DYNOP_ERROR_NO_MEMORY", "out of memory after")
 				return
 			}
 			testutil.WantErr(t, err, c.target, c.want...)
@@ -333,7 +340,7 @@ func TestGoMisbehaves(t *testing.T) {
 		target error
 		want   []string
 	}{
-		{"fail", dynop.ErrInvalid, []string{where, "DYNOP_ERROR_INVALID_ARGUMENT", "failed on purpose"}},
+		{"fail", dynop.ErrInvalid, []string{`op: operator "gomisbehave.Do" (plugin "dynop.plugin.gomisbehave"): run: the wasm plugin returned DYNOP_ERROR_INVALID_ARGUMENT: failed on purpose`}},
 		{"trap", wasm.ErrTrap, []string{where, "unreachable", "instance was discarded"}},
 		{"loop", context.DeadlineExceeded, []string{where, "deadline"}},
 		{"grow", wasm.ErrMemoryLimit, []string{where, "(64 MiB; the module asked for more)"}},
