@@ -268,11 +268,9 @@ _dynop() {
         compadd -a cands
         return
     fi
+    # The argument's candidates that fit, else files.
     cands=(${(f)"$($dynop __complete args $cmd 2>/dev/null)"})
-    if (( ${#cands} )); then
-        compadd -a cands
-    fi
-    _files
+    compadd -a cands || _files
 }
 if [[ $funcstack[1] == _dynop ]]; then
     _dynop "$@"
@@ -318,8 +316,13 @@ function __dynop_complete
         $dynop __complete flags $cmd 2>/dev/null
         return
     end
-    $dynop __complete args $cmd 2>/dev/null
-    __fish_complete_path $cur
+    # The argument's candidates that fit, else files.
+    set -l fits (string match -- "$cur*" ($dynop __complete args $cmd 2>/dev/null))
+    if test (count $fits) -gt 0
+        printf '%s\n' $fits
+    else
+        __fish_complete_path $cur
+    end
 end
 complete -c dynop -f -a '(__dynop_complete)'
 `
