@@ -270,7 +270,7 @@ func commandHelp(c commandDoc, fs *flag.FlagSet) string {
 	}
 	b.WriteString("Usage: dynop " + strings.Join(words, " ") + "\n\n")
 	b.WriteString(wrap(strings.Fields(c.doc), "", "", helpWidth))
-	if n := flagCount(fs); n > 0 {
+	if flagCount(fs) > 0 {
 		b.WriteString("\nFlags:\n")
 		b.WriteString(flagTable(c.name, fs))
 	}
@@ -283,12 +283,14 @@ func commandHelp(c commandDoc, fs *flag.FlagSet) string {
 	return b.String()
 }
 
+// hasOptionalFlags reports whether fs has flags that c does not require.
 func hasOptionalFlags(c commandDoc, fs *flag.FlagSet) bool {
 	found := false
 	fs.VisitAll(func(f *flag.Flag) { found = found || !slices.Contains(c.required, f.Name) })
 	return found
 }
 
+// flagCount is the number of flags fs defines.
 func flagCount(fs *flag.FlagSet) int {
 	n := 0
 	fs.VisitAll(func(*flag.Flag) { n++ })
