@@ -9,8 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -54,86 +52,33 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return run(ctx, args, stdout, stderr)
 }
 
-const usage = `Usage: dynop <command> [flags]
-
-Commands:
-  version                     print the dynop build, the plugin API version and the Go toolchain
-  list [--json] [--ops] [--sandbox] [--color=WHEN] [PATH...]
-                              list every plugin found, with its state (available,
-                              unsupported, broken, untrusted, duplicate) and why;
-                              with --ops, the operators
-                              or with --interfaces, the interfaces: who provides which versions, who needs them
-  inspect [--json] [--sandbox] [--color=WHEN] PATH|ID|OPERATOR [PATH...]
-                              show everything about one plugin (a plugin file, or
-                              a plugin's ID) or one operator: its schema, and its
-                              CPU variants with the one this CPU runs and why
-  doctor [--json] [--color=WHEN]
-                              check the environment: search path, cache, trust
-                              store, signature and sandbox policies, CPU features,
-                              GPU; say what to fix (exit status 1 if a check fails)
-  bench [flags] OPERATOR [PATH...]
-                              time every variant of an operator this CPU runs:
-                              --shape HxWxC  --dtype T  --batch N  --time D
-                              --arg NAME=VALUE (repeatable)
-  run [flags] PIPELINE.yaml   run a pipeline file over its inputs and write its outputs:
-                              --in PATH | --in NAME=PATH   replace an input's files
-                              --out DIR                    write every output into DIR
-                              --workers N                  workers sharing each batch (default: one per core)
-                              --prefetch D                 batches in flight at once (default 2)
-                              --resume                     finish a run that stopped, from its journal
-                              --atomic                     write outputs only if the whole run succeeds
-                              --journal FILE               where the run's journal goes
-                              --shard I/N                  run only shard I of N (0 ≤ I < N) of the inputs
-                              --shards N                   the same, I from $JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID
-                              --trace FILE                 write a Chrome trace (ui.perfetto.dev)
-                              --json                       print the summary as JSON
-                              --no-fuse                    keep pointwise operators apart
-                              --skip-pass NAME             do not run graph pass NAME (repeatable)
-                              --plugin PATH                search a plugin file or directory first (repeatable)
-                              --sandbox[=POLICY]           run plugin files sandboxed (below; graph and bench take it too)
-  graph [--dot] [--plugin PATH] PIPELINE.yaml
-                              print a pipeline's graph after passes, or as Graphviz DOT
-  manifest PLUGIN...          write each plugin's manifest (PLUGIN.dynop.json), read
-                              in a child process
-  keygen [--out PREFIX]       write a new ed25519 signing key pair, PREFIX.key and PREFIX.pub
-  sign --key FILE PLUGIN...   sign plugin files and their manifests (PLUGIN.dynop.sig)
-  verify [--trust DIR] [--key FILE] PLUGIN...
-                              check plugin files' signatures against a trust store
-  new --lang LANG [--dir D] [--vendor V] [--force] NAME
-                              write a new plugin project: sources, build file, test,
-                              README; LANG is c, cpp, go, go-wasm or rust
-  help                        print this help
-
-Plugins are searched in the PATH arguments (files or directories) or --plugin,
-then $DYNOP_PLUGIN_PATH (colon-separated), the directory plugins next to this
-program, and $XDG_DATA_HOME/dynop/plugins. $DYNOP_TRUST_DIR names a directory of
-trusted public keys; then unsigned plugins are untrusted unless
-$DYNOP_SIGNATURE_POLICY is warn or off. --sandbox (or $DYNOP_SANDBOX=always)
-runs plugin files only as WebAssembly, in the sandbox; --sandbox=unsigned runs
-native builds only if signed, and the others sandboxed. $DYNOP_SANDBOX_GRANT
-grants WebAssembly plugins what they ask for beyond computing (clock,random,env,stdio). $DYNOP_CPU_FEATURES turns CPU features
-off (-avx512f,-avx2) and $DYNOP_VERIFY_VARIANTS=1 checks every CPU variant
-against its reference at first use.
-
---color=WHEN colours the states and headers of list, inspect and doctor: auto
-(the default) on a terminal unless $NO_COLOR is set or $TERM is dumb, always or
-never. --json output follows the schemas of docs/cli-json.md.
-`
-
 // errUsage marks errors after which the usage is worth reading.
 var errUsage = errors.New("usage")
 
 // run executes the command line args and returns the exit status: 0 on
-// success, 1 on failure, 2 on a usage error.
+// success, 1 on failure, 2 on a usage error. A command's --help prints its
+// help on stdout; a usage error prints what is wrong and the command's
+// usage (the global usage if no command was given) on stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	err := command(ctx, args, stdout, stderr)
+	var help *helpRequest
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, flag.ErrHelp):
+	case errors.As(err, &help):
+		c, _ := lookupCommand(help.cmd)
+		fmt.Fprint(stdout, commandHelp(c, help.fs))
 		return 0
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(stderr, "dynop: %s\n\n%s", escapeText(err.Error()), usage)
+		msg := strings.TrimPrefix(err.Error(), errUsage.Error()+": ")
+		fmt.Fprintf(stderr, "dynop: %s\n", escapeText(msg))
+		if len(args) == 0 {
+			fmt.Fprintf(stderr, "\n%s", globalUsage())
+		} else if c, ok := lookupCommand(args[0]); ok {
+			fmt.Fprintf(stderr, "\n%s", shortUsage(c))
+		} else {
+			fmt.Fprintln(stderr, "Run 'dynop help' for the commands.")
+		}
 		return 2
 	default:
 		// Errors may carry what a plugin said (set_error): escaped.
@@ -150,14 +95,11 @@ func command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	sandbox = sandboxFlag{}
 	switch cmd {
 	case "version":
-		if err := noArgs(cmd, flag.NewFlagSet(cmd, flag.ContinueOnError), args); err != nil {
-			return err
-		}
-		return version(stdout)
+		return versionCommand(args, stdout)
 	case "list":
 		fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 		addSandboxFlag(fs)
-		asJSON := fs.Bool("json", false, "print JSON (schema dynop.list/v2, or dynop.ops/v1 with --ops; see docs/cli-json.md) instead of a table")
+		asJSON := fs.Bool("json", false, "print JSON (schema dynop.list/v2, dynop.ops/v2 with --ops, dynop.interfaces/v1 with --interfaces; see docs/cli-json.md) instead of a table")
 		ops := fs.Bool("ops", false, "list operators instead of plugins")
 		fs.BoolVar(&listInterfaces, "interfaces", false, "list interfaces instead of plugins: who provides which versions, who needs them (JSON schema dynop.interfaces/v1)")
 		color := addColorFlag(fs)
@@ -173,14 +115,14 @@ func command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case "inspect":
 		fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 		addSandboxFlag(fs)
-		asJSON := fs.Bool("json", false, "print JSON (schema dynop.inspect/v1, or dynop.operator/v1 for an operator; see docs/cli-json.md)")
+		asJSON := fs.Bool("json", false, "print JSON (schema dynop.inspect/v1 for a plugin, dynop.operator/v2 for an operator, dynop.interface/v1 for an interface; see docs/cli-json.md)")
 		color := addColorFlag(fs)
 		pos, err := parseInterleaved(cmd, fs, args)
 		if err != nil {
 			return err
 		}
 		if len(pos) < 1 {
-			return fmt.Errorf("%w: inspect takes a plugin file, a plugin ID or an operator name", errUsage)
+			return fmt.Errorf("%w: inspect takes a plugin file, a plugin ID, an operator name or an interface name or UID", errUsage)
 		}
 		return inspect(ctx, stdout, stderr, pos[0], pos[1:], *asJSON, newPalette(stdout, *color))
 	case "doctor":
@@ -201,28 +143,28 @@ func command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return verifyCommand(args, stdout)
 	case "new":
 		return newCommand(args, stdout)
+	case "include-dir":
+		return includeDirCommand(args, stdout)
+	case "completion":
+		return completionCommand(args, stdout)
+	case hiddenComplete:
+		return completeCommand(ctx, args, stdout)
 	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
+		return helpCommand(args, stdout)
 	default:
-		return fmt.Errorf("%w: unknown command %q", errUsage, cmd)
+		return unknownCommand(cmd)
 	}
 }
 
-// parse parses flags, with errors that lead to the usage.
+// parse parses flags: -h, -help and --help ask for the command's help
+// (a helpRequest), and other errors are usage errors (parseError).
 func parse(cmd string, fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			var flags strings.Builder
-			fs.SetOutput(&flags)
-			fs.PrintDefaults()
-			if flags.Len() == 0 {
-				return fmt.Errorf("%w: %s takes no flags", errUsage, cmd)
-			}
-			return fmt.Errorf("%w: the flags of %s:\n%s", errUsage, cmd, strings.TrimRight(flags.String(), "\n"))
+			return &helpRequest{cmd: cmd, fs: fs}
 		}
-		return fmt.Errorf("%w: %s: %v", errUsage, cmd, err)
+		return parseError(cmd, fs, err)
 	}
 	return nil
 }
@@ -236,29 +178,6 @@ func noArgs(cmd string, fs *flag.FlagSet, args []string) error {
 		return fmt.Errorf("%w: %s takes no arguments, got %q", errUsage, cmd, fs.Args())
 	}
 	return nil
-}
-
-func version(w io.Writer) error {
-	v := "(unknown)"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		v = bi.Main.Version
-		var rev, dirty string
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				if s.Value == "true" {
-					dirty = "+dirty"
-				}
-			}
-		}
-		if rev != "" {
-			v += " " + rev[:min(12, len(rev))] + dirty
-		}
-	}
-	_, err := fmt.Fprintf(w, "dynop %s\nplugin API %s\n%s %s/%s\n", v, schema.APIVersion, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	return err
 }
 
 // listEntry is one plugin in `dynop list --json` and `dynop inspect --json`.

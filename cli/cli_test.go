@@ -61,7 +61,7 @@ func TestVersion(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, want := range []string{"dynop ", "plugin API " + schema.APIVersion.String(), runtime.Version()} {
+	for _, want := range []string{"dynop ", "\nplugin API  " + schema.APIVersion.String() + "\n", runtime.Version()} {
 		if !strings.Contains(out, want) {
 			t.Errorf("version output %q lacks %q", out, want)
 		}
@@ -125,18 +125,19 @@ func TestListJSON(t *testing.T) {
 
 func TestUsageErrors(t *testing.T) {
 	for _, tc := range []struct {
-		args []string
-		want string
+		args  []string
+		want  string
+		usage string // what follows the error: the command's usage, or where to read it
 	}{
-		{nil, "no command given"},
-		{[]string{"lsit"}, `unknown command "lsit"`},
-		{[]string{"list", "--yaml"}, "list: flag provided but not defined: -yaml"},
-		{[]string{"inspect"}, "inspect takes a plugin file, a plugin ID or an operator name"},
-		{[]string{"version", "now"}, "version takes no arguments"},
+		{nil, "no command given", "Usage: dynop <command>"},
+		{[]string{"lsit"}, `unknown command "lsit"`, "Run 'dynop help' for the commands."},
+		{[]string{"list", "--yaml"}, "list: flag provided but not defined: --yaml", "usage: dynop list"},
+		{[]string{"inspect"}, "inspect takes a plugin file, a plugin ID or an operator name", "usage: dynop inspect"},
+		{[]string{"version", "now"}, "version takes no arguments", "usage: dynop version"},
 	} {
 		code, out, errOut := runCLI(t, tc.args...)
-		if code != 2 || out != "" || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "Usage: dynop") {
-			t.Errorf("dynop %q: exit %d, stdout %q, stderr %q; want exit 2 and %q with usage", tc.args, code, out, errOut, tc.want)
+		if code != 2 || out != "" || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, tc.usage) {
+			t.Errorf("dynop %q: exit %d, stdout %q, stderr %q; want exit 2 and %q with %q", tc.args, code, out, errOut, tc.want, tc.usage)
 		}
 	}
 	if code, out, _ := runCLI(t, "help"); code != 0 || !strings.Contains(out, "Usage: dynop") {

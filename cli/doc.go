@@ -1,8 +1,9 @@
 // Package cli is the dynop command line: it inspects the plugins a dynop
 // host finds, runs pipelines of their operators, writes and checks plugin
 // manifests and signatures, and scaffolds new plugins. Command dynop
-// (cmd/dynop) is [Main] with the example plugins compiled in; a program
-// that compiles in its own Go plugins builds its own dynop the same way:
+// (cmd/dynop) is [Main] with dynop's own Go plugins (image, npy) and no
+// example; a program that compiles in its own Go plugins builds its own
+// dynop the same way:
 //
 //	package main
 //
@@ -25,38 +26,84 @@
 //
 // Usage:
 //
-//	dynop version                    print the dynop build, the plugin API version and the Go toolchain
-//	dynop list [--json] [--ops] [--color=WHEN] [PATH...]
-//	                                 list every plugin found with its state and why,
-//	                                 or with --ops the operators they provide
-//	dynop inspect [--json] [--color=WHEN] PATH|ID|OPERATOR [PATH...]
-//	                                 show one plugin (a plugin file, or a plugin's ID)
-//	                                 or one operator's schema and CPU variants
-//	dynop doctor [--json] [--color=WHEN]
+//	dynop version [--json]           print the dynop build (module version, VCS revision,
+//	                                 commit time, modified flag), the plugin API version
+//	                                 and the Go toolchain
+//	dynop list [flags] [PATH...]     list every plugin found with its state and why,
+//	                                 with --ops the operators they provide, with
+//	                                 --interfaces the interfaces
+//	dynop inspect [flags] PATH|ID|OPERATOR|INTERFACE [PATH...]
+//	                                 show one plugin (a plugin file, or a plugin's ID),
+//	                                 one operator's schema and CPU variants, or one
+//	                                 interface's providers and consumers
+//	dynop doctor [--color WHEN] [--json]
 //	                                 check the environment and say what to fix
-//	dynop bench [--shape S] [--dtype T] [--batch N] [--time D] [--arg K=V] OPERATOR [PATH...]
+//	dynop bench [flags] OPERATOR [PATH...]
 //	                                 time each variant of an operator this CPU runs
 //	dynop run [flags] PIPELINE.yaml  run a pipeline file (see package pipeline)
-//	                                 and write its outputs; flags --in, --out,
-//	                                 --workers, --prefetch, --resume, --atomic,
-//	                                 --journal, --shard, --shards, --trace,
-//	                                 --json, --no-fuse, --skip-pass, --plugin
-//	dynop graph [--dot] PIPELINE.yaml
+//	                                 and write its outputs
+//	dynop graph [flags] PIPELINE.yaml
 //	                                 print the pipeline's graph after passes
 //	dynop manifest PLUGIN...         write PLUGIN.dynop.json, read in a child process
 //	dynop keygen [--out PREFIX]      write an ed25519 key pair, PREFIX.key and PREFIX.pub
 //	dynop sign --key FILE PLUGIN...  write PLUGIN.dynop.sig (and the manifest if missing)
-//	dynop verify [--trust DIR] [--key FILE] PLUGIN...
+//	dynop verify [--trust DIR] [--key FILE]... PLUGIN...
 //	                                 check signatures against a trust store
-//	dynop new --lang LANG [--dir D] [--vendor V] [--force] NAME
+//	dynop new --lang LANG [flags] NAME
 //	                                 write a plugin project (LANG c, cpp, go, go-wasm
 //	                                 or rust): sources, build file, test, pipeline, README
-//	dynop help                       print this help
+//	dynop include-dir                print the directory holding dynop/dynop.h
+//	                                 (CGO_CFLAGS=-I$(dynop include-dir))
+//	dynop completion bash|zsh|fish   print a shell completion script
+//	dynop help [COMMAND]             print the commands, or one command's help
+//
+// # Help and usage errors
+//
+// dynop help, dynop --help and dynop -h print the commands, each with
+// every flag it takes, on stdout. dynop help COMMAND, dynop COMMAND
+// --help and dynop COMMAND -h print that command's usage, what it does,
+// its flags (double-dashed, with placeholders: --workers N, --in
+// [NAME=]PATH, --sandbox[=POLICY]) and an example, on stdout, exit
+// status 0. The help reads each command's flags from its own flag set,
+// so every command must parse its flags before it does anything else
+// (commandFlags runs it with --help). Flags may be written with one dash
+// or two and may come before or after the arguments.
+//
+// A usage error — a missing argument, an unknown flag, a bad flag value —
+// prints "dynop: " and what is wrong, then that command's short usage,
+// on stderr, exit status 2; an unknown command or flag gets the nearest
+// known one ("unknown command "lsit" (did you mean "list"?)", "flag
+// provided but not defined: --worker (did you mean --workers?)"). dynop
+// with no arguments prints the commands on stderr, exit status 2.
+//
+// # Completion
+//
+// dynop completion bash|zsh|fish prints a script that completes
+// commands, flags, the values of flags that take one of a list (--color,
+// --sandbox, --lang), operator names (inspect, bench), plugin IDs
+// (inspect) and files. The scripts ask the dynop being completed for the
+// candidates through the hidden command dynop __complete, which prints
+// one a line and nothing on stderr (a broken plugin file says nothing
+// while a shell completes).
+//
+// # Version and headers
+//
+// dynop version reports the dynop module's version and the VCS revision,
+// commit time and modified flag from the build information, "unknown"
+// where the build recorded none (go run, go test, -buildvcs=false); with
+// --json, the schema dynop.version/v1. dynop include-dir prints the
+// directory holding dynop/dynop.h, for a Go binding of a C interface
+// outside this module (CGO_CFLAGS=-I$(dynop include-dir)): the include
+// directory of an install ($PREFIX/include beside $PREFIX/bin/dynop, the
+// executable's symbolic links resolved), else abi/include in a dynop
+// source tree ($DYNOP_ROOT, a checkout above the executable, or the tree
+// it was built in); it exits 1 naming every place it looked otherwise.
 //
 // The host knows the Go plugins compiled into the program (cmd/dynop has
-// the example plugins under plugins/) and the plugin files it finds: the PATH
+// dynop's own, image and npy) and the plugin files it finds: the PATH
 // arguments (files or directories; --plugin for run and graph), then
-// $DYNOP_PLUGIN_PATH, the directory plugins next to this executable and
+// $DYNOP_PLUGIN_PATH, the directory plugins next to this executable,
+// PREFIX/lib/dynop/plugins for one installed as PREFIX/bin/dynop, and
 // $XDG_DATA_HOME/dynop/plugins (see package discover). Finding a plugin
 // runs none of its code in the CLI: its info comes from its manifest, the
 // registry cache or a scanner child process (this executable, started
@@ -129,16 +176,16 @@
 //
 // # JSON output
 //
-// With --json, list, inspect, run and doctor print one JSON object whose
-// "schema" field names its schema: dynop.list/v2 (list), dynop.inspect/v1
-// (inspect of a plugin), dynop.ops/v2 (list --ops), dynop.operator/v2
-// (inspect of an operator), dynop.interfaces/v1 (list --interfaces),
-// dynop.interface/v1 (inspect of an interface), dynop.run/v2 (run) and
-// dynop.doctor/v1 (doctor); no other field is called "schema".
-// docs/cli-json.md in the repository documents every field of
-// each. Within a schema version fields are only added; removing a field
-// or changing its type or meaning makes a new version. Readers should
-// check "schema" and ignore fields they do not know. A test decodes the
-// real output of each command and fails on a field docs/cli-json.md does
-// not list.
+// With --json, list, inspect, run, doctor and version print one JSON
+// object whose "schema" field names its schema: dynop.list/v2 (list),
+// dynop.inspect/v1 (inspect of a plugin), dynop.ops/v2 (list --ops),
+// dynop.operator/v2 (inspect of an operator), dynop.interfaces/v1 (list
+// --interfaces), dynop.interface/v1 (inspect of an interface),
+// dynop.run/v2 (run), dynop.doctor/v1 (doctor) and dynop.version/v1
+// (version); no other field is called "schema". docs/cli-json.md in the
+// repository documents every field of each. Within a schema version
+// fields are only added; removing a field or changing its type or
+// meaning makes a new version. Readers should check "schema" and ignore
+// fields they do not know. A test decodes the real output of each
+// command and fails on a field docs/cli-json.md does not list.
 package cli

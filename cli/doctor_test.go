@@ -333,7 +333,7 @@ func TestDoctorUsage(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, "doctor takes no arguments") {
 		t.Errorf("doctor now: exit %d, %q", code, errOut)
 	}
-	if _, out, _ := runCLI(t, "help"); !strings.Contains(out, "doctor [--json] [--color=WHEN]") {
+	if _, out, _ := runCLI(t, "help"); !strings.Contains(out, "doctor [--color WHEN] [--json]") {
 		t.Errorf("help does not show doctor:\n%s", out)
 	}
 }

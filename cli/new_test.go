@@ -52,7 +52,6 @@ func TestNewRefusesBadInput(t *testing.T) {
 		{"unknown language", []string{"--lang", "java", "blur"}, 1, []string{`unknown language "java"`, "c, cpp, go, go-wasm, rust"}},
 		{"no language", []string{"blur"}, 2, []string{"--lang", "c, cpp, go, go-wasm, rust"}},
 		{"no name", []string{"--lang", "c"}, 2, []string{"one plugin NAME, got 0"}},
-		{"help", []string{"--help"}, 2, []string{"the flags of new", "-lang string", "-no-check", "c, cpp, go, go-wasm, rust"}},
 		{"two names", []string{"--lang", "c", "a", "b"}, 2, []string{"one plugin NAME, got 2"}},
 		{"go without dynop's source", []string{"--lang", "go", "--no-check", "--dir", empty, "--dynop", empty, "blur"}, 1,
 			[]string{"no go.mod of module github.com/dynop/dynop", "--dynop DIR", "go template"}},

@@ -20,9 +20,13 @@ func Nearest(name string, known []string) string {
 	return best
 }
 
-// distance is the Levenshtein edit distance between a and b, in bytes.
+// distance is the edit distance between a and b, in bytes: insertions,
+// deletions, substitutions and swaps of two adjacent bytes ("lsit" is one
+// edit from "list"), each substring edited once (optimal string
+// alignment).
 func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
+	prev2 := make([]int, len(b)+1) // row i-2
+	prev := make([]int, len(b)+1)  // row i-1
 	cur := make([]int, len(b)+1)
 	for j := range prev {
 		prev[j] = j
@@ -35,8 +39,11 @@ func distance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(b)]
 }
