@@ -67,18 +67,19 @@ var Languages = []string{"c", "cpp", "go", "go-wasm", "rust"}
 // NameRule is the rule plugin names and vendors follow: each becomes a
 // part of the plugin ID, a C identifier, a Go package name, a Rust crate
 // name and the operator's namespace.
-const NameRule = "a lower-case letter, then lower-case letters, digits or '_', at most 32 characters, and not a Go or Rust keyword or a name Rust reserves for its own crates (it becomes part of the plugin ID, a C identifier, a Go package and a Rust crate name)"
+const NameRule = "a lower-case letter, then lower-case letters, digits or '_', at most 32 characters, and not a Go or Rust keyword, a name Rust reserves for its own crates, or dynop (it becomes part of the plugin ID, a C identifier, a Go package and a Rust crate name, beside dynop's own)"
 
 // reserved are the names that follow the letters of NameRule but cannot
-// be a Go package or a Rust crate: Go's and Rust's keywords, and the
-// crates Rust links implicitly.
+// be a Go package or a Rust crate: Go's and Rust's keywords, the crates
+// Rust links implicitly, and dynop (the Go package and the Rust crate the
+// templates import).
 var reserved = strings.Fields(`
 	break case chan const continue default defer else fallthrough for func go goto if import
 	interface map package range return select struct switch type var main
 	as async await crate dyn enum extern false fn impl in let loop match mod move mut pub ref self
 	static super trait true unsafe use where while abstract become box do final macro override priv
 	try typeof unsized virtual yield gen
-	std core alloc test proc_macro`)
+	std core alloc test proc_macro dynop`)
 
 // Options says what project to write.
 type Options struct {
