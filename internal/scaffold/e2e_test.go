@@ -316,8 +316,11 @@ func TestRustPanicsBecomeErrors(t *testing.T) {
 	for round := range 2 { // the plugin keeps working after a panic
 		for amount, want := range map[int64]string{77: "panic: amount 77 is unlucky", 78: "panic: run refuses 78"} {
 			_, err := brighten(amount)
-			if round == 0 {
-				t.Logf("amount %d: %v", amount, err)
+			if round == 0 && amount == 77 { // docs/authoring.md quotes it
+				guide, _ := os.ReadFile(filepath.Join(cbuild.Root(), "docs", "authoring.md"))
+				if err == nil || !strings.Contains(string(guide), "\n"+err.Error()+"\n") {
+					t.Errorf("docs/authoring.md does not quote the error, verbatim:\n%v", err)
+				}
 			}
 			var re *abi.ResultError
 			if !errors.As(err, &re) || re.Result != abi.ErrorGeneric || !strings.Contains(err.Error(), want) {

@@ -649,3 +649,58 @@ func runLayoutProgram(t *testing.T, lang, dir, name, program string, command str
 	}
 	return lines
 }
+
+// TestAuthoringRustSection checks the Rust section of docs/authoring.md
+// against what dynop new writes: every rust and toml block is in the
+// project's src/lib.rs or Cargo.toml, or in the dynop crate, verbatim as
+// whole lines (the crate's path in Cargo.toml written as the guide's
+// example path), and the sh block has the commands of the project's
+// README.
+func TestAuthoringRustSection(t *testing.T) {
+	guide, err := os.ReadFile(filepath.Join(cbuild.Root(), "docs", "authoring.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(guide), "\n## Plugins in Rust\n")
+	if !ok {
+		t.Fatal("docs/authoring.md has no section ## Plugins in Rust")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+
+	p, err := Generate(Options{Name: "demo", Lang: "rust", Dir: filepath.Join(t.TempDir(), "demo")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crate, err := rustCrate("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sources []string
+	for _, f := range []string{filepath.Join(p.Dir, "src", "lib.rs"), filepath.Join(p.Dir, "Cargo.toml"),
+		filepath.Join(crate, "src", "lib.rs"), filepath.Join(crate, "src", "guard.rs")} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources = append(sources, "\n"+strings.ReplaceAll(string(b), tomlString(filepath.ToSlash(crate)), `"/usr/local/share/dynop/rust"`))
+	}
+	blocks := regexp.MustCompile("(?s)\n```(rust|toml|sh)\n(.*?)\n```\n").FindAllStringSubmatch(section, -1)
+	counts := map[string]int{}
+	for _, b := range blocks {
+		counts[b[1]]++
+		if b[1] == "sh" {
+			for _, c := range Commands("rust", "demo") {
+				if !strings.Contains(b[2], c.Line) {
+					t.Errorf("the sh block lacks the README's command %q:\n%s", c.Line, b[2])
+				}
+			}
+			continue
+		}
+		if !slices.ContainsFunc(sources, func(src string) bool { return strings.Contains(src, "\n"+b[2]+"\n") }) {
+			t.Errorf("this %s block is not in the generated project's src/lib.rs or Cargo.toml, nor in the dynop crate, verbatim:\n%s", b[1], b[2])
+		}
+	}
+	if counts["rust"] < 4 || counts["toml"] != 1 || counts["sh"] != 1 {
+		t.Errorf("found %v blocks in the section; is this test's pattern still right for it?", counts)
+	}
+}
