@@ -704,3 +704,25 @@ func TestAuthoringRustSection(t *testing.T) {
 		t.Errorf("found %v blocks in the section; is this test's pattern still right for it?", counts)
 	}
 }
+
+// TestRustCrate runs the dynop crate's own tests (cargo test in
+// abi/rust, offline, building outside the source tree): the layout of
+// its bindings and its guards.
+func TestRustCrate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the dynop crate: not with -short")
+	}
+	if err := CheckToolchain("rust"); err != nil {
+		t.Skip(err)
+	}
+	cmd := exec.Command("cargo", "test", "--offline", "--quiet")
+	cmd.Dir = filepath.Join(cbuild.Root(), "abi", "rust")
+	cmd.Env = append(os.Environ(), "CARGO_TARGET_DIR="+t.TempDir(), "RUST_BACKTRACE=0")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("cargo test in %s: %v\n%s", cmd.Dir, err, out)
+	}
+	if n := len(regexp.MustCompile(`(?m)^test result: ok\. [1-9]`).FindAll(out, -1)); n < 2 {
+		t.Errorf("cargo test ran %d test programs with tests, want the bindings' and the guards':\n%s", n, out)
+	}
+}
