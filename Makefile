@@ -151,12 +151,14 @@ uninstall:
 
 ## installcheck: make install into a new temporary PREFIX, then run the
 ## demo pipeline with the installed dynop from another directory (no
-## ./bin on the way) and check it wrote its images.
+## ./bin on the way), check it wrote its images and that `dynop
+## include-dir` names the installed headers.
 installcheck:
 	@set -e; prefix=$$(mktemp -d); out=$$(mktemp -d); here=$$(pwd); \
 	$(MAKE) --no-print-directory install PREFIX=$$prefix >/dev/null; \
 	cd $$out && env -u DYNOP_PLUGIN_PATH $$prefix/bin/dynop run --out $$out/images $$here/examples/pipelines/demo.yaml >$$out/log 2>&1 || { cat $$out/log; exit 1; }; \
 	n=$$(ls $$out/images | wc -l); [ $$n -ge 3 ] || { echo "installcheck: the installed dynop wrote $$n files"; cat $$out/log; exit 1; }; \
+	inc=$$($$prefix/bin/dynop include-dir); [ "$$inc" = "$$prefix/include" ] || { echo "installcheck: dynop include-dir says $$inc, not $$prefix/include"; exit 1; }; \
 	echo "installcheck: dynop installed in $$prefix ran the demo from $$out: $$n files"; rm -rf $$prefix $$out
 
 ## libdynop: the C API for hosts that are not Go programs (docs/c-api.md):

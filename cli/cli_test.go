@@ -132,7 +132,7 @@ func TestUsageErrors(t *testing.T) {
 		{nil, "no command given", "Usage: dynop <command>"},
 		{[]string{"lsit"}, `unknown command "lsit"`, "Run 'dynop help' for the commands."},
 		{[]string{"list", "--yaml"}, "list: flag provided but not defined: --yaml", "usage: dynop list"},
-		{[]string{"inspect"}, "inspect takes a plugin file, a plugin ID or an operator name", "usage: dynop inspect"},
+		{[]string{"inspect"}, "inspect takes a plugin file, a plugin ID, an operator name or an interface name or UID", "usage: dynop inspect"},
 		{[]string{"version", "now"}, "version takes no arguments", "usage: dynop version"},
 	} {
 		code, out, errOut := runCLI(t, tc.args...)

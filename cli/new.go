@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -21,6 +22,7 @@ func newCommand(args []string, stdout io.Writer) error {
 	force := fs.Bool("force", false, "write into a directory that is not empty")
 	module := fs.String("module", "", "go and go-wasm: the Go module path (default example.com/NAME)")
 	dynopSrc := fs.String("dynop", "", "go and go-wasm: a checkout of the dynop module, for go.mod's replace (default: the tree this dynop was built from)")
+	crate := fs.String("dynop-crate", "", "rust: the dynop crate that Cargo.toml depends on, abi/rust of a checkout (default $"+scaffold.EnvRustCrate+", else the installed one, else the tree this dynop was built from)")
 	noCheck := fs.Bool("no-check", false, "write the project even if its toolchain is not on PATH")
 	rest, err := parseInterleaved("new", fs, args) // dynop new NAME --lang c works too
 	if err != nil {
@@ -42,7 +44,7 @@ func newCommand(args []string, stdout io.Writer) error {
 	}
 	p, err := scaffold.Generate(scaffold.Options{
 		Name: rest[0], Lang: *lang, Dir: *dir, Vendor: *vendor, Force: *force,
-		Module: *module, DynopSource: *dynopSrc,
+		Module: *module, DynopSource: *dynopSrc, RustCrate: *crate, Dynop: executable(),
 	})
 	if err != nil {
 		if errors.Is(err, scaffold.ErrNoModule) {
@@ -59,4 +61,14 @@ func newCommand(args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "  %-40s # %s\n", c.Line, c.Comment)
 	}
 	return nil
+}
+
+// executable is the path of this program, for the Makefiles dynop new
+// writes; "" if it cannot tell.
+func executable() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return exe
 }

@@ -25,6 +25,45 @@ func TestNewWritesAProject(t *testing.T) {
 			t.Errorf("%s not written: %v", f, err)
 		}
 	}
+	// The Makefile runs the dynop that wrote it: here, this test.
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk, err := os.ReadFile(filepath.Join(dir, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(mk), "DYNOP ?= $(or $(wildcard "+filepath.ToSlash(exe)+"),$(shell command -v dynop),") {
+		t.Errorf("the Makefile does not name the dynop that wrote it, %s:\n%s", exe, mk)
+	}
+}
+
+// TestNewRustCrate: the Rust project's Cargo.toml depends on the crate
+// --dynop-crate names, or else on $DYNOP_RUST_CRATE's.
+func TestNewRustCrate(t *testing.T) {
+	crate, err := filepath.Abs(filepath.Join("..", "abi", "rust"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DYNOP_RUST_CRATE", "")
+	for _, args := range [][]string{{"--dynop-crate", crate}, {}} {
+		if len(args) == 0 {
+			t.Setenv("DYNOP_RUST_CRATE", crate)
+		}
+		dir := filepath.Join(t.TempDir(), "proj")
+		code, _, stderr := runCLI(t, append([]string{"new", "--lang", "rust", "--no-check", "--dir", dir, "glow"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", args, code, stderr)
+		}
+		toml, err := os.ReadFile(filepath.Join(dir, "Cargo.toml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "dynop = { path = \"" + filepath.ToSlash(crate) + "\" }"; !strings.Contains(string(toml), want) {
+			t.Errorf("%q: Cargo.toml lacks %s:\n%s", args, want, toml)
+		}
+	}
 }
 
 // TestNewRefusesBadInput: each mistake is refused with an error that
@@ -55,6 +94,9 @@ func TestNewRefusesBadInput(t *testing.T) {
 		{"two names", []string{"--lang", "c", "a", "b"}, 2, []string{"one plugin NAME, got 2"}},
 		{"go without dynop's source", []string{"--lang", "go", "--no-check", "--dir", empty, "--dynop", empty, "blur"}, 1,
 			[]string{"no go.mod of module github.com/dynop/dynop", "--dynop DIR", "go template"}},
+		{"rust with a wrong crate", []string{"--lang", "rust", "--no-check", "--dir", empty, "--dynop-crate", empty, "blur"}, 1,
+			[]string{"dynop Rust crate not found", empty + " (--dynop-crate) has no Cargo.toml of the package dynop", "abi/rust"}},
+		{"reserved name", []string{"--lang", "rust", "--no-check", "--dir", empty, "dynop"}, 1, []string{`plugin name "dynop"`, "or dynop"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, stdout, stderr := runCLI(t, append([]string{"new"}, c.args...)...)

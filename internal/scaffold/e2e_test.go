@@ -1,6 +1,7 @@
 package scaffold_test
 
 import (
+	"errors"
 	"fmt"
 	"image"
 	"image/png"
@@ -9,14 +10,21 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/abi"
 	"github.com/dynop/dynop/dispatch"
 	"github.com/dynop/dynop/internal/cbuild"
 	"github.com/dynop/dynop/internal/scaffold"
+	"github.com/dynop/dynop/internal/testutil"
+	_ "github.com/dynop/dynop/loader/native" // the Rust plugin's loader
+	"github.com/dynop/dynop/schema"
+	"github.com/dynop/dynop/tensor"
 )
 
 // TestNewProjectsBuildAndRun does what the README of a new project tells
@@ -116,6 +124,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	dynop.ServeScanner() // a child that reads a plugin file's info
 	code := m.Run()
 	if dynopDir != "" {
 		os.RemoveAll(dynopDir)
@@ -236,4 +245,168 @@ func readPNG(t *testing.T, path string) image.Image {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return img
+}
+
+// TestRustPanicsBecomeErrors builds a Rust project whose operator panics
+// in create (amount 77) and in run (amount 78), loads it into a Go host
+// and checks that each call returns an error with the panic's message,
+// that the host and the plugin keep working, and that the process is
+// still there to check: the dynop crate's guard stops the panic at the
+// entry point.
+func TestRustPanicsBecomeErrors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a Rust project: not with -short")
+	}
+	if err := scaffold.CheckToolchain("rust"); err != nil {
+		t.Skip(err)
+	}
+	dir := filepath.Join(t.TempDir(), "panicky")
+	if _, err := scaffold.Generate(scaffold.Options{Name: "panicky", Vendor: "acme", Lang: "rust", Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, "src", "lib.rs")
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib := string(b)
+	for _, p := range []struct{ at, add string }{
+		{"                op.amount = v.clamp(-255, 255) as i32; // the host checked -255..255\n",
+			"                if v == 77 { panic!(\"amount {} is unlucky\", v); }\n"},
+		{"        // SAFETY: the instance op_create made, and the sample's tensors.\n",
+			"        if unsafe { (*(instance as *const BrightenOp)).amount } == 78 { panic!(\"run refuses 78\"); }\n"},
+	} {
+		if !strings.Contains(lib, p.at) {
+			t.Fatalf("the template's src/lib.rs no longer has the line\n%sthat this test adds a panic after", p.at)
+		}
+		lib = strings.Replace(lib, p.at, p.at+p.add, 1)
+	}
+	if err := os.WriteFile(src, []byte(lib), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runIn(t, dir, os.Environ(), "cargo", "build", "--release", "--offline")
+
+	ctx := t.Context()
+	h, err := dynop.Open(ctx, dynop.Options{Paths: []string{filepath.Join(dir, "target", "release", "libpanicky.so")},
+		NoDefaultPaths: true, NoRegistered: true, CacheDir: t.TempDir(), Logger: testutil.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	x, err := tensor.FromSlice([]uint8{10, 20, 250}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	brighten := func(amount int64) ([]uint8, error) {
+		in, err := h.NewOperator(ctx, "panicky.Brighten", schema.Args{"amount": amount})
+		if err != nil {
+			return nil, err
+		}
+		defer in.Close()
+		batch, err := tensor.NewBatch(x)
+		if err != nil {
+			return nil, err
+		}
+		outs, err := in.Exec(ctx, batch)
+		if err != nil {
+			return nil, err
+		}
+		return tensor.Values[uint8](outs[0].Sample(0))
+	}
+	for round := range 2 { // the plugin keeps working after a panic
+		for amount, want := range map[int64]string{77: "panic: amount 77 is unlucky", 78: "panic: run refuses 78"} {
+			_, err := brighten(amount)
+			if round == 0 && amount == 77 { // docs/authoring.md quotes it
+				guide, _ := os.ReadFile(filepath.Join(cbuild.Root(), "docs", "authoring.md"))
+				if err == nil || !strings.Contains(string(guide), "\n"+err.Error()+"\n") {
+					t.Errorf("docs/authoring.md does not quote the error, verbatim:\n%v", err)
+				}
+			}
+			var re *abi.ResultError
+			if !errors.As(err, &re) || re.Result != abi.ErrorGeneric || !strings.Contains(err.Error(), want) {
+				t.Errorf("round %d, amount %d: error %v; want a DYNOP_ERROR result saying %q", round, amount, err, want)
+			}
+		}
+		y, err := brighten(5)
+		if err != nil || !slices.Equal(y, []uint8{15, 25, 255}) {
+			t.Errorf("round %d, amount 5 after the panics: %v, %v; want [15 25 255]", round, y, err)
+		}
+	}
+}
+
+// TestMakefileRunsItsDynop: a project's Makefile runs the dynop that
+// wrote it though none is on PATH; with that one gone and none on PATH,
+// make stops and says how to choose one, make test still works (it needs
+// no dynop), and make DYNOP=... runs the one given.
+func TestMakefileRunsItsDynop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a C project: not with -short")
+	}
+	if err := scaffold.CheckToolchain("c"); err != nil {
+		t.Skip(err)
+	}
+	dynop := buildDynop(t)
+	root := t.TempDir()
+	writer := filepath.Join(root, "bin", "dynop") // a copy, to take away
+	if err := os.MkdirAll(filepath.Dir(writer), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(dynop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(writer, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := noDynopEnv(t)
+	runIn(t, root, env, writer, "new", "--lang", "c", "--vendor", "acme", "glow")
+	dir := filepath.Join(root, "glow")
+	mk, err := os.ReadFile(filepath.Join(dir, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(mk), "DYNOP ?= $(or $(wildcard "+writer+"),") {
+		t.Errorf("the Makefile does not name the dynop that wrote it, %s:\n%s", writer, mk)
+	}
+	out := runIn(t, dir, env, "make")
+	if !strings.Contains(out, writer+" manifest build/libglow.so") {
+		t.Errorf("make did not run %s manifest:\n%s", writer, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "build", "libglow.so.dynop.json")); err != nil {
+		t.Errorf("no manifest: %v", err)
+	}
+
+	if err := os.Remove(writer); err != nil {
+		t.Fatal(err)
+	}
+	runIn(t, dir, env, "make", "clean")
+	cmd := exec.Command("make")
+	cmd.Dir, cmd.Env = dir, env
+	got, err := cmd.CombinedOutput()
+	for _, want := range []string{"dynop not found: not at " + writer, "nor on PATH", "make DYNOP=/path/to/dynop"} {
+		if err == nil || !strings.Contains(string(got), want) {
+			t.Errorf("make without a dynop: %v, and the output lacks %q:\n%s", err, want, got)
+		}
+	}
+	runIn(t, dir, env, "make", "test")
+	if out := runIn(t, dir, env, "make", "DYNOP="+dynop); !strings.Contains(out, dynop+" manifest build/libglow.so") {
+		t.Errorf("make DYNOP=%s did not run it:\n%s", dynop, out)
+	}
+}
+
+// noDynopEnv is the environment without DYNOP and with no directory on
+// PATH that has a dynop in it.
+func noDynopEnv(t *testing.T) []string {
+	var env, path []string
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k != "PATH" && k != "DYNOP" && k != "MAKEFLAGS" {
+			env = append(env, kv)
+		}
+	}
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		if _, err := os.Stat(filepath.Join(d, "dynop")); err != nil && d != "" {
+			path = append(path, d)
+		}
+	}
+	return append(env, "PATH="+strings.Join(path, string(os.PathListSeparator)))
 }

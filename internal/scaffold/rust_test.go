@@ -14,10 +14,10 @@ import (
 	"github.com/dynop/dynop/internal/cbuild"
 )
 
-// TestRustBindingsMatchHeader checks the Rust template's hand-written
-// bindings (templates/rust/src/dynop.rs) against the C header they bind,
-// abi/include/dynop/dynop.h, so that a change to one without the other
-// fails here:
+// TestRustBindingsMatchHeader checks the hand-written bindings of the
+// dynop crate (abi/rust/src/lib.rs), which the Rust template depends on,
+// against the C header they bind, abi/include/dynop/dynop.h, so that a
+// change to one without the other fails here:
 //
 //   - it parses the header for its structs and their members, its
 //     typedefs, its constants (object-like #defines and enum constants)
@@ -45,11 +45,7 @@ func TestRustBindingsMatchHeader(t *testing.T) {
 			headerPath, len(h.structs), len(h.consts), len(h.typedefs))
 	}
 	dir := t.TempDir()
-	p, err := Generate(Options{Name: "bindings", Lang: "rust", Dir: filepath.Join(dir, "project")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bindingsPath := filepath.Join(p.Dir, "src", "dynop.rs")
+	bindingsPath := filepath.Join(cbuild.Root(), "abi", "rust", "src", "lib.rs")
 	rs, err := os.ReadFile(bindingsPath)
 	if err != nil {
 		t.Fatal(err)
@@ -59,8 +55,8 @@ func TestRustBindingsMatchHeader(t *testing.T) {
 	both, problems := compareDecls(h, parseBindings(string(rs)))
 	report := func() {
 		if len(problems) > 0 {
-			t.Errorf("the Rust bindings (templates/rust/src/dynop.rs.tmpl) do not match %s: %d problems:\n\t%s",
-				headerPath, len(problems), strings.Join(problems, "\n\t"))
+			t.Errorf("the Rust bindings (%s) do not match %s: %d problems:\n\t%s",
+				bindingsPath, headerPath, len(problems), strings.Join(problems, "\n\t"))
 		}
 	}
 	defer report()
@@ -79,7 +75,12 @@ func TestRustBindingsMatchHeader(t *testing.T) {
 		k, v, _ := strings.Cut(line, " = ")
 		want[k] = v
 	}
-	got := runLayoutProgram(t, "Rust", dir, "layout_rs", writeRustProgram(both, bindingsPath), rustc, "--edition", "2021", "-A", "warnings")
+	// The crate as a library, as plugins use it, and the program on top.
+	rlib := filepath.Join(dir, "libdynop.rlib")
+	if out, err := exec.Command(rustc, "--edition", "2021", "--crate-type", "rlib", "--crate-name", "dynop", "-A", "warnings", "-o", rlib, bindingsPath).CombinedOutput(); err != nil {
+		t.Fatalf("compiling the dynop crate %s: %v\n%s", bindingsPath, err, out)
+	}
+	got := runLayoutProgram(t, "Rust", dir, "layout_rs", writeRustProgram(both), rustc, "--edition", "2021", "-A", "warnings", "--extern", "dynop="+rlib)
 	keys := slices.Sorted(maps.Keys(want))
 	for k := range got {
 		if _, ok := want[k]; !ok {
@@ -91,29 +92,29 @@ func TestRustBindingsMatchHeader(t *testing.T) {
 		g, inRust := got[k]
 		switch {
 		case !inC:
-			problems = append(problems, fmt.Sprintf("%s: nothing from dynop.h, %s from dynop.rs", k, g))
+			problems = append(problems, fmt.Sprintf("%s: nothing from dynop.h, %s from lib.rs", k, g))
 		case !inRust:
-			problems = append(problems, fmt.Sprintf("%s: %s in dynop.h, nothing from dynop.rs", k, w))
+			problems = append(problems, fmt.Sprintf("%s: %s in dynop.h, nothing from lib.rs", k, w))
 		case w != g:
-			problems = append(problems, fmt.Sprintf("%s: %s in dynop.h, %s in dynop.rs", k, w, g))
+			problems = append(problems, fmt.Sprintf("%s: %s in dynop.h, %s in lib.rs", k, w, g))
 		}
 	}
 	t.Logf("compared %d sizes, offsets, kinds and values: %d structs, %d typedefs, %d constants", len(want), len(both.structs), len(both.typedefs), len(both.consts))
 }
 
 // TestRustBindingsCheckSeesChanges: what TestRustBindingsMatchHeader
-// would say if dynop.h or dynop.rs gained a declaration the other lacks.
+// would say if dynop.h or lib.rs gained a declaration the other lacks.
 func TestRustBindingsCheckSeesChanges(t *testing.T) {
 	src, err := os.ReadFile(filepath.Join(cbuild.Root(), "abi", "include", "dynop", "dynop.h"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, err := templates.ReadFile("templates/rust/src/dynop.rs.tmpl")
+	rs, err := os.ReadFile(filepath.Join(cbuild.Root(), "abi", "rust", "src", "lib.rs"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, problems := compareDecls(parseHeader(string(src)), parseBindings(string(rs))); len(problems) > 0 {
-		t.Fatalf("dynop.h and dynop.rs differ, before any change:\n\t%s", strings.Join(problems, "\n\t"))
+		t.Fatalf("dynop.h and lib.rs differ, before any change:\n\t%s", strings.Join(problems, "\n\t"))
 	}
 
 	header := strings.Replace(string(src), "struct dynop_host {", "struct dynop_host {\n    uint32_t since_1_4; /* { } */", 1) + `
@@ -133,16 +134,16 @@ enum { DYNOP_NEW_FLAG = 1u << 3, DYNOP_NEW_OTHER };
 	h := parseHeader(header)
 	_, problems := compareDecls(h, parseBindings(bindings))
 	for _, want := range []string{
-		"member dynop_host.since_1_4: in dynop.h, not in dynop.rs",
-		"struct dynop_new_thing: in dynop.h, not in dynop.rs",
-		"typedef dynop_new_code: in dynop.h, not in dynop.rs (pub type)",
-		"constant DYNOP_NEW_LIMIT: in dynop.h, not in dynop.rs",
-		"constant DYNOP_NEW_FLAG: in dynop.h, not in dynop.rs",
-		"constant DYNOP_NEW_OTHER: in dynop.h, not in dynop.rs",
-		"macro DYNOP_NEW_MACRO(...): in dynop.h, and neither bound in dynop.rs nor listed in rustHelpers in this test",
-		"member dynop_need.extra: in dynop.rs, not in dynop.h",
-		"constant DYNOP_RUST_ONLY: in dynop.rs, not in dynop.h",
-		"type dynop_rust_only: in dynop.rs, not a typedef of dynop.h",
+		"member dynop_host.since_1_4: in dynop.h, not in lib.rs",
+		"struct dynop_new_thing: in dynop.h, not in lib.rs",
+		"typedef dynop_new_code: in dynop.h, not in lib.rs (pub type)",
+		"constant DYNOP_NEW_LIMIT: in dynop.h, not in lib.rs",
+		"constant DYNOP_NEW_FLAG: in dynop.h, not in lib.rs",
+		"constant DYNOP_NEW_OTHER: in dynop.h, not in lib.rs",
+		"macro DYNOP_NEW_MACRO(...): in dynop.h, and neither bound in lib.rs nor listed in rustHelpers in this test",
+		"member dynop_need.extra: in lib.rs, not in dynop.h",
+		"constant DYNOP_RUST_ONLY: in lib.rs, not in dynop.h",
+		"type dynop_rust_only: in lib.rs, not a typedef of dynop.h",
 	} {
 		if !slices.Contains(problems, want) {
 			t.Errorf("missing problem %q; got\n\t%s", want, strings.Join(problems, "\n\t"))
@@ -179,7 +180,7 @@ func compareDecls(h *abiDecls, b *rustBindings) (both *abiDecls, problems []stri
 	for _, s := range h.structs {
 		members, ok := b.structs[s.name]
 		if !ok {
-			problems = append(problems, fmt.Sprintf("struct %s: in dynop.h, not in dynop.rs", s.name))
+			problems = append(problems, fmt.Sprintf("struct %s: in dynop.h, not in lib.rs", s.name))
 			continue
 		}
 		common := cStruct{name: s.name}
@@ -187,52 +188,52 @@ func compareDecls(h *abiDecls, b *rustBindings) (both *abiDecls, problems []stri
 			if slices.Contains(members, m.name) {
 				common.members = append(common.members, m)
 			} else {
-				problems = append(problems, fmt.Sprintf("member %s.%s: in dynop.h, not in dynop.rs", s.name, m.name))
+				problems = append(problems, fmt.Sprintf("member %s.%s: in dynop.h, not in lib.rs", s.name, m.name))
 			}
 		}
 		for _, m := range members {
 			if !slices.ContainsFunc(s.members, func(c cMember) bool { return c.name == m }) {
-				problems = append(problems, fmt.Sprintf("member %s.%s: in dynop.rs, not in dynop.h", s.name, m))
+				problems = append(problems, fmt.Sprintf("member %s.%s: in lib.rs, not in dynop.h", s.name, m))
 			}
 		}
 		both.structs = append(both.structs, common)
 	}
 	for name := range b.structs {
 		if !slices.ContainsFunc(h.structs, func(s cStruct) bool { return s.name == name }) {
-			problems = append(problems, fmt.Sprintf("struct %s: in dynop.rs, not in dynop.h", name))
+			problems = append(problems, fmt.Sprintf("struct %s: in lib.rs, not in dynop.h", name))
 		}
 	}
 	for _, d := range h.typedefs {
 		if b.types[d.name] {
 			both.typedefs = append(both.typedefs, d)
 		} else {
-			problems = append(problems, fmt.Sprintf("typedef %s: in dynop.h, not in dynop.rs (pub type)", d.name))
+			problems = append(problems, fmt.Sprintf("typedef %s: in dynop.h, not in lib.rs (pub type)", d.name))
 		}
 	}
 	for name := range b.types {
 		if !slices.ContainsFunc(h.typedefs, func(d cTypedef) bool { return d.name == name }) {
-			problems = append(problems, fmt.Sprintf("type %s: in dynop.rs, not a typedef of dynop.h", name))
+			problems = append(problems, fmt.Sprintf("type %s: in lib.rs, not a typedef of dynop.h", name))
 		}
 	}
 	for _, c := range h.consts {
 		if b.consts[c.name] {
 			both.consts = append(both.consts, c)
 		} else {
-			problems = append(problems, fmt.Sprintf("constant %s: in dynop.h, not in dynop.rs", c.name))
+			problems = append(problems, fmt.Sprintf("constant %s: in dynop.h, not in lib.rs", c.name))
 		}
 	}
 	for name := range b.consts {
 		if !slices.ContainsFunc(h.consts, func(c cConst) bool { return c.name == name }) {
-			problems = append(problems, fmt.Sprintf("constant %s: in dynop.rs, not in dynop.h", name))
+			problems = append(problems, fmt.Sprintf("constant %s: in lib.rs, not in dynop.h", name))
 		}
 	}
 	for _, m := range h.macros {
 		helper, ok := rustHelpers[m]
 		switch {
 		case !ok:
-			problems = append(problems, fmt.Sprintf("macro %s(...): in dynop.h, and neither bound in dynop.rs nor listed in rustHelpers in this test", m))
+			problems = append(problems, fmt.Sprintf("macro %s(...): in dynop.h, and neither bound in lib.rs nor listed in rustHelpers in this test", m))
 		case helper != "" && !b.helpers[helper]:
-			problems = append(problems, fmt.Sprintf("macro %s(...): its Rust counterpart %s is not in dynop.rs", m, helper))
+			problems = append(problems, fmt.Sprintf("macro %s(...): its Rust counterpart %s is not in lib.rs", m, helper))
 		}
 	}
 	for m := range rustHelpers {
@@ -246,7 +247,7 @@ func compareDecls(h *abiDecls, b *rustBindings) (both *abiDecls, problems []stri
 }
 
 // rustHelpers maps each function-like macro of dynop.h to its
-// counterpart in dynop.rs (a function, or a macro if it ends in "!"), or
+// counterpart in lib.rs (a function, or a macro if it ends in "!"), or
 // to "" if it has none: a struct literal does what it does.
 var rustHelpers = map[string]string{
 	"DYNOP_UID":                     "uid",
@@ -450,7 +451,7 @@ func (h *abiDecls) kindLines() []string {
 	return lines
 }
 
-// rustBindings are the names that dynop.rs declares.
+// rustBindings are the names that lib.rs declares.
 type rustBindings struct {
 	structs map[string][]string // members, in order
 	types   map[string]bool
@@ -467,7 +468,7 @@ var (
 	rsMacroRE  = regexp.MustCompile(`^macro_rules!\s*(\w+)`)
 )
 
-// parseBindings finds the declarations of dynop.rs, which has each at the
+// parseBindings finds the declarations of lib.rs, which has each at the
 // start of a line, and each struct member on a line of its own.
 func parseBindings(src string) *rustBindings {
 	b := &rustBindings{structs: map[string][]string{}, types: map[string]bool{}, consts: map[string]bool{}, helpers: map[string]bool{}}
@@ -547,13 +548,13 @@ int main(void) {
 }
 
 // writeRustProgram returns a Rust program that prints what
-// writeCProgram's does from the bindings at path, and the kinds of the
-// scalar members and typedefs, "kind T.m KIND" and "kind T KIND".
-func writeRustProgram(h *abiDecls, path string) string {
+// writeCProgram's does from the bindings of the dynop crate, and the
+// kinds of the scalar members and typedefs, "kind T.m KIND" and
+// "kind T KIND".
+func writeRustProgram(h *abiDecls) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, `#[path = %q]
-mod dynop;
-use dynop::*;
+	b.WriteString(`use dynop::*;
+use dynop::dynop_offset_of;
 use std::mem::{size_of, MaybeUninit};
 use std::ptr::addr_of;
 
@@ -581,13 +582,13 @@ fn c_text(s: &[u8]) -> String {
 }
 
 fn main() {
-`, path)
+`)
 	for _, s := range h.structs {
 		fmt.Fprintf(&b, "    println!(\"sizeof %[1]s {}\", size_of::<%[1]s>());\n", s.name)
 		fmt.Fprintf(&b, "    let v = MaybeUninit::<%s>::uninit();\n    let p = v.as_ptr();\n", s.name)
 		for _, m := range s.members {
 			f := rustIdent(m.name)
-			fmt.Fprintf(&b, "    println!(\"offsetof %[1]s.%[2]s {}\", crate::dynop_offset_of!(%[1]s, %[3]s));\n", s.name, m.name, f)
+			fmt.Fprintf(&b, "    println!(\"offsetof %[1]s.%[2]s {}\", dynop_offset_of!(%[1]s, %[3]s));\n", s.name, m.name, f)
 			fmt.Fprintf(&b, "    println!(\"sizeof %[1]s.%[2]s {}\", size(unsafe { addr_of!((*p).%[3]s) }));\n", s.name, m.name, f)
 			if m.kind != "" {
 				fmt.Fprintf(&b, "    println!(\"kind %[1]s.%[2]s {}\", kind(unsafe { addr_of!((*p).%[3]s) }));\n", s.name, m.name, f)
@@ -647,4 +648,81 @@ func runLayoutProgram(t *testing.T, lang, dir, name, program string, command str
 		lines[what+" "+name] = value
 	}
 	return lines
+}
+
+// TestAuthoringRustSection checks the Rust section of docs/authoring.md
+// against what dynop new writes: every rust and toml block is in the
+// project's src/lib.rs or Cargo.toml, or in the dynop crate, verbatim as
+// whole lines (the crate's path in Cargo.toml written as the guide's
+// example path), and the sh block has the commands of the project's
+// README.
+func TestAuthoringRustSection(t *testing.T) {
+	guide, err := os.ReadFile(filepath.Join(cbuild.Root(), "docs", "authoring.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(guide), "\n## Plugins in Rust\n")
+	if !ok {
+		t.Fatal("docs/authoring.md has no section ## Plugins in Rust")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+
+	p, err := Generate(Options{Name: "demo", Lang: "rust", Dir: filepath.Join(t.TempDir(), "demo")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crate, err := rustCrate("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sources []string
+	for _, f := range []string{filepath.Join(p.Dir, "src", "lib.rs"), filepath.Join(p.Dir, "Cargo.toml"),
+		filepath.Join(crate, "src", "lib.rs"), filepath.Join(crate, "src", "guard.rs")} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources = append(sources, "\n"+strings.ReplaceAll(string(b), tomlString(filepath.ToSlash(crate)), `"/usr/local/share/dynop/rust"`))
+	}
+	blocks := regexp.MustCompile("(?s)\n```(rust|toml|sh)\n(.*?)\n```\n").FindAllStringSubmatch(section, -1)
+	counts := map[string]int{}
+	for _, b := range blocks {
+		counts[b[1]]++
+		if b[1] == "sh" {
+			for _, c := range Commands("rust", "demo") {
+				if !strings.Contains(b[2], c.Line) {
+					t.Errorf("the sh block lacks the README's command %q:\n%s", c.Line, b[2])
+				}
+			}
+			continue
+		}
+		if !slices.ContainsFunc(sources, func(src string) bool { return strings.Contains(src, "\n"+b[2]+"\n") }) {
+			t.Errorf("this %s block is not in the generated project's src/lib.rs or Cargo.toml, nor in the dynop crate, verbatim:\n%s", b[1], b[2])
+		}
+	}
+	if counts["rust"] < 4 || counts["toml"] != 1 || counts["sh"] != 1 {
+		t.Errorf("found %v blocks in the section; is this test's pattern still right for it?", counts)
+	}
+}
+
+// TestRustCrate runs the dynop crate's own tests (cargo test in
+// abi/rust, offline, building outside the source tree): the layout of
+// its bindings and its guards.
+func TestRustCrate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the dynop crate: not with -short")
+	}
+	if err := CheckToolchain("rust"); err != nil {
+		t.Skip(err)
+	}
+	cmd := exec.Command("cargo", "test", "--offline", "--quiet")
+	cmd.Dir = filepath.Join(cbuild.Root(), "abi", "rust")
+	cmd.Env = append(os.Environ(), "CARGO_TARGET_DIR="+t.TempDir(), "RUST_BACKTRACE=0")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("cargo test in %s: %v\n%s", cmd.Dir, err, out)
+	}
+	if n := len(regexp.MustCompile(`(?m)^test result: ok\. [1-9]`).FindAll(out, -1)); n < 2 {
+		t.Errorf("cargo test ran %d test programs with tests, want the bindings' and the guards':\n%s", n, out)
+	}
 }

@@ -26,6 +26,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -50,7 +51,14 @@ var (
 	// ErrNoModule: a Go template needs the dynop module's source and
 	// it was not found.
 	ErrNoModule = errors.New("dynop module source not found")
+	// ErrNoCrate: the Rust template needs the dynop crate (abi/rust)
+	// and it was not found.
+	ErrNoCrate = errors.New("dynop Rust crate not found")
 )
+
+// EnvRustCrate is the environment variable that names the dynop crate's
+// directory for the Rust template when Options.RustCrate does not.
+const EnvRustCrate = "DYNOP_RUST_CRATE"
 
 // Languages are the languages there are templates for, in the order
 // dynop new lists them.
@@ -59,18 +67,19 @@ var Languages = []string{"c", "cpp", "go", "go-wasm", "rust"}
 // NameRule is the rule plugin names and vendors follow: each becomes a
 // part of the plugin ID, a C identifier, a Go package name, a Rust crate
 // name and the operator's namespace.
-const NameRule = "a lower-case letter, then lower-case letters, digits or '_', at most 32 characters, and not a Go or Rust keyword or a name Rust reserves for its own crates (it becomes part of the plugin ID, a C identifier, a Go package and a Rust crate name)"
+const NameRule = "a lower-case letter, then lower-case letters, digits or '_', at most 32 characters, and not a Go or Rust keyword, a name Rust reserves for its own crates, or dynop (it becomes part of the plugin ID, a C identifier, a Go package and a Rust crate name, beside dynop's own)"
 
 // reserved are the names that follow the letters of NameRule but cannot
-// be a Go package or a Rust crate: Go's and Rust's keywords, and the
-// crates Rust links implicitly.
+// be a Go package or a Rust crate: Go's and Rust's keywords, the crates
+// Rust links implicitly, and dynop (the Go package and the Rust crate the
+// templates import).
 var reserved = strings.Fields(`
 	break case chan const continue default defer else fallthrough for func go goto if import
 	interface map package range return select struct switch type var main
 	as async await crate dyn enum extern false fn impl in let loop match mod move mut pub ref self
 	static super trait true unsafe use where while abstract become box do final macro override priv
 	try typeof unsized virtual yield gen
-	std core alloc test proc_macro`)
+	std core alloc test proc_macro dynop`)
 
 // Options says what project to write.
 type Options struct {
@@ -94,6 +103,18 @@ type Options struct {
 	// module is not published); "" means the tree this program was built
 	// from, if it is still there.
 	DynopSource string
+	// RustCrate is the directory of the dynop crate (abi/rust in dynop's
+	// source, share/dynop/rust in an installation), which the Rust
+	// template's Cargo.toml depends on by path; "" means $DYNOP_RUST_CRATE,
+	// else share/dynop/rust beside the directory of this executable (an
+	// installed dynop), else abi/rust of the tree this program was built
+	// from.
+	RustCrate string
+	// Dynop is the dynop command the Makefiles of the c, cpp and go-wasm
+	// templates run by default (for the manifest, make run): the program
+	// that writes the project. "" means the dynop on PATH; so does a path
+	// that a Makefile cannot hold (one with spaces, '$', '#' and the like).
+	Dynop string
 }
 
 // Project is what Generate wrote.
@@ -255,6 +276,9 @@ type data struct {
 	UIDArgs      string // the UID as DYNOP_UID's arguments
 	Module       string // Go module path
 	DynopSource  string // replace target of the Go templates
+	RustCrate    string // the dynop crate's directory as a TOML string, for Cargo.toml
+	MakeDynop    string // the Makefiles' DYNOP ?= line
+	DynopExe     string // the dynop that MakeDynop names first; "" if none
 	// DynopRequires is a require block of dynop's own requirements, as
 	// indirect ones, so that the Go templates build without go mod tidy.
 	DynopRequires string
@@ -290,6 +314,14 @@ func newData(opts Options) (*data, error) {
 	}
 	if d.Module == "" {
 		d.Module = "example.com/" + opts.Name
+	}
+	d.MakeDynop, d.DynopExe = makeDynop(opts.Dynop)
+	if opts.Lang == "rust" {
+		dir, err := rustCrate(opts.RustCrate)
+		if err != nil {
+			return nil, err
+		}
+		d.RustCrate = tomlString(filepath.ToSlash(dir))
 	}
 	if opts.Lang == "go" || opts.Lang == "go-wasm" {
 		src, err := dynopSource(opts.DynopSource)
@@ -369,6 +401,119 @@ func dynopSource(dir string) (string, error) {
 		return "", fmt.Errorf("%w: %s (%s) has no go.mod of module github.com/dynop/dynop; pass --dynop DIR, a checkout of github.com/dynop/dynop", ErrNoModule, abs, from)
 	}
 	return abs, nil
+}
+
+// rustCrate finds the dynop crate: dir if set, else $DYNOP_RUST_CRATE,
+// else share/dynop/rust beside this executable's directory (symbolic
+// links resolved), else abi/rust in the tree this package was compiled
+// from.
+func rustCrate(dir string) (string, error) {
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		exe = ""
+	}
+	src := ""
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		src = filepath.Join(filepath.Dir(file), "..", "..")
+	}
+	return findRustCrate(dir, os.Getenv(EnvRustCrate), exe, src)
+}
+
+// findRustCrate is rustCrate with its places given: the directory a flag
+// names, the environment variable's value, the executable's path and
+// the source tree's root ("" for none of each). A directory named by the
+// flag or the variable must be the crate; the others are searched.
+func findRustCrate(flagDir, envDir, exe, src string) (string, error) {
+	how := "see docs/authoring.md, Rust"
+	for _, named := range []struct{ dir, from string }{{flagDir, "--dynop-crate"}, {envDir, "$" + EnvRustCrate}} {
+		if named.dir == "" {
+			continue
+		}
+		abs, err := filepath.Abs(named.dir)
+		if err != nil {
+			return "", err
+		}
+		if !isRustCrate(abs) {
+			return "", fmt.Errorf("%w: %s (%s) has no Cargo.toml of the package dynop; want the directory abi/rust of a dynop checkout, or share/dynop/rust of an installation (%s)", ErrNoCrate, abs, named.from, how)
+		}
+		return abs, nil
+	}
+	var looked []string
+	if exe != "" {
+		dir := filepath.Join(filepath.Dir(filepath.Dir(exe)), "share", "dynop", "rust")
+		if isRustCrate(dir) {
+			return dir, nil
+		}
+		looked = append(looked, dir+" (beside this dynop, "+exe+")")
+	}
+	if src != "" {
+		dir, err := filepath.Abs(filepath.Join(src, "abi", "rust"))
+		if err != nil {
+			return "", err
+		}
+		if isRustCrate(dir) {
+			return dir, nil
+		}
+		looked = append(looked, dir+" (the tree this dynop was built from)")
+	}
+	if len(looked) == 0 {
+		looked = append(looked, "nowhere: this dynop cannot tell where it is or where its source is")
+	}
+	return "", fmt.Errorf("%w: looked in %s; pass --dynop-crate DIR or set %s=DIR, DIR the directory abi/rust of a dynop checkout or share/dynop/rust of an installation (%s)",
+		ErrNoCrate, strings.Join(looked, " and "), EnvRustCrate, how)
+}
+
+// isRustCrate reports whether dir holds the dynop crate: a Cargo.toml
+// whose package is named dynop.
+func isRustCrate(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "Cargo.toml"))
+	return err == nil && crateName.Match(b)
+}
+
+// crateName matches the line of a Cargo.toml that names the dynop crate.
+var crateName = regexp.MustCompile(`(?m)^name\s*=\s*"dynop"\s*$`)
+
+// tomlString is s as a TOML basic string, quotes included.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, "\\u%04X", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// makeSafe matches the paths a Makefile holds as they are: no spaces,
+// and none of the characters make or the shell give a meaning to.
+var makeSafe = regexp.MustCompile(`^[A-Za-z0-9_./+@~-]+$`)
+
+// makeDynop returns the Makefiles' DYNOP assignment: the dynop at path
+// if it is still there when make runs, else the dynop on PATH, else an
+// error that says how to choose one; and the path it names, "" if path
+// is "" or a Makefile cannot hold it. The error is expanded only by the
+// recipes that run dynop, so that make test builds without one.
+func makeDynop(path string) (line, exe string) {
+	if path != "" {
+		if abs, err := filepath.Abs(path); err == nil && makeSafe.MatchString(filepath.ToSlash(abs)) {
+			exe = filepath.ToSlash(abs)
+		}
+	}
+	if exe == "" {
+		return "DYNOP ?= $(or $(shell command -v dynop),$(error dynop not found: it is not on PATH; say which with make DYNOP=/path/to/dynop))", ""
+	}
+	return fmt.Sprintf("DYNOP ?= $(or $(wildcard %[1]s),$(shell command -v dynop),$(error dynop not found: not at %[1]s, the dynop that wrote this project, nor on PATH; say which with make DYNOP=/path/to/dynop))", exe), exe
 }
 
 // render executes the templates of lang and the shared ones, and adds

@@ -85,7 +85,7 @@ func TestUIDsAreFresh(t *testing.T) {
 func TestCheckName(t *testing.T) {
 	for name, ok := range map[string]bool{
 		"blur": true, "blur2": true, "my_blur": true, strings.Repeat("a", 32): true,
-		"": false, "type": false, "fn": false, "std": false, "test": false, "main": false, "Blur": false, "2blur": false, "my-blur": false, "my.blur": false, "_x": false, strings.Repeat("a", 33): false,
+		"": false, "type": false, "fn": false, "std": false, "test": false, "main": false, "dynop": false, "Blur": false, "2blur": false, "my-blur": false, "my.blur": false, "_x": false, strings.Repeat("a", 33): false,
 	} {
 		err := CheckName("plugin name", name)
 		if (err == nil) != ok {
@@ -123,5 +123,151 @@ func TestIndirectRequires(t *testing.T) {
 	}
 	if indirectRequires([]byte("module m\n")) != "" {
 		t.Error("a go.mod without requirements gave a block")
+	}
+}
+
+// The dynop crate is found where the flag or the variable says, else
+// beside an installed dynop (symbolic links resolved), else in the
+// source tree; a wrong directory, or none found, is an error that names
+// the places and the ways to choose one.
+func TestFindRustCrate(t *testing.T) {
+	crate := func(dir, name string) string {
+		t.Helper()
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "Cargo.toml"), []byte("[package]\nname = \""+name+"\"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	root := t.TempDir()
+	prefix := filepath.Join(root, "usr")
+	installed := crate(filepath.Join(prefix, "share", "dynop", "rust"), "dynop")
+	exe := filepath.Join(prefix, "bin", "dynop")
+	crate(filepath.Dir(exe), "bin") // the directory, and a Cargo.toml that is not the crate's
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(root, "elsewhere", "dynop") // a link to the installed dynop
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(exe, link); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(root, "src")
+	inTree := crate(filepath.Join(src, "abi", "rust"), "dynop")
+	other := crate(filepath.Join(root, "other"), "other")
+	flag := crate(filepath.Join(root, "flag"), "dynop")
+	env := crate(filepath.Join(root, "env"), "dynop")
+
+	for _, c := range []struct {
+		name                string
+		flag, env, exe, src string
+		want                string
+	}{
+		{"flag first", flag, env, exe, src, flag},
+		{"then the variable", "", env, exe, src, env},
+		{"then installed", "", "", exe, src, installed},
+		{"through a link", "", "", link, src, installed},
+		{"then the source tree", "", "", filepath.Join(root, "bin", "dynop"), src, inTree},
+		{"the source tree only", "", "", "", src, inTree},
+	} {
+		exe := c.exe
+		if real, err := filepath.EvalSymlinks(exe); err == nil { // as rustCrate does
+			exe = real
+		}
+		got, err := findRustCrate(c.flag, c.env, exe, c.src)
+		if err != nil || got != c.want {
+			t.Errorf("%s: got %q, %v; want %s", c.name, got, err, c.want)
+		}
+	}
+
+	for _, c := range []struct {
+		name                string
+		flag, env, exe, src string
+		want                []string
+	}{
+		{"flag not the crate", other, env, exe, src, []string{other, "(--dynop-crate)", "no Cargo.toml of the package dynop", "abi/rust"}},
+		{"variable not a directory", "", filepath.Join(root, "nope"), exe, src, []string{filepath.Join(root, "nope"), "($DYNOP_RUST_CRATE)"}},
+		{"nowhere", "", "", filepath.Join(root, "bin", "dynop"), root, []string{
+			filepath.Join(root, "share", "dynop", "rust") + " (beside this dynop, " + filepath.Join(root, "bin", "dynop") + ")",
+			filepath.Join(root, "abi", "rust") + " (the tree this dynop was built from)",
+			"--dynop-crate DIR", "DYNOP_RUST_CRATE=DIR"}},
+		{"no places", "", "", "", "", []string{"this dynop cannot tell where it is", "--dynop-crate DIR"}},
+	} {
+		_, err := findRustCrate(c.flag, c.env, c.exe, c.src)
+		if !errors.Is(err, ErrNoCrate) {
+			t.Errorf("%s: got %v, want ErrNoCrate", c.name, err)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q does not say %q", c.name, err, w)
+			}
+		}
+	}
+
+	// Generate: the Rust project's Cargo.toml depends on the crate it
+	// found, and a wrong one writes nothing.
+	dir := filepath.Join(t.TempDir(), "p")
+	t.Setenv(EnvRustCrate, "")
+	if _, err := Generate(Options{Name: "glow", Lang: "rust", Dir: dir, RustCrate: filepath.Join(root, `we"ird\dir`)}); !errors.Is(err, ErrNoCrate) {
+		t.Errorf("a wrong crate: %v", err)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("a wrong crate: %s written", dir)
+	}
+	if _, err := Generate(Options{Name: "glow", Lang: "rust", Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	toml, err := os.ReadFile(filepath.Join(dir, "Cargo.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := rustCrate("")
+	if !strings.Contains(string(toml), "\ndynop = { path = "+tomlString(filepath.ToSlash(want))+" }\n") {
+		t.Errorf("Cargo.toml does not depend on %s:\n%s", want, toml)
+	}
+}
+
+func TestTomlString(t *testing.T) {
+	for in, want := range map[string]string{
+		"/usr/share/dynop/rust": `"/usr/share/dynop/rust"`,
+		`C:\dynop "x"`:          `"C:\\dynop \"x\""`,
+		"tab\there é":           `"tab\u0009here é"`,
+	} {
+		if got := tomlString(in); got != want {
+			t.Errorf("tomlString(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// The Makefiles run the dynop that wrote the project, else the one on
+// PATH; a path a Makefile cannot hold leaves the one on PATH.
+func TestMakefilesNameTheirDynop(t *testing.T) {
+	for _, lang := range []string{"c", "cpp", "go-wasm"} {
+		for dynop, want := range map[string]string{
+			"/opt/dynop-1.2/bin/dynop": "DYNOP ?= $(or $(wildcard /opt/dynop-1.2/bin/dynop),$(shell command -v dynop),$(error dynop not found: not at /opt/dynop-1.2/bin/dynop, the dynop that wrote this project, nor on PATH; say which with make DYNOP=/path/to/dynop))\n",
+			"/opt/my dynop/dynop":      "DYNOP ?= $(or $(shell command -v dynop),$(error dynop not found: it is not on PATH; say which with make DYNOP=/path/to/dynop))\n",
+			"/opt/$HOME/dynop":         "DYNOP ?= $(or $(shell command -v dynop),$(error",
+			"":                         "DYNOP ?= $(or $(shell command -v dynop),$(error",
+		} {
+			dir := filepath.Join(t.TempDir(), "p")
+			if _, err := Generate(Options{Name: "glow", Lang: lang, Dir: dir, Dynop: dynop}); err != nil {
+				t.Fatal(err)
+			}
+			mk, err := os.ReadFile(filepath.Join(dir, "Makefile"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(mk), "\n"+want) {
+				t.Errorf("%s, dynop %q: the Makefile lacks\n%s\n%s", lang, dynop, want, mk)
+			}
+			if strings.Count(string(mk), "DYNOP ?=") != 1 || !strings.Contains(string(mk), "make DYNOP=/path/to/dynop.\n") {
+				t.Errorf("%s: want one DYNOP ?= line, and a comment on make DYNOP=:\n%s", lang, mk)
+			}
+		}
 	}
 }

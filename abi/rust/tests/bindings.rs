@@ -1,4 +1,4 @@
-//! The bindings in src/dynop.rs: the size of every struct and the offset
+//! The bindings in src/lib.rs: the size of every struct and the offset
 //! of every member, as C compilers lay out include/dynop/dynop.h on 64-bit
 //! targets, and the helpers that stand for the header's macros. (dynop's
 //! own tests compare the bindings with the header on every target dynop
@@ -6,8 +6,8 @@
 
 use std::mem::size_of;
 
-use [[.Name]]::dynop::*;
-use [[.Name]]::{dynop_has_member, dynop_offset_of};
+use dynop::*;
+use dynop::{dynop_has_member, dynop_offset_of};
 
 /// layout!(errors, T, size, member offset, ...) checks the size of T and
 /// the offsets of its members, adding what differs to errors.

@@ -1,6 +1,8 @@
-//! dynop.rs — `#[repr(C)]` bindings of the dynop C ABI,
-//! `include/dynop/dynop.h` (API [[.APIMajor]].[[.APIMinor]].[[.APIPatch]]), written by hand so that the plugin needs
-//! no crates: read the header for what each struct and function means.
+//! dynop — `#[repr(C)]` bindings of the dynop C ABI,
+//! `abi/include/dynop/dynop.h` (API 0.1.0), written by hand so that a
+//! plugin needs no other crate: read the header for what each struct and
+//! function means. A plugin depends on this crate by path
+//! (`dynop = { path = "..." }`; `dynop new --lang rust` writes it).
 //!
 //! Names are the header's: `dynop_header`, `DYNOP_OK`, and members that
 //! are Rust keywords are raw identifiers (`r#type`, `r#fn`, `r#match`).
@@ -10,15 +12,28 @@
 //! `dynop_has_member!`; where the header has an initializer macro for a
 //! big struct (DYNOP_OPERATOR, DYNOP_NEED, ...), write a struct literal.
 //!
+//! The structs a plugin keeps in statics (its info, schemas, variants,
+//! operators) hold raw pointers, and are `Sync` here so that a `static`
+//! may hold them (see the end of this file).
+//!
+//! A panic must not unwind out of an `extern "C"` function into the host
+//! (Rust aborts the process when one does): run the body of every entry
+//! point in [`guard`] or [`catch_panic`], which turn a panic into an error
+//! result whose message the host reports. See `guard.rs`.
+//!
 //! The layout is the ABI. The compile-time asserts at the end mirror the
 //! header's; `tests/bindings.rs` checks every size and offset; and dynop's
-//! own tests compare every struct, member and constant here with what a C
-//! compiler makes of the header. Change this file only with the header.
+//! own tests (TestRustBindingsMatchHeader) compare every struct, member
+//! and constant here with what a C compiler makes of the header. Change
+//! this file only with the header.
 #![allow(non_camel_case_types)]
 #![warn(unsafe_op_in_unsafe_fn)]
 
 use std::ffi::c_void;
 use std::os::raw::c_char;
+
+mod guard;
+pub use guard::{catch_panic, guard, log, panic_message, set_error, HostCell};
 
 /* ------------------------------------------------------------------------
  * Versions of this header
@@ -151,10 +166,10 @@ macro_rules! dynop_has_member {
         #[allow(unused_unsafe)]
         let member = unsafe { ::core::ptr::addr_of!((*base).$member) };
         let p: &$T = $p;
-        $crate::dynop::has_member(
+        $crate::has_member(
             p.header.size,
             member as usize - base as usize,
-            $crate::dynop::size_of_pointee(member),
+            $crate::size_of_pointee(member),
         )
     }};
 }
