@@ -143,11 +143,14 @@ install: build
 		install -m $$mode $$f $(INSTALL_PLUGINS)/ || exit 1; \
 	done
 	install -m 0644 abi/include/dynop/*.h abi/include/dynop/*.hpp $(DESTDIR)$(PREFIX)/include/dynop/
-	@echo "installed dynop in $(DESTDIR)$(PREFIX): bin/dynop, lib/dynop/plugins, include/dynop"
+	install -d $(DESTDIR)$(PREFIX)/share/dynop/rust/src
+	install -m 0644 abi/rust/Cargo.toml abi/rust/README.md $(DESTDIR)$(PREFIX)/share/dynop/rust/
+	install -m 0644 abi/rust/src/*.rs $(DESTDIR)$(PREFIX)/share/dynop/rust/src/
+	@echo "installed dynop in $(DESTDIR)$(PREFIX): bin/dynop, lib/dynop/plugins, include/dynop, share/dynop/rust"
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/dynop
-	rm -rf $(DESTDIR)$(PREFIX)/lib/dynop $(DESTDIR)$(PREFIX)/include/dynop
+	rm -rf $(DESTDIR)$(PREFIX)/lib/dynop $(DESTDIR)$(PREFIX)/include/dynop $(DESTDIR)$(PREFIX)/share/dynop
 
 ## installcheck: make install into a new temporary PREFIX, then run the
 ## demo pipeline with the installed dynop from another directory (no
@@ -159,6 +162,8 @@ installcheck:
 	cd $$out && env -u DYNOP_PLUGIN_PATH $$prefix/bin/dynop run --out $$out/images $$here/examples/pipelines/demo.yaml >$$out/log 2>&1 || { cat $$out/log; exit 1; }; \
 	n=$$(ls $$out/images | wc -l); [ $$n -ge 3 ] || { echo "installcheck: the installed dynop wrote $$n files"; cat $$out/log; exit 1; }; \
 	inc=$$($$prefix/bin/dynop include-dir); [ "$$inc" = "$$prefix/include" ] || { echo "installcheck: dynop include-dir says $$inc, not $$prefix/include"; exit 1; }; \
+	$$prefix/bin/dynop new --lang rust --no-check --dir $$out/proj demo >/dev/null; \
+	grep -q "path = \"$$prefix/share/dynop/rust\"" $$out/proj/Cargo.toml || { echo "installcheck: dynop new --lang rust does not use the installed crate:"; grep dynop $$out/proj/Cargo.toml; exit 1; }; \
 	echo "installcheck: dynop installed in $$prefix ran the demo from $$out: $$n files"; rm -rf $$prefix $$out
 
 ## libdynop: the C API for hosts that are not Go programs (docs/c-api.md):
