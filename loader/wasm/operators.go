@@ -95,7 +95,7 @@ func (o *wasmOp) create(vals *schema.Values) (op.Impl, error) {
 		return nil, err
 	}
 	defer o.s.leave()
-	im := &wasmImpl{op: o, vals: vals}
+	im := &wasmImpl{op: o, vals: vals, step: "create"}
 	if err := im.attach(context.Background()); err != nil {
 		return nil, err
 	}
@@ -111,6 +111,7 @@ type wasmImpl struct {
 	in     *instance // nil after a discard, until the next call
 	handle uint32
 	closed bool
+	step   string // the op.Impl call under way: create, setup, run, close
 
 	arena, arenaSize uint32
 	meta             []byte     // the call's structs, written in one piece
@@ -124,9 +125,16 @@ type wasmImpl struct {
 	scratchMax   int64
 }
 
-// where names the call for errors.
+// where names the call for errors. They reach the caller as an
+// op.Error, which names the operator, its plugin and the step (create,
+// setup, run, close): where names the loader, and the call only when it
+// is not that step (a run that creates the operator again in a new
+// module instance: "wasm: create").
 func (im *wasmImpl) where(call string) string {
-	return fmt.Sprintf("wasm: plugin %q: operator %q: %s", im.op.s.p.info.ID, im.op.name, call)
+	if call == im.step {
+		return "wasm"
+	}
+	return "wasm: " + call
 }
 
 // attach takes a module instance and creates the operator instance in it.
@@ -319,6 +327,7 @@ func (im *wasmImpl) enter(ctx context.Context, call string, inputs []*tensor.Bat
 // Setup implements op.Impl: the module's setup per sample.
 func (im *wasmImpl) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
 	ctx := context.Background()
+	im.step = "setup"
 	if err := im.enter(ctx, "setup", nil); err != nil {
 		return nil, err
 	}
@@ -344,7 +353,7 @@ func (im *wasmImpl) setup(ctx context.Context, inputs []*tensor.Batch) ([]op.Out
 			n := int64(le.Uint64(meta[lay.dims[k]:]))
 			if n < 0 || n > math.MaxUint32 {
 				im.scratchBytes = im.scratchBytes[:0]
-				return nil, fmt.Errorf("%s (sample %d): %w: it asked for %d bytes of scratch; a module has at most %d", im.where("setup"), j, ErrABI, n, int64(math.MaxUint32))
+				return nil, fmt.Errorf("%s: sample %d: %w: it asked for %d bytes of scratch; a module has at most %d", im.where("setup"), j, ErrABI, n, int64(math.MaxUint32))
 			}
 			im.scratchBytes = append(im.scratchBytes, n)
 			im.scratchMax = max(im.scratchMax, n)
@@ -370,6 +379,7 @@ func (im *wasmImpl) setup(ctx context.Context, inputs []*tensor.Batch) ([]op.Out
 // runs the module's run per sample, checks the guard bytes after each
 // output and copies the outputs out.
 func (im *wasmImpl) Run(ctx context.Context, outputs, inputs []*tensor.Batch) error {
+	im.step = "run"
 	if err := im.enter(ctx, "run", inputs); err != nil {
 		return err
 	}
@@ -692,6 +702,7 @@ func (im *wasmImpl) Close() error {
 	if im.closed {
 		return nil
 	}
+	im.step = "close"
 	im.closed = true
 	in := im.in
 	im.in = nil

@@ -181,7 +181,7 @@ func TestRegressReattach(t *testing.T) {
 	}
 	outs := alloc()
 	err = inst.Run(context.Background(), outs, []*tensor.Batch{a, b})
-	testutil.WantErr(t, err, wasm.ErrTrap, `operator "probe.Pair": run`)
+	testutil.WantErr(t, err, wasm.ErrTrap, `operator "probe.Pair" (plugin "review.plugin.probe"): run: wasm: `)
 	a2 := batchOf(t, f32(t, []float32{1, 2}, 2), f32(t, []float32{3, 4}, 2))
 	b2 := batchOf(t, f32(t, []float32{10, 20}, 2), f32(t, []float32{10, 20}, 2))
 	if err := inst.Run(context.Background(), outs, []*tensor.Batch{a2, b2}); err != nil {
@@ -290,7 +290,7 @@ func TestRegressSetupErrorSaysRun(t *testing.T) {
 	defer inst.Close()
 	x := batchOf(t, f32(t, make([]float32, 4<<20), 4<<20))
 	_, err = inst.Setup([]*tensor.Batch{x, x})
-	testutil.WantErr(t, err, wasm.ErrMemoryLimit, `operator "probe.Pair": setup`)
+	testutil.WantErr(t, err, wasm.ErrMemoryLimit, `operator "probe.Pair" (plugin "review.plugin.probe"): setup: wasm: `)
 }
 
 // TestLoadRefusesNamedPipe: wasm.Load of a named pipe blocked reading it

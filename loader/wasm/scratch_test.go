@@ -24,7 +24,7 @@ func TestWasmScratch(t *testing.T) {
 	}{
 		{"", nil, nil},
 		{"-DOLD_STRUCT", nil, nil},
-		{"-DNEGATIVE", wasm.ErrABI, []string{`operator "test.Reverse": setup (sample 0)`, "asked for -5 bytes of scratch"}},
+		{"-DNEGATIVE", wasm.ErrABI, []string{`operator "test.Reverse" (plugin "dynop.plugin.scratch"): setup: wasm: sample 0: `, "asked for -5 bytes of scratch"}},
 		{"-DHUGE", wasm.ErrABI, []string{"asked for 2199023255552 bytes of scratch; a module has at most 4294967295"}},
 		{"-DBAD_FLAG", wasm.ErrABI, []string{`register_operator "test.Reverse"`, "flags 0x80000001 has bits this host does not know (0x80000000)"}},
 	} {

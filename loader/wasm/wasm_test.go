@@ -294,7 +294,7 @@ func misbehave(t *testing.T, h *dynop.Host, name, mode string) error {
 func TestCMisbehaves(t *testing.T) {
 	h := openHost(t, dynop.Options{Loaders: []dynop.LoaderConfig{wasm.Config{MemoryLimit: 16 << 20, CallTimeout: 3 * time.Second}}}, wgood(t))
 	const name = "wgood.Misbehave"
-	where := `plugin "dynop.plugin.wgood": operator "wgood.Misbehave": run`
+	where := `operator "wgood.Misbehave" (plugin "dynop.plugin.wgood"): run: wasm: `
 	cases := []struct {
 		mode   string
 		target error
@@ -334,7 +334,7 @@ func TestCMisbehaves(t *testing.T) {
 func TestGoMisbehaves(t *testing.T) {
 	h := openHost(t, dynop.Options{Loaders: []dynop.LoaderConfig{wasm.Config{MemoryLimit: 64 << 20, CallTimeout: 3 * time.Second}}}, gomisbehave(t))
 	const name = "gomisbehave.Do"
-	where := `plugin "dynop.plugin.gomisbehave": operator "gomisbehave.Do": run`
+	where := `operator "gomisbehave.Do" (plugin "dynop.plugin.gomisbehave"): run: wasm: `
 	cases := []struct {
 		mode   string
 		target error
