@@ -188,7 +188,8 @@ type SetupOutput struct {
 // of samples samples (at(j, i) is sample j's output i) and returns the
 // outputs' descriptions: dtype and ndim within the ABI's, the same in
 // every sample, and the schema's layout where it fits. Errors start with
-// "setup (sample N)" and wrap dynop's ErrABI or schema.ErrOp.
+// "sample N" (the caller's error names the operator and the step) and
+// wrap dynop's ErrABI or schema.ErrOp.
 func OutputDescs(s *schema.Op, samples int, at func(sample, output int) SetupOutput) ([]op.OutputDesc, error) {
 	descs := make([]op.OutputDesc, len(s.Outputs))
 	for i := range descs {
@@ -197,15 +198,15 @@ func OutputDescs(s *schema.Op, samples int, at func(sample, output int) SetupOut
 		for j := range samples {
 			o := at(j, i)
 			if o.NDim < 0 || o.NDim > tensor.MaxNDim {
-				return nil, fmt.Errorf("setup (sample %d): %w: output %d has ndim %d, not 0 to DYNOP_MAX_NDIM (%d)", j, errdefs.ErrABI, i, o.NDim, tensor.MaxNDim)
+				return nil, fmt.Errorf("sample %d: %w: output %d has ndim %d, not 0 to DYNOP_MAX_NDIM (%d)", j, errdefs.ErrABI, i, o.NDim, tensor.MaxNDim)
 			}
 			if !o.DType.Known() {
-				return nil, fmt.Errorf("setup (sample %d): %w: output %d has dtype %s, which is not a DLPack type this host knows", j, errdefs.ErrABI, i, o.DType)
+				return nil, fmt.Errorf("sample %d: %w: output %d has dtype %s, which is not a DLPack type this host knows", j, errdefs.ErrABI, i, o.DType)
 			}
 			if j == 0 {
 				d.DType = o.DType
 			} else if o.DType != d.DType || o.NDim != len(d.Shapes[0]) {
-				return nil, fmt.Errorf("setup (sample %d): %w: output %d is %s with %d dimension(s); sample 0's is %s with %d", j, schema.ErrOp, i, o.DType, o.NDim, d.DType, len(d.Shapes[0]))
+				return nil, fmt.Errorf("sample %d: %w: output %d is %s with %d dimension(s); sample 0's is %s with %d", j, schema.ErrOp, i, o.DType, o.NDim, d.DType, len(d.Shapes[0]))
 			}
 			d.Shapes[j] = make([]int64, o.NDim)
 			for x := range o.NDim {

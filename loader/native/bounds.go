@@ -156,8 +156,8 @@ func (im *nativeImpl) runChecked(outputs, inputs []*tensor.Batch) (err error) {
 			if g.output >= 0 {
 				what = fmt.Sprintf("output %d (%q, %s)", g.output, im.op.schema.Outputs[g.output].Name, g.t)
 			}
-			bad = append(bad, fmt.Errorf("native: plugin %q: operator %q: run (sample %d): %w: %s: %s",
-				im.op.sess.p.info.ID, im.op.schema.Name, g.sample, ErrBounds, what, v))
+			// An op.Error names the operator, its plugin and the step.
+			bad = append(bad, fmt.Errorf("native: sample %d: %w: %s: %s", g.sample, ErrBounds, what, v))
 		}
 	}
 	if bad != nil {

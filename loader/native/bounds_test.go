@@ -39,7 +39,7 @@ func TestCheckBoundsCatchesOverrun(t *testing.T) {
 			if !errors.Is(err, native.ErrBounds) {
 				t.Fatalf("Run = %v, want ErrBounds", err)
 			}
-			for _, want := range []string{`plugin "dynop.plugin.ops": operator "test.Nop": run (sample 0)`, `run (sample 1)`, `output 0 ("out"`, c.want} {
+			for _, want := range []string{`op: operator "test.Nop" (plugin "dynop.plugin.ops"): run: native: sample 0: `, "\nnative: sample 1: ", `output 0 ("out"`, c.want} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("%v\ndoes not say %q", err, want)
 				}

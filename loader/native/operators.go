@@ -542,8 +542,7 @@ func (im *nativeImpl) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
 			n := int64(dims[k*2*maxNDim])
 			if n < 0 || n > abisession.MaxScratch {
 				im.scratchBytes = im.scratchBytes[:0]
-				return nil, fmt.Errorf("native: plugin %q: operator %q: setup (sample %d): %w: it asked for %d bytes of scratch; the most is %d",
-					im.op.sess.p.info.ID, im.op.schema.Name, j, ErrABI, n, int64(abisession.MaxScratch))
+				return nil, fmt.Errorf("native: sample %d: %w: it asked for %d bytes of scratch; the most is %d", j, ErrABI, n, int64(abisession.MaxScratch))
 			}
 			im.scratchBytes = append(im.scratchBytes, n)
 			im.scratchMax = max(im.scratchMax, n)
@@ -559,7 +558,7 @@ func (im *nativeImpl) Setup(inputs []*tensor.Batch) ([]op.OutputDesc, error) {
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("native: plugin %q: %w", im.op.sess.p.info.ID, err)
+		return nil, fmt.Errorf("native: %w", err)
 	}
 	return descs, nil
 }
@@ -594,11 +593,11 @@ func (im *nativeImpl) RunScratch(ctx context.Context, scratch *kernel.Scratchpad
 		return im.run(outputs, inputs, nil)
 	}
 	if len(im.scratchBytes) != abisession.Samples(inputs) {
-		return fmt.Errorf("native: plugin %q: operator %q: run: %w: setup has not succeeded for these inputs", im.op.sess.p.info.ID, im.op.schema.Name, op.ErrInput)
+		return fmt.Errorf("native: %w: setup has not succeeded for these inputs", op.ErrInput)
 	}
 	b, err := scratch.Alloc(kernel.HostMemory, int(im.scratchMax), C.DYNOP_SCRATCH_ALIGN)
 	if err != nil {
-		return fmt.Errorf("native: plugin %q: operator %q: run: %w", im.op.sess.p.info.ID, im.op.schema.Name, err)
+		return fmt.Errorf("native: %w", err)
 	}
 	return im.run(outputs, inputs, unsafe.Pointer(unsafe.SliceData(b)))
 }

@@ -256,7 +256,7 @@ func TestNativeOperatorBadPlugins(t *testing.T) {
 			defer in.Close()
 			x, _ := tensor.New(tensor.Uint8, 2)
 			_, err = in.Setup([]*tensor.Batch{mustBatch(t, x)})
-			testutil.WantErr(t, err, native.ErrABI, `plugin "dynop.plugin.ops": setup (sample 0)`, c.want)
+			testutil.WantErr(t, err, native.ErrABI, `(plugin "dynop.plugin.ops"): setup: native: sample 0: `, c.want)
 		})
 	}
 }

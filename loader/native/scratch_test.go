@@ -118,10 +118,10 @@ func TestNativeScratchErrors(t *testing.T) {
 		target error
 		want   []string
 	}{
-		{"-DNEGATIVE", native.ErrABI, []string{`operator "test.Reverse": setup (sample 0)`, "asked for -5 bytes of scratch"}},
+		{"-DNEGATIVE", native.ErrABI, []string{`operator "test.Reverse" (plugin "dynop.plugin.scratch"): setup: native: sample 0: `, "asked for -5 bytes of scratch"}},
 		{"-DHUGE", native.ErrABI, []string{"asked for 2199023255552 bytes of scratch; the most is 1099511627776"}},
 		{"-DBAD_FLAG", native.ErrABI, []string{`register_operator "test.Reverse"`, "flags 0x80000001 has bits this host does not know (0x80000000)"}},
-		{"-DOVERRUN", native.ErrBounds, []string{`operator "test.Reverse": run (sample 0)`, "its scratch (8 bytes): it wrote up to 1 byte(s) past its end (of 8)"}},
+		{"-DOVERRUN", native.ErrBounds, []string{`operator "test.Reverse" (plugin "dynop.plugin.scratch"): run: native: sample 0: `, "its scratch (8 bytes): it wrote up to 1 byte(s) past its end (of 8)"}},
 	} {
 		t.Run(c.define, func(t *testing.T) {
 			if c.define == "-DOVERRUN" {

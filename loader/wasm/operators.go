@@ -370,7 +370,7 @@ func (im *wasmImpl) setup(ctx context.Context, inputs []*tensor.Batch) ([]op.Out
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("wasm: plugin %q: operator %q: %w", im.op.s.p.info.ID, im.op.name, err)
+		return nil, fmt.Errorf("%s: %w", im.where("setup"), err)
 	}
 	return descs, nil
 }

@@ -323,11 +323,11 @@ func TestCMisbehaves(t *testing.T) {
 	}
 	t.Run("setupshape", func(t *testing.T) {
 		err := misbehave(t, h, name, "setupshape")
-		testutil.WantErr(t, err, wasm.ErrABI, `operator "wgood.Misbehave": setup`, "ndim 17, not 0 to DYNOP_MAX_NDIM (16)")
+		testutil.WantErr(t, err, wasm.ErrABI, `operator "wgood.Misbehave" (plugin "dynop.plugin.wgood"): setup: wasm: sample 0: `, "ndim 17, not 0 to DYNOP_MAX_NDIM (16)")
 	})
 	t.Run("setupdtype", func(t *testing.T) {
 		err := misbehave(t, h, name, "setupdtype")
-		testutil.WantErr(t, err, wasm.ErrABI, `operator "wgood.Misbehave": setup`, "dtype dtype(code=99,bits=32,lanes=1), which is not a DLPack type this host knows")
+		testutil.WantErr(t, err, wasm.ErrABI, `operator "wgood.Misbehave" (plugin "dynop.plugin.wgood"): setup: wasm: sample 0: `, "dtype dtype(code=99,bits=32,lanes=1), which is not a DLPack type this host knows")
 	})
 }
 
