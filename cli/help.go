@@ -137,7 +137,7 @@ var flagPlaceholders = map[string]string{
 	"journal": "FILE", "trace": "FILE", "plugin": "PATH", "skip-pass": "NAME",
 	"color": "WHEN", "sandbox": "POLICY",
 	"shape": "HxWxC", "dtype": "DTYPE", "batch": "N", "time": "DURATION", "arg": "NAME=VALUE",
-	"lang": "LANG", "dir": "DIR", "vendor": "VENDOR", "module": "PATH", "dynop": "DIR",
+	"lang": "LANG", "dir": "DIR", "vendor": "VENDOR", "module": "PATH", "dynop": "DIR", "dynop-crate": "DIR",
 	"key": "FILE", "trust": "DIR",
 }
 
