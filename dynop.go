@@ -355,7 +355,11 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 // searched says where a host of opts looks for plugin files, for the
 // error of an operator that no plugin found provides (op.Options.NotFound).
 func searched(opts Options) string {
-	entries := discover.SearchPath(opts.Paths, !opts.NoDefaultPaths)
+	return searchedIn(discover.SearchPath(opts.Paths, !opts.NoDefaultPaths))
+}
+
+// searchedIn is searched of the search path entries.
+func searchedIn(entries []discover.Entry) string {
 	if len(entries) == 0 {
 		return "the host looked for no plugin files (no Paths given, and NoDefaultPaths)"
 	}
@@ -367,6 +371,8 @@ func searched(opts Options) string {
 			from = "$" + discover.EnvPath
 		case discover.SourceExeDir:
 			from = "next to the program"
+		case discover.SourcePrefixDir:
+			from = "installed with the program"
 		case discover.SourceUserDir:
 			from = "the user's plugin directory"
 		}

@@ -5,4 +5,5 @@ package dynop
 var (
 	OperatorsInterfaceForTest = operatorsInterface
 	PassesInterfaceForTest    = passesInterface
+	SearchedInForTest         = searchedIn
 )

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dynop/dynop"
+	"github.com/dynop/dynop/discover"
 	"github.com/dynop/dynop/iface"
 	"github.com/dynop/dynop/op"
 	"github.com/dynop/dynop/plugin"
@@ -246,5 +247,24 @@ func TestOperatorNotFoundSaysWhereTheHostLooked(t *testing.T) {
 		if err := h.Close(ctx); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// Each kind of search path entry is named for what it is in the error of
+// an operator no plugin provides: the installation's plugin directory
+// is not "given".
+func TestSearchedNamesEverySource(t *testing.T) {
+	got := dynop.SearchedInForTest([]discover.Entry{
+		{Path: "/a", Source: discover.SourceOptions},
+		{Path: "/b", Source: discover.SourceEnv},
+		{Path: "/opt/dynop/bin/plugins", Source: discover.SourceExeDir},
+		{Path: "/opt/dynop/lib/dynop/plugins", Source: discover.SourcePrefixDir},
+		{Path: "/home/u/.local/share/dynop/plugins", Source: discover.SourceUserDir},
+	})
+	want := "the host looked for plugins in /a (given), /b ($DYNOP_PLUGIN_PATH), /opt/dynop/bin/plugins (next to the program), " +
+		"/opt/dynop/lib/dynop/plugins (installed with the program), /home/u/.local/share/dynop/plugins (the user's plugin directory); " +
+		"DYNOP_PLUGIN_PATH adds files and directories"
+	if got != want {
+		t.Errorf("searched:\n got %s\nwant %s", got, want)
 	}
 }

@@ -505,10 +505,12 @@ func (in *instance) alloc(ctx context.Context, n, align uint32) (uint32, error) 
 	return p, nil
 }
 
-// free gives back memory from alloc.
+// free gives back memory from alloc. It runs even if ctx is done (under
+// the call deadline still): a cancelled caller must not leave the memory
+// taken in an instance that lives on.
 func (in *instance) free(ctx context.Context, p uint32) {
 	if p != 0 && in.dead == nil {
-		_ = in.call(ctx, exFree, uint64(p))
+		_ = in.call(context.WithoutCancel(ctx), exFree, uint64(p))
 	}
 }
 

@@ -112,6 +112,7 @@ type wasmImpl struct {
 	handle uint32
 	closed bool
 	step   string // the op.Impl call under way: create, setup, run, close
+	relays int    // runs laid out as the last run was (relay), for tests
 
 	arena, arenaSize uint32
 	meta             []byte     // the call's structs, written in one piece
@@ -156,7 +157,7 @@ func (im *wasmImpl) attach(ctx context.Context) error {
 	out := p + argsLen // the instance handle, aligned
 	if err := in.call(ctx, exCreate, uint64(im.op.handle), uint64(p), uint64(len(im.op.schema.Args)), uint64(out)); err != nil {
 		// A call that did not start (ctx done) left the instance usable.
-		in.free(context.WithoutCancel(ctx), p)
+		in.free(ctx, p)
 		s.put(in)
 		return fmt.Errorf("%s: %w", im.where("create"), err)
 	}
@@ -466,6 +467,7 @@ func (lay *callLayout) same(base uint32, inputs, outputs []*tensor.Batch) bool {
 // same): the inputs' data, the metadata, the outputs cleared and
 // guarded.
 func (im *wasmImpl) relay() (*callLayout, error) {
+	im.relays++
 	lay, mem := &im.lay, im.in.mem
 	for k, off := range lay.inOffs {
 		if span := lay.spans[k]; len(span) > 0 && !mem.Write(off, span) {

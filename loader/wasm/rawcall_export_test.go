@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/dynop/dynop/op"
 	"slices"
 )
 
@@ -95,3 +96,7 @@ func (r *RawScale) Call(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Relays returns how many runs of the WebAssembly operator instance inst
+// reused the last run's layout.
+func Relays(inst *op.Instance) int { return inst.Impl().(*wasmImpl).relays }

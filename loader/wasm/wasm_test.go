@@ -146,7 +146,11 @@ func TestRunsReuseLayout(t *testing.T) {
 		if v := got(out, 0); !slices.Equal(v, want) {
 			t.Fatalf("round %d: %v, want %v", round, v, want)
 		}
+		if n := wasm.Relays(inst); n != round {
+			t.Errorf("round %d: %d runs reused the layout, want %d", round, n, round)
+		}
 	}
+	relays := wasm.Relays(inst)
 	// Other tensors of the same shapes: laid out anew.
 	y, _ := tensor.FromSlice([]float32{5, 6, 7, 8}, 4)
 	in2, _ := tensor.NewBatch(y)
@@ -156,6 +160,9 @@ func TestRunsReuseLayout(t *testing.T) {
 	}
 	if v := got(out2, 0); !slices.Equal(v, []float32{10, 12, 14, 16}) {
 		t.Errorf("other tensors: %v", v)
+	}
+	if n := wasm.Relays(inst); n != relays {
+		t.Errorf("a run on other tensors reused the layout (%d reuses, want %d)", n, relays)
 	}
 	// Two samples, then one again.
 	two, _ := tensor.NewBatch(x, y)
@@ -175,6 +182,9 @@ func TestRunsReuseLayout(t *testing.T) {
 	}
 	if err := inst.Run(ctx, []*tensor.Batch{out}, []*tensor.Batch{in}); err != nil {
 		t.Fatal(err)
+	}
+	if n := wasm.Relays(inst); n != relays {
+		t.Errorf("a run after a setup reused the layout (%d reuses, want %d)", n, relays)
 	}
 	if v := got(out, 0); !slices.Equal(v, []float32{40, 42, 44, 46}) {
 		t.Errorf("one sample again: %v", v)
