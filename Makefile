@@ -132,7 +132,7 @@ build: plugins
 ## example plugins and their manifests in PREFIX/lib/dynop/plugins (which
 ## an executable installed as PREFIX/bin/dynop searches), and the C
 ## headers in PREFIX/include/dynop (`dynop include-dir` prints it).
-## uninstall removes them.
+## uninstall removes what install put there, not plugins a user added.
 PREFIX ?= /usr/local
 INSTALL_PLUGINS = $(DESTDIR)$(PREFIX)/lib/dynop/plugins
 install: build
@@ -148,9 +148,14 @@ install: build
 	install -m 0644 abi/rust/src/*.rs $(DESTDIR)$(PREFIX)/share/dynop/rust/src/
 	@echo "installed dynop in $(DESTDIR)$(PREFIX): bin/dynop, lib/dynop/plugins, include/dynop, share/dynop/rust"
 
+# uninstall removes what install put there and the directories left
+# empty, not plugins a user added to PREFIX/lib/dynop/plugins.
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/dynop
-	rm -rf $(DESTDIR)$(PREFIX)/lib/dynop $(DESTDIR)$(PREFIX)/include/dynop $(DESTDIR)$(PREFIX)/share/dynop
+	for f in bin/plugins/*; do rm -f "$(INSTALL_PLUGINS)/$${f##*/}"; done
+	for f in abi/include/dynop/*; do rm -f "$(DESTDIR)$(PREFIX)/include/dynop/$${f##*/}"; done
+	rm -rf $(DESTDIR)$(PREFIX)/share/dynop/rust
+	-rmdir $(INSTALL_PLUGINS) $(DESTDIR)$(PREFIX)/lib/dynop $(DESTDIR)$(PREFIX)/include/dynop $(DESTDIR)$(PREFIX)/share/dynop 2>/dev/null
 
 ## installcheck: make install into a new temporary PREFIX, then run the
 ## demo pipeline with the installed dynop from another directory (no

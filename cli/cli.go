@@ -464,9 +464,14 @@ func notFound(h *dynop.Host, target string) error {
 	for i, n := range names {
 		all[i] = n.name
 	}
+	var nf *op.NotFoundError
 	if near := suggest.Nearest(target, all); near != "" {
 		n := names[slices.Index(all, near)]
 		hint = fmt.Sprintf(" (did you mean %s %q?)", n.kind, n.name)
+	} else if _, err := h.Operators().Lookup(target); errors.As(err, &nf) && len(nf.Suggestions) > 0 {
+		// An operator's name without its prefix: Resize is image.Resize
+		// and imgproc.Resize.
+		hint = fmt.Sprintf(" (did you mean the operator %s?)", english.Quoted(nf.Suggestions, "or"))
 	}
 	return fmt.Errorf("inspect %q: %w: tried a plugin file (no such file), a plugin ID, an operator name, and an interface name or UID%s; dynop list, dynop list --ops and dynop list --interfaces show what there is", target, dynop.ErrNotFound, hint)
 }

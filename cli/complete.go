@@ -106,11 +106,32 @@ func completeCommand(ctx context.Context, args []string, stdout io.Writer) error
 		return fmt.Errorf("%w: %s: unknown %q", errUsage, hiddenComplete, args[0])
 	}
 	for _, s := range out {
+		if !shellSafe(s) {
+			continue // a name a shell could expand ($(…), `…`, globs): never offered
+		}
 		if _, err := fmt.Fprintln(stdout, s); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// shellSafe reports whether s may be handed to a completion script as a
+// candidate word: letters, digits and . _ = - + / : , only (the
+// characters of commands, flags, operator names and plugin IDs), none
+// that bash's compgen -W would expand.
+func shellSafe(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune("._=-+/:,", r):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // flagValues returns the values flag of cmd takes when they are a fixed

@@ -253,3 +253,16 @@ func TestShellCompletion(t *testing.T) {
 		}
 	})
 }
+
+// Only words a shell would not expand are offered: a plugin's name that
+// got past validation with $(…) or a backquote in it is left out.
+func TestShellSafe(t *testing.T) {
+	for s, want := range map[string]bool{
+		"image.Resize": true, "dynop.plugin.imgproc": true, "--workers": true, "--color=always": true,
+		"": false, "$(reboot)": false, "a`b`": false, "x;y": false, "a b": false, "*": false, "~root": false,
+	} {
+		if got := shellSafe(s); got != want {
+			t.Errorf("shellSafe(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

@@ -233,3 +233,13 @@ func TestInterfacesOf(t *testing.T) {
 		t.Errorf("list --interfaces does not match %s:\n%s", want, b.String())
 	}
 }
+
+// inspect of an operator's name without its prefix suggests the
+// operators of that name: Resize is image.Resize.
+func TestInspectSuggestsPrefixedOperator(t *testing.T) {
+	t.Setenv("DYNOP_PLUGIN_PATH", "")
+	code, _, stderr := runCLI(t, "inspect", "Resize", t.TempDir())
+	if code != 1 || !strings.Contains(stderr, `(did you mean the operator "image.Resize"`) {
+		t.Errorf("inspect Resize: exit %d, stderr %q; want exit 1 and a suggestion of image.Resize", code, stderr)
+	}
+}

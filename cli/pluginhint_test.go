@@ -25,7 +25,7 @@ func TestOperatorNotFoundHint(t *testing.T) {
 	for _, want := range []string{
 		`operator not found: "acme.Blur"; the host looked for plugins in ` + extra + ` (given), `,
 		"(the user's plugin directory); DYNOP_PLUGIN_PATH adds files and directories",
-		"; --plugin PATH adds a plugin file or directory, and dynop doctor checks the search path",
+		"\nhint: --plugin PATH adds a plugin file or directory, and dynop doctor checks the search path\n",
 	} {
 		if code != 1 || !strings.Contains(stderr, want) {
 			t.Errorf("exit %d, %q; want exit 1 with %q", code, stderr, want)

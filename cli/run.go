@@ -84,11 +84,12 @@ func compile(ctx context.Context, spec *pipeline.Spec, f *pipelineFlags, opts pi
 	return h, p, nil
 }
 
-// pluginHint adds, to the error of an operator that no plugin found
-// provides (the host has said where it looked), how to give the CLI one.
+// pluginHint adds, after the errors of a pipeline that names operators
+// no plugin found provides (the host has said where it looked), how to
+// give the CLI one: on a line of its own, for all of them.
 func pluginHint(err error) error {
 	if nf := (*op.NotFoundError)(nil); errors.As(err, &nf) && nf.Searched != "" {
-		return fmt.Errorf("%w; --plugin PATH adds a plugin file or directory, and dynop doctor checks the search path", err)
+		return fmt.Errorf("%w\nhint: --plugin PATH adds a plugin file or directory, and dynop doctor checks the search path", err)
 	}
 	return err
 }

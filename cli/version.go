@@ -81,7 +81,10 @@ func readVersion(bi *debug.BuildInfo) buildVersion {
 			vcs.Modified = s.Value == "true"
 		}
 	}
-	if vcs.Revision != "" {
+	// The build's VCS settings are those of the main module's tree: dynop's
+	// revision only when the program is built from dynop's module, not a
+	// program that embeds the CLI (its version is then the dependency's).
+	if vcs.Revision != "" && bi.Main.Path == dynopModule {
 		v.VCS = &vcs
 	}
 	return v

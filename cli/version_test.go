@@ -38,10 +38,12 @@ func TestReadVersion(t *testing.T) {
 		t.Errorf("readVersion without VCS settings = %+v:\n%s", v, b.String())
 	}
 	// A program that embeds the CLI: dynop's version is its dependency's.
+	// Its VCS settings are the program's tree, not dynop's: not reported.
 	v = readVersion(&debug.BuildInfo{Main: debug.Module{Path: "example.com/acme", Version: "v1.0.0"},
-		Deps: []*debug.Module{{Path: "golang.org/x/sys", Version: "v0.30.0"}, {Path: dynopModule, Version: "v0.3.1"}}})
-	if v.Version != "v0.3.1" {
-		t.Errorf("dynop as a dependency: version %q, want v0.3.1", v.Version)
+		Deps:     []*debug.Module{{Path: "golang.org/x/sys", Version: "v0.30.0"}, {Path: dynopModule, Version: "v0.3.1"}},
+		Settings: []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "acme0000"}}})
+	if v.Version != "v0.3.1" || v.VCS != nil {
+		t.Errorf("dynop as a dependency: version %q, VCS %+v; want v0.3.1 and no VCS (the program's)", v.Version, v.VCS)
 	}
 	v = readVersion(&debug.BuildInfo{Main: debug.Module{Path: "example.com/acme"},
 		Deps: []*debug.Module{{Path: dynopModule, Version: "v0.3.1", Replace: &debug.Module{Path: "../dynop"}}}})

@@ -8,11 +8,11 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/dynop/dynop/dispatch"
+	"github.com/dynop/dynop/internal/english"
 	"github.com/dynop/dynop/internal/errdefs"
 	"github.com/dynop/dynop/internal/suggest"
 	"github.com/dynop/dynop/schema"
@@ -263,16 +263,8 @@ type NotFoundError struct {
 
 func (e *NotFoundError) Error() string {
 	msg := fmt.Sprintf("op: operator %v: %q", errdefs.ErrNotFound, e.Name)
-	if n := len(e.Suggestions); n > 0 {
-		q := make([]string, n)
-		for i, s := range e.Suggestions {
-			q[i] = strconv.Quote(s)
-		}
-		alts := q[0]
-		if n > 1 {
-			alts = strings.Join(q[:n-1], ", ") + " or " + q[n-1]
-		}
-		msg += "; did you mean " + alts + "?"
+	if len(e.Suggestions) > 0 {
+		msg += "; did you mean " + english.Quoted(e.Suggestions, "or") + "?"
 	}
 	if e.Searched != "" {
 		msg += "; " + e.Searched

@@ -31,3 +31,17 @@ func Noun(n int, noun string) string {
 	}
 	return noun + "s"
 }
+
+// Quoted lists items, each quoted as Go quotes a string, joined as
+// English joins alternatives with conj: Quoted([a b c], "or") is
+// `"a", "b" or "c"`.
+func Quoted(items []string, conj string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = strconv.Quote(s)
+	}
+	if len(q) < 2 {
+		return strings.Join(q, "")
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " " + conj + " " + q[len(q)-1]
+}

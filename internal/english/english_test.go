@@ -32,3 +32,19 @@ func TestPlural(t *testing.T) {
 		t.Errorf("Noun(1, batch) = %q", got)
 	}
 }
+
+func TestQuoted(t *testing.T) {
+	for _, c := range []struct {
+		items []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"image.Resize"}, `"image.Resize"`},
+		{[]string{"image.Resize", "imgproc.Resize"}, `"image.Resize" or "imgproc.Resize"`},
+		{[]string{"a", "b", "c"}, `"a", "b" or "c"`},
+	} {
+		if got := Quoted(c.items, "or"); got != c.want {
+			t.Errorf("Quoted(%q) = %s, want %s", c.items, got, c.want)
+		}
+	}
+}
