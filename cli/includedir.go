@@ -1,16 +1,15 @@
 package cli
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
+
+	"github.com/dynop/dynop/internal/srctree"
 )
 
 // errNoHeader is returned when no place dynop looks in has dynop/dynop.h.
@@ -27,11 +26,7 @@ func includeDirCommand(args []string, stdout io.Writer) error {
 	if err != nil {
 		exe = ""
 	}
-	var builtFrom string
-	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
-		builtFrom = filepath.Dir(filepath.Dir(file)) // the module root above cli/
-	}
-	dir, err := findIncludeDir(exe, os.Getenv("DYNOP_ROOT"), builtFrom)
+	dir, err := findIncludeDir(exe, os.Getenv("DYNOP_ROOT"), srctree.Built())
 	if err != nil {
 		return err
 	}
@@ -68,14 +63,14 @@ func findIncludeDir(exe, root, builtFrom string) (string, error) {
 		if mod := moduleRootAbove(filepath.Dir(exe)); mod != "" {
 			places = append(places, place{filepath.Join(mod, "abi", "include"), "the dynop checkout above " + exe})
 		} else {
-			looked = append(looked, "a go.mod of module "+dynopModule+" above "+filepath.Dir(exe)+": none")
+			looked = append(looked, "a go.mod of module "+srctree.Module+" above "+filepath.Dir(exe)+": none")
 		}
 	}
 	if builtFrom != "" {
-		if isDynopModule(builtFrom) {
+		if srctree.IsRoot(builtFrom) {
 			places = append(places, place{filepath.Join(builtFrom, "abi", "include"), "the source tree this dynop was built from"})
 		} else {
-			looked = append(looked, builtFrom+" (the source tree this dynop was built from): not a checkout of "+dynopModule+" any more")
+			looked = append(looked, builtFrom+" (the source tree this dynop was built from): not a checkout of "+srctree.Module+" any more")
 		}
 	}
 	for _, p := range places {
@@ -86,14 +81,14 @@ func findIncludeDir(exe, root, builtFrom string) (string, error) {
 		looked = append(looked, filepath.Join(dir, "dynop", "dynop.h")+" ("+p.why+")")
 	}
 	return "", fmt.Errorf("%w; looked in:\n  %s\ninstall dynop (make install PREFIX=DIR) or set $DYNOP_ROOT to a checkout of %s",
-		errNoHeader, strings.Join(looked, "\n  "), dynopModule)
+		errNoHeader, strings.Join(looked, "\n  "), srctree.Module)
 }
 
 // moduleRootAbove returns the first of dir and the directories above it
 // that holds a go.mod declaring the dynop module, or "".
 func moduleRootAbove(dir string) string {
 	for {
-		if isDynopModule(dir) {
+		if srctree.IsRoot(dir) {
 			return dir
 		}
 		parent := filepath.Dir(dir)
@@ -102,20 +97,4 @@ func moduleRootAbove(dir string) string {
 		}
 		dir = parent
 	}
-}
-
-// isDynopModule reports whether dir/go.mod declares module
-// github.com/dynop/dynop.
-func isDynopModule(dir string) bool {
-	data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-	if err != nil {
-		return false
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "module"); ok && rest != strings.TrimLeft(rest, " \t") {
-			return strings.Trim(strings.TrimSpace(rest), `"`) == dynopModule
-		}
-	}
-	return false
 }

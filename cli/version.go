@@ -7,11 +7,9 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/dynop/dynop/internal/srctree"
 	"github.com/dynop/dynop/schema"
 )
-
-// dynopModule is the module path of dynop.
-const dynopModule = "github.com/dynop/dynop"
 
 // versionSchema is the schema of dynop version --json.
 const versionSchema = "dynop.version/v1"
@@ -53,11 +51,11 @@ func readVersion(bi *debug.BuildInfo) buildVersion {
 		return v
 	}
 	v.Program = bi.Path
-	if bi.Main.Path == dynopModule && bi.Main.Version != "" {
+	if bi.Main.Path == srctree.Module && bi.Main.Version != "" {
 		v.Version = bi.Main.Version
 	}
 	for _, d := range bi.Deps {
-		if d.Path != dynopModule {
+		if d.Path != srctree.Module {
 			continue
 		}
 		v.Version = d.Version
@@ -84,7 +82,7 @@ func readVersion(bi *debug.BuildInfo) buildVersion {
 	// The build's VCS settings are those of the main module's tree: dynop's
 	// revision only when the program is built from dynop's module, not a
 	// program that embeds the CLI (its version is then the dependency's).
-	if vcs.Revision != "" && bi.Main.Path == dynopModule {
+	if vcs.Revision != "" && bi.Main.Path == srctree.Module {
 		v.VCS = &vcs
 	}
 	return v

@@ -8,11 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dynop/dynop/internal/srctree"
 	"github.com/dynop/dynop/schema"
 )
 
 func TestReadVersion(t *testing.T) {
-	withVCS := &debug.BuildInfo{Path: "github.com/dynop/dynop/cmd/dynop", Main: debug.Module{Path: dynopModule, Version: "v0.4.0"},
+	withVCS := &debug.BuildInfo{Path: "github.com/dynop/dynop/cmd/dynop", Main: debug.Module{Path: srctree.Module, Version: "v0.4.0"},
 		Settings: []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "e17ff61c0ffee1234567890abcdef1234567890a"},
 			{Key: "vcs.time", Value: "2025-06-01T10:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
 	v := readVersion(withVCS)
@@ -31,7 +32,7 @@ func TestReadVersion(t *testing.T) {
 	}
 
 	// go run and go test record no VCS settings: unknown.
-	v = readVersion(&debug.BuildInfo{Path: "command-line-arguments", Main: debug.Module{Path: dynopModule, Version: "(devel)"}})
+	v = readVersion(&debug.BuildInfo{Path: "command-line-arguments", Main: debug.Module{Path: srctree.Module, Version: "(devel)"}})
 	b.Reset()
 	v.writeText(&b)
 	if v.Version != "(devel)" || v.VCS != nil || !strings.Contains(b.String(), "\nrevision    unknown") || !strings.Contains(b.String(), "\ncommit time unknown\n") {
@@ -40,13 +41,13 @@ func TestReadVersion(t *testing.T) {
 	// A program that embeds the CLI: dynop's version is its dependency's.
 	// Its VCS settings are the program's tree, not dynop's: not reported.
 	v = readVersion(&debug.BuildInfo{Main: debug.Module{Path: "example.com/acme", Version: "v1.0.0"},
-		Deps:     []*debug.Module{{Path: "golang.org/x/sys", Version: "v0.30.0"}, {Path: dynopModule, Version: "v0.3.1"}},
+		Deps:     []*debug.Module{{Path: "golang.org/x/sys", Version: "v0.30.0"}, {Path: srctree.Module, Version: "v0.3.1"}},
 		Settings: []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "acme0000"}}})
 	if v.Version != "v0.3.1" || v.VCS != nil {
 		t.Errorf("dynop as a dependency: version %q, VCS %+v; want v0.3.1 and no VCS (the program's)", v.Version, v.VCS)
 	}
 	v = readVersion(&debug.BuildInfo{Main: debug.Module{Path: "example.com/acme"},
-		Deps: []*debug.Module{{Path: dynopModule, Version: "v0.3.1", Replace: &debug.Module{Path: "../dynop"}}}})
+		Deps: []*debug.Module{{Path: srctree.Module, Version: "v0.3.1", Replace: &debug.Module{Path: "../dynop"}}}})
 	if v.Version != "v0.3.1 => ../dynop" {
 		t.Errorf("dynop replaced: version %q", v.Version)
 	}

@@ -33,6 +33,7 @@ import (
 	"text/template"
 
 	"github.com/dynop/dynop/abi"
+	"github.com/dynop/dynop/internal/srctree"
 	"github.com/dynop/dynop/schema"
 )
 
@@ -386,18 +387,16 @@ func goVersion() string {
 func dynopSource(dir string) (string, error) {
 	from := "--dynop"
 	if dir == "" {
-		_, file, _, ok := runtime.Caller(0)
-		if !ok || !filepath.IsAbs(file) {
+		if dir = srctree.Built(); dir == "" {
 			return "", fmt.Errorf("%w: this dynop was built with -trimpath and cannot tell where its source is; pass --dynop DIR, a checkout of github.com/dynop/dynop", ErrNoModule)
 		}
-		dir, from = filepath.Join(filepath.Dir(file), "..", ".."), "the tree this dynop was built from"
+		from = "the tree this dynop was built from"
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", err
 	}
-	mod, err := os.ReadFile(filepath.Join(abs, "go.mod"))
-	if err != nil || !bytes.HasPrefix(mod, []byte("module github.com/dynop/dynop\n")) {
+	if !srctree.IsRoot(abs) {
 		return "", fmt.Errorf("%w: %s (%s) has no go.mod of module github.com/dynop/dynop; pass --dynop DIR, a checkout of github.com/dynop/dynop", ErrNoModule, abs, from)
 	}
 	return abs, nil
@@ -415,11 +414,7 @@ func rustCrate(dir string) (string, error) {
 	if err != nil {
 		exe = ""
 	}
-	src := ""
-	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
-		src = filepath.Join(filepath.Dir(file), "..", "..")
-	}
-	return findRustCrate(dir, os.Getenv(EnvRustCrate), exe, src)
+	return findRustCrate(dir, os.Getenv(EnvRustCrate), exe, srctree.Built())
 }
 
 // findRustCrate is rustCrate with its places given: the directory a flag
